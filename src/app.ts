@@ -1,0 +1,102 @@
+import { HTTPException } from 'hono/http-exception';
+import { cors } from 'hono/cors';
+import { secureHeaders } from 'hono/secure-headers';
+import type { Context } from 'hono';
+import type { AppEnv } from './env';
+import { ApiError, malformedJson, methodNotAllowed, routeNotFound } from './lib/errors';
+import { createRouter } from './lib/router';
+import { limitBodySize, requireJsonBody } from './middleware/body';
+import { logLine, requestContext } from './middleware/observability';
+import { adminRouter } from './routes/admin';
+import { authRouter } from './routes/auth';
+import { mountDocs } from './routes/docs';
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** The error envelope; every failure leaves through here. */
+function errorResponse(c: Context<AppEnv>, error: ApiError) {
+  for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+  return c.json({ success: false, message: error.message, code: error.status, data: error.data }, error.status);
+}
+
+/**
+ * Three tiers: our `ApiError` as it is; Hono's `HTTPException` (a body that is not
+ * JSON) mapped to the envelope; anything else logged with its cause and answered as
+ * a bare 500, no internals.
+ */
+function onError(error: Error, c: Context<AppEnv>) {
+  if (error instanceof ApiError) return errorResponse(c, error);
+  if (error instanceof HTTPException && error.status === 400) return errorResponse(c, malformedJson());
+  if (error instanceof HTTPException && error.status < 500) {
+    return errorResponse(c, new ApiError(error.status, error.message || 'The request could not be handled.'));
+  }
+  logLine(c.env.LOG_LEVEL, {
+    level: 'error',
+    time: new Date().toISOString(),
+    request_id: c.get('requestId'),
+    method: c.req.method,
+    path: c.req.path,
+    error: error.message,
+    stack: error.stack,
+    cause: error.cause instanceof Error ? error.cause.message : error.cause === undefined ? undefined : String(error.cause),
+  });
+  return errorResponse(c, new ApiError(500, 'Server error.'));
+}
+
+/** Turns Hono path patterns (`/a/:id`, `/a/:id{[0-9]+}`) into matchers, to tell 404 from 405. */
+function pathMatcher(path: string): RegExp {
+  const pattern = path
+    .split('/')
+    .map((segment) => {
+      if (segment === '*') return '.*';
+      const param = /^:[^{]+(?:\{(.+)\})?$/.exec(segment);
+      if (param) return param[1] ? `(?:${param[1]})` : '[^/]+';
+      return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('/');
+  return new RegExp(`^${pattern}/?$`);
+}
+
+/** Builds the Worker's app: middleware, every router, the docs and the error hooks. */
+export function createApp() {
+  const app = createRouter();
+
+  app.use('*', requestContext);
+  app.use(
+    '*',
+    secureHeaders({
+      contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
+      crossOriginResourcePolicy: 'cross-origin',
+      crossOriginEmbedderPolicy: false,
+    }),
+  );
+  // Bearer tokens, no cookies: any origin may call the API from a browser.
+  app.use(
+    '*',
+    cors({
+      origin: '*',
+      allowMethods: [...METHODS, 'OPTIONS'],
+      allowHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
+      exposeHeaders: ['X-Request-Id', 'Server-Timing', 'Retry-After'],
+      maxAge: 86_400,
+    }),
+  );
+  app.use('*', limitBodySize, requireJsonBody);
+
+  app.route('/', authRouter);
+  app.route('/', adminRouter);
+  mountDocs(app);
+
+  let matchers: { method: string; matches: RegExp }[] | undefined;
+  app.notFound((c) => {
+    matchers ??= app.routes
+      .filter((route) => (METHODS as readonly string[]).includes(route.method))
+      .map((route) => ({ method: route.method, matches: pathMatcher(route.path) }));
+    const allowed = [...new Set(matchers.filter((m) => m.matches.test(c.req.path)).map((m) => m.method))];
+    if (allowed.length === 0) return errorResponse(c, routeNotFound());
+    if (allowed.includes('GET')) allowed.push('HEAD');
+    return errorResponse(c, methodNotAllowed([...allowed, 'OPTIONS']));
+  });
+  app.onError(onError);
+  return app;
+}

@@ -1,0 +1,36 @@
+import type { Database, DbStats } from './db/client';
+import type { RateLimiter } from './durable-objects/rate-limiter';
+import type { UserRow } from './db/schema';
+import type { TokenRecord } from './services/tokens';
+
+/** Bindings and vars the Worker runs with (wrangler.toml, `.dev.vars`, secrets). */
+export interface Bindings {
+  DB: D1Database;
+  TOKENS: KVNamespace;
+  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  /** Secret: bearer token of the admin API. Unset or empty disables the admin API. */
+  ADMIN_TOKEN?: string;
+  TOKEN_TTL_DAYS: string;
+  REGISTER_LIMIT_PER_HOUR: string;
+  LOGIN_MAX_FAILURES: string;
+  LOGIN_WINDOW_MINUTES: string;
+  /** `info` logs every request, `error` only 5xx, `silent` nothing. */
+  LOG_LEVEL: string;
+}
+
+/** Per-request values set by middleware. */
+export interface Variables {
+  requestId: string;
+  db: Database;
+  dbStats: DbStats;
+  /** Set by `requireUser` on protected routes. */
+  user: UserRow;
+  /** Set by `requireUser`: the presented token's record. */
+  token: TokenRecord;
+}
+
+/** The typed Hono environment every router shares. */
+export interface AppEnv {
+  Bindings: Bindings;
+  Variables: Variables;
+}

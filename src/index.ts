@@ -1,0 +1,5 @@
+import { createApp } from './app';
+
+/** The Worker. Durable Object classes are exported here for wrangler to bind. */
+export default createApp();
+export { RateLimiter } from './durable-objects/rate-limiter';

@@ -1,0 +1,29 @@
+const encoder = new TextEncoder();
+
+/** Lower-case hex of the SHA-256 of a UTF-8 string. */
+export async function sha256Hex(value: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', encoder.encode(value));
+  return toHex(new Uint8Array(digest));
+}
+
+export function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** `length` random bytes, base64url without padding. */
+export function randomBase64Url(length: number): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(length));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** Compares two strings in time that depends only on their lengths. */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const left = encoder.encode(a);
+  const right = encoder.encode(b);
+  // Comparing against itself keeps the timing when lengths differ, then fails.
+  if (left.byteLength !== right.byteLength) {
+    crypto.subtle.timingSafeEqual(left, left);
+    return false;
+  }
+  return crypto.subtle.timingSafeEqual(left, right);
+}

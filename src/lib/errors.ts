@@ -1,0 +1,51 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+/**
+ * Every failure the API reports. The status is the one source of truth for `code`
+ * in the envelope; `data` and `headers` carry what the contract adds per status.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    message: string,
+    readonly data: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ApiError';
+  }
+}
+
+/** Field name to messages, as the 422 envelope carries them. */
+export type FieldErrors = Record<string, string[]>;
+
+export const malformedJson = () => new ApiError(400, 'The request body is not valid JSON.');
+export const unauthenticated = () => new ApiError(401, 'Unauthenticated.');
+export const accountInactive = (status: string) =>
+  new ApiError(403, status === 'banned' ? 'Your account is banned.' : 'Your account is inactive.', {
+    status,
+    requires_logout: true,
+  });
+export const forbidden = (message = 'This action is not allowed.') => new ApiError(403, message);
+/** `kind` names the resource: `notFound('Playlist')` → "Playlist not found." */
+export const notFound = (kind: string) => new ApiError(404, `${kind} not found.`);
+export const routeNotFound = () => new ApiError(404, 'Not found.');
+export const methodNotAllowed = (allow: string[]) =>
+  new ApiError(405, 'The method is not allowed for this route.', {}, { Allow: allow.join(', ') });
+export const conflict = (message: string) => new ApiError(409, message);
+export const payloadTooLarge = (limitBytes: number) =>
+  new ApiError(413, `The request body is larger than ${limitBytes / 1024} KiB.`);
+export const unsupportedMediaType = () =>
+  new ApiError(415, 'The request body must be JSON (Content-Type: application/json).');
+export const tooManyRequests = (retryAfterSeconds: number, message = 'Too many requests.') => {
+  const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  return new ApiError(429, message, { retry_after: seconds }, { 'Retry-After': String(seconds) });
+};
+/** 422 with every failing field; the message is the first problem in words. */
+export const validationFailed = (errors: FieldErrors) => {
+  const first = Object.values(errors)[0]?.[0] ?? 'The given data was invalid.';
+  return new ApiError(422, first, { errors });
+};
+/** A single-field 422, for rules checked against the database (unique email, current password). */
+export const fieldInvalid = (field: string, message: string) => validationFailed({ [field]: [message] });

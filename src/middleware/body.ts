@@ -1,0 +1,28 @@
+import { bodyLimit } from 'hono/body-limit';
+import { createMiddleware } from 'hono/factory';
+import { payloadTooLarge, unsupportedMediaType } from '../lib/errors';
+import type { AppEnv } from '../env';
+
+/** Largest request body the API reads (contract 1). */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** 413 past 64 KiB, counted as the body streams in, so chunked bodies are caught too. */
+export const limitBodySize = bodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: () => {
+    throw payloadTooLarge(MAX_BODY_BYTES);
+  },
+});
+
+const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json(\s*;.*)?$/i;
+
+/**
+ * Every body the API reads is JSON: a request that carries a body of another type
+ * (or none declared) is 415 before any route sees it. Requests without a body, such
+ * as `POST /auth/logout`, pass.
+ */
+export const requireJsonBody = createMiddleware<AppEnv>(async (c, next) => {
+  const hasBody = c.req.raw.body !== null && (c.req.header('content-length') ?? '') !== '0';
+  if (hasBody && !JSON_TYPE.test(c.req.header('content-type') ?? '')) throw unsupportedMediaType();
+  await next();
+});

@@ -1,0 +1,6 @@
+import { createRouter } from '../../lib/router';
+import * as handlers from './handlers';
+import * as routes from './routes';
+
+/** `/api/v1/admin/*`: operators and import scripts, with the admin token (contract 7). */
+export const adminRouter = createRouter().openapi(routes.setUserStatus, handlers.setUserStatus);

@@ -1,0 +1,88 @@
+import type { RouteHandler } from '@hono/zod-openapi';
+import type { AppEnv } from '../../env';
+import { accountInactive, fieldInvalid, unauthenticated } from '../../lib/errors';
+import { created, ok } from '../../lib/envelope';
+import { DUMMY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from '../../services/passwords';
+import { loginThrottle, registrationLimit } from '../../services/rate-limits';
+import { issueToken, revokeOtherTokens, revokeToken } from '../../services/tokens';
+import * as usersService from '../../services/users';
+import type * as routes from './routes';
+
+const EMAIL_TAKEN = 'The email has already been taken.';
+const ttlDays = (env: AppEnv['Bindings']) => Number(env.TOKEN_TTL_DAYS);
+
+export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) => {
+  const body = c.req.valid('json');
+  const limit = registrationLimit(c.env, c.req.header('cf-connecting-ip') ?? 'unknown');
+  await limit.assertAllowed();
+  if (await usersService.findUserByEmail(c.var.db, body.email)) throw fieldInvalid('email', EMAIL_TAKEN);
+
+  const user = await usersService.createUser(c.var.db, {
+    name: body.name,
+    email: body.email,
+    passwordHash: await hashPassword(body.password),
+    applicationId: body.application_id,
+  });
+  if (!user) throw fieldInvalid('email', EMAIL_TAKEN);
+  const [{ token }] = await Promise.all([issueToken(c.env.TOKENS, user.id, ttlDays(c.env)), limit.recordRegistration()]);
+  return created(c, { user: await usersService.toUserResource(user), token }, 'Registered successfully.');
+};
+
+export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
+  const { email, password } = c.req.valid('json');
+  const throttle = loginThrottle(c.env, email);
+  await throttle.assertAllowed();
+
+  const user = await usersService.findUserByEmail(c.var.db, email);
+  // An unknown email costs one scrypt too, so timing does not tell which emails exist.
+  const matches = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+  if (!user || !matches) {
+    await throttle.recordFailure();
+    throw unauthenticated();
+  }
+  if (user.status !== 'active') throw accountInactive(user.status);
+
+  const rehash = needsRehash(user.passwordHash)
+    ? hashPassword(password).then((hash) => usersService.replacePasswordHash(c.var.db, user.id, hash))
+    : undefined;
+  const [{ token }] = await Promise.all([issueToken(c.env.TOKENS, user.id, ttlDays(c.env)), throttle.clear(), rehash]);
+  return ok(c, { user: await usersService.toUserResource(user), token }, 'Logged in successfully.');
+};
+
+export const me: RouteHandler<typeof routes.me, AppEnv> = async (c) =>
+  ok(c, await usersService.toUserResource(c.var.user), 'The authenticated user.');
+
+export const verify: RouteHandler<typeof routes.verify, AppEnv> = async (c) =>
+  ok(c, { user: await usersService.toUserResource(c.var.user), status: 'active' as const }, 'The token is valid.');
+
+export const updateProfile: RouteHandler<typeof routes.updateProfile, AppEnv> = async (c) => {
+  const changes = c.req.valid('json');
+  const user = c.var.user;
+  if (changes.name === undefined && changes.email === undefined) {
+    return ok(c, await usersService.toUserResource(user), 'Nothing to update.');
+  }
+  if (changes.email !== undefined && changes.email !== user.email) {
+    const owner = await usersService.findUserByEmail(c.var.db, changes.email);
+    if (owner) throw fieldInvalid('email', EMAIL_TAKEN);
+  }
+  const updated = await usersService.updateProfile(c.var.db, user.id, changes);
+  if (!updated) throw fieldInvalid('email', EMAIL_TAKEN);
+  return ok(c, await usersService.toUserResource(updated), 'Profile updated successfully.');
+};
+
+export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> = async (c) => {
+  const body = c.req.valid('json');
+  const { user, token } = c.var;
+  if (!(await verifyPassword(body.current_password, user.passwordHash))) {
+    throw fieldInvalid('current_password', 'The current password is incorrect.');
+  }
+  await usersService.changePassword(c.var.db, user.id, await hashPassword(body.password), token.id);
+  // The user row already refuses the other tokens everywhere; deleting their records can follow the response.
+  c.executionCtx.waitUntil(revokeOtherTokens(c.env.TOKENS, user.id, token.id));
+  return ok(c, null, 'Password changed successfully. Your other sessions were logged out.');
+};
+
+export const logout: RouteHandler<typeof routes.logout, AppEnv> = async (c) => {
+  await revokeToken(c.env.TOKENS, c.var.token);
+  return ok(c, null, 'Logged out successfully.');
+};

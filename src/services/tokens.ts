@@ -1,0 +1,91 @@
+import { constantTimeEqual, randomBase64Url, sha256Hex, toHex } from '../lib/crypto';
+
+/** What KV holds for one token: never the secret, only its SHA-256. */
+export interface TokenRecord {
+  id: string;
+  userId: number;
+  secretHash: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  expiresAt: number;
+}
+
+const tokenKey = (id: string) => `token:${id}`;
+/** An index of a user's tokens, so a password change can delete the others. */
+const userTokenKey = (userId: number, id: string) => `user-token:${userId}:${id}`;
+const userTokenPrefix = (userId: number) => `user-token:${userId}:`;
+
+/** `<token_id>|<secret>`: 12 random bytes of id in hex, 32 random bytes of secret. */
+const TOKEN_PATTERN = /^([0-9a-f]{24})\|([A-Za-z0-9_-]{43})$/;
+const DAY_MS = 86_400_000;
+
+/**
+ * Mints a token for a user and stores its hash. The plain token is returned once and
+ * never stored. KV expires the record after the lifetime; `resolveToken` checks the
+ * expiry too, because KV deletes expired keys lazily.
+ */
+export async function issueToken(kv: KVNamespace, userId: number, ttlDays: number, now = Date.now()) {
+  const id = toHex(crypto.getRandomValues(new Uint8Array(12)));
+  const secret = randomBase64Url(32);
+  const record: TokenRecord = {
+    id,
+    userId,
+    secretHash: await sha256Hex(secret),
+    createdAt: now,
+    expiresAt: now + ttlDays * DAY_MS,
+  };
+  const expiration = Math.ceil(record.expiresAt / 1000);
+  await Promise.all([
+    kv.put(tokenKey(id), JSON.stringify(record), { expiration }),
+    kv.put(userTokenKey(userId, id), '', { expiration }),
+  ]);
+  return { token: `${id}|${secret}`, record };
+}
+
+/** Reads the bearer token of an `Authorization` header; null when it is missing or malformed. */
+export function parseBearer(header: string | undefined): { id: string; secret: string } | null {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  const parts = match?.[1] ? TOKEN_PATTERN.exec(match[1]) : null;
+  return parts?.[1] && parts[2] ? { id: parts[1], secret: parts[2] } : null;
+}
+
+/** The live record of a presented token, or null when unknown, wrong or expired. One KV read. */
+export async function resolveToken(
+  kv: KVNamespace,
+  presented: { id: string; secret: string },
+  now = Date.now(),
+): Promise<TokenRecord | null> {
+  const record = await kv.get<TokenRecord>(tokenKey(presented.id), 'json');
+  if (!record || record.expiresAt <= now) return null;
+  return constantTimeEqual(await sha256Hex(presented.secret), record.secretHash) ? record : null;
+}
+
+/** Deletes one token (logout). Other locations may still see it for up to 60 s (KV). */
+export async function revokeToken(kv: KVNamespace, record: TokenRecord): Promise<void> {
+  await Promise.all([kv.delete(tokenKey(record.id)), kv.delete(userTokenKey(record.userId, record.id))]);
+}
+
+/**
+ * Deletes every token of a user except `keepId`. The user row already refuses those
+ * tokens (see `isRevokedByUser`); this removes the records themselves.
+ */
+export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId: string): Promise<number> {
+  let cursor: string | undefined;
+  let revoked = 0;
+  do {
+    const page = await kv.list({ prefix: userTokenPrefix(userId), cursor });
+    const ids = page.keys.map((key) => key.name.slice(userTokenPrefix(userId).length)).filter((id) => id !== keepId);
+    await Promise.all(ids.flatMap((id) => [kv.delete(tokenKey(id)), kv.delete(userTokenKey(userId, id))]));
+    revoked += ids.length;
+    cursor = page.list_complete ? undefined : page.cursor;
+  } while (cursor);
+  return revoked;
+}
+
+/** True when a password change on the user row has revoked this token. */
+export function isRevokedByUser(
+  record: TokenRecord,
+  user: { tokensRevokedBefore: number; tokenKeptId: string | null },
+): boolean {
+  return record.createdAt <= user.tokensRevokedBefore && record.id !== user.tokenKeptId;
+}

@@ -1,0 +1,155 @@
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { env, exports } from 'cloudflare:workers';
+import { describe, expect, it, vi } from 'vitest';
+import { createApp } from '../src/app';
+import { BASE, call } from './helpers/client';
+import { registerUser } from './helpers/users';
+
+describe('the error envelope', () => {
+  it('404 for an unknown route', async () => {
+    const res = await call('GET', '/api/v1/nothing-here');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ success: false, message: 'Not found.', code: 404, data: {} });
+  });
+
+  it('405 with Allow when the route exists but the method does not', async () => {
+    const res = await call('DELETE', '/api/v1/auth/me');
+    expect(res.status).toBe(405);
+    expect(res.headers.get('Allow')).toBe('GET, HEAD, OPTIONS');
+    expect(res.body).toEqual({ success: false, message: 'The method is not allowed for this route.', code: 405, data: {} });
+    const admin = await call('GET', '/api/v1/admin/users/5');
+    expect(admin.status).toBe(405);
+    expect(admin.headers.get('Allow')).toBe('PATCH, OPTIONS');
+  });
+
+  it('400 for a body that is not valid JSON', async () => {
+    const res = await call('POST', '/api/v1/auth/login', { body: '{"email": ', headers: { 'Content-Type': 'application/json' } });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ success: false, message: 'The request body is not valid JSON.', code: 400, data: {} });
+  });
+
+  it('415 for a body that is not JSON, also when no type is declared', async () => {
+    const form = await call('POST', '/api/v1/auth/login', {
+      body: 'email=a@b.c&password=x',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
+    expect(form.status).toBe(415);
+    expect(form.body.message).toBe('The request body must be JSON (Content-Type: application/json).');
+    const plain = await call('POST', '/api/v1/auth/login', { body: new Blob(['{}']) });
+    expect(plain.status).toBe(415);
+  });
+
+  it('accepts JSON with a charset and the +json types', async () => {
+    const res = await call('POST', '/api/v1/auth/login', {
+      body: JSON.stringify({ email: 'nobody@example.com', password: 'whatever1' }),
+      headers: { 'Content-Type': 'application/json; charset=utf-8' },
+    });
+    expect(res.status).toBe(401);
+  });
+
+  it('413 for a body over 64 KiB, declared or streamed in chunks', async () => {
+    const big = JSON.stringify({ name: 'x'.repeat(70 * 1024) });
+    const declared = await call('POST', '/api/v1/auth/register', { body: big, headers: { 'Content-Type': 'application/json' } });
+    expect(declared.status).toBe(413);
+    expect(declared.body).toEqual({ success: false, message: 'The request body is larger than 64 KiB.', code: 413, data: {} });
+
+    const chunk = new TextEncoder().encode('x'.repeat(16 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= 6) return controller.close();
+        sent += 1;
+        controller.enqueue(chunk);
+      },
+    });
+    const response = await exports.default.fetch(
+      new Request(`${BASE}/api/v1/auth/register`, { method: 'POST', body: stream, headers: { 'Content-Type': 'application/json' } }),
+    );
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ success: false, code: 413 });
+  });
+
+  it('422 for query and path integers that are not integers', async () => {
+    const res = await call('PATCH', '/api/v1/admin/users/1e3', { token: env.ADMIN_TOKEN, json: { status: 'active' } });
+    expect(res.status).toBe(422);
+    expect(res.body.data.errors).toEqual({ id: ['The id field must be an integer.'] });
+  });
+
+  it('500 without internals, logged with its cause and request id', async () => {
+    const app = createApp();
+    app.get('/boom', () => {
+      throw new Error('SELECT secret FROM users', { cause: new Error('D1_ERROR: disk on fire') });
+    });
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const ctx = createExecutionContext();
+    const response = await app.fetch(
+      new Request(`${BASE}/boom`, { headers: { 'CF-Ray': '8f00aa-LHR' } }),
+      { ...env, LOG_LEVEL: 'error' },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual({ success: false, message: 'Server error.', code: 500, data: {} });
+    expect(text).not.toContain('secret');
+    expect(response.headers.get('X-Request-Id')).toBe('8f00aa-LHR');
+    const logged = errors.mock.calls.map((args) => JSON.parse(String(args[0])));
+    expect(logged).toContainEqual(expect.objectContaining({ level: 'error', request_id: '8f00aa-LHR', cause: 'D1_ERROR: disk on fire' }));
+    expect(logged).toContainEqual(expect.objectContaining({ level: 'error', request_id: '8f00aa-LHR', status: 500, path: '/boom' }));
+    errors.mockRestore();
+  });
+});
+
+describe('cross-cutting headers', () => {
+  it('security headers, request id and Server-Timing with D1 figures on every response', async () => {
+    const user = await registerUser();
+    const res = await call('GET', '/api/v1/auth/me', { token: user.token });
+    expect(res.headers.get('X-Content-Type-Options')).toBe('nosniff');
+    expect(res.headers.get('X-Frame-Options')).toBe('SAMEORIGIN');
+    expect(res.headers.get('Content-Security-Policy')).toContain("default-src 'none'");
+    expect(res.headers.get('Strict-Transport-Security')).toMatch(/max-age=\d+/);
+    expect(res.headers.get('Referrer-Policy')).toBe('no-referrer');
+    expect(res.headers.get('X-Request-Id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers.get('Server-Timing')).toMatch(
+      /^db;dur=\d+\.\d;desc="queries=1 round_trips=1 rows_read=1 rows_written=0", total;dur=\d+\.\d$/,
+    );
+  });
+
+  it('takes the request id from CF-Ray', async () => {
+    const res = await call('GET', '/api/v1/nothing', { headers: { 'CF-Ray': '7d1c2b3a4f5e6d7c-AMS' } });
+    expect(res.headers.get('X-Request-Id')).toBe('7d1c2b3a4f5e6d7c-AMS');
+  });
+
+  it('answers CORS preflights for browser clients', async () => {
+    const response = await exports.default.fetch(
+      new Request(`${BASE}/api/v1/auth/me`, {
+        method: 'OPTIONS',
+        headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' },
+      }),
+    );
+    expect(response.status).toBe(204);
+    expect(response.headers.get('Access-Control-Allow-Origin')).toBe('*');
+    expect(response.headers.get('Access-Control-Allow-Headers')).toContain('Authorization');
+    const res = await call('GET', '/api/v1/nothing', { headers: { Origin: 'https://app.example' } });
+    expect(res.headers.get('Access-Control-Allow-Origin')).toBe('*');
+    expect(res.headers.get('Access-Control-Expose-Headers')).toContain('Server-Timing');
+  });
+
+  it('logs one JSON line per request', async () => {
+    const logs = vi.spyOn(console, 'log').mockImplementation(() => {});
+    const ctx = createExecutionContext();
+    await createApp().fetch(new Request(`${BASE}/api/v1/auth/me`, { headers: { 'CF-Ray': 'abc-SIN' } }), { ...env, LOG_LEVEL: 'info' }, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(logs).toHaveBeenCalledTimes(1);
+    expect(JSON.parse(String(logs.mock.calls[0]?.[0]))).toMatchObject({
+      level: 'info',
+      request_id: 'abc-SIN',
+      method: 'GET',
+      path: '/api/v1/auth/me',
+      status: 401,
+      db: { queries: 0, round_trips: 0, rows_read: 0, rows_written: 0 },
+      user_id: null,
+    });
+    logs.mockRestore();
+  });
+});

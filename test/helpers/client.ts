@@ -1,0 +1,52 @@
+import { exports } from 'cloudflare:workers';
+import { expect } from 'vitest';
+import { assertMatchesDocument } from './openapi';
+
+export const BASE = 'http://api.test';
+
+export interface CallOptions {
+  token?: string;
+  /** Serialised as JSON with `Content-Type: application/json`. */
+  json?: unknown;
+  /** Sent as it is (for malformed or non-JSON bodies). */
+  body?: BodyInit;
+  headers?: Record<string, string>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read response bodies freely
+export type Json = any;
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: Json;
+}
+
+/**
+ * One request through the Worker's fetch. Every JSON response is checked against
+ * the OpenAPI document, and every error against the envelope's rules.
+ */
+export async function call(method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> {
+  const headers = new Headers(options.headers);
+  if (options.token) headers.set('Authorization', `Bearer ${options.token}`);
+  let body = options.body;
+  if (options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    if (!headers.has('content-type')) headers.set('Content-Type', 'application/json');
+  }
+  const url = `${BASE}${path}`;
+  const response = await exports.default.fetch(new Request(url, { method, headers, body }));
+  const text = await response.text();
+  if (method === 'HEAD') return { status: response.status, headers: response.headers, body: undefined };
+
+  expect(response.headers.get('content-type'), `${method} ${path} content type`).toBe('application/json; charset=UTF-8');
+  const parsed = JSON.parse(text) as Json;
+  if (response.status >= 400) {
+    expect(parsed, `${method} ${path} error envelope`).toMatchObject({ success: false, code: response.status });
+    expect(typeof parsed.message).toBe('string');
+  } else {
+    expect(parsed.success, `${method} ${path} success flag`).toBe(true);
+  }
+  await assertMatchesDocument(method, url, response.status, parsed);
+  return { status: response.status, headers: response.headers, body: parsed };
+}

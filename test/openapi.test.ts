@@ -1,0 +1,32 @@
+import { exports } from 'cloudflare:workers';
+import { expect, it } from 'vitest';
+import { BASE } from './helpers/client';
+import { openApiDocument } from './helpers/openapi';
+
+it('serves an OpenAPI 3.1 document of every route', async () => {
+  const doc = (await openApiDocument()) as unknown as { openapi: string; paths: Record<string, Record<string, unknown>> };
+  expect(doc.openapi).toBe('3.1.0');
+  const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
+  expect(operations.sort()).toEqual(
+    [
+      'POST /api/v1/auth/register',
+      'POST /api/v1/auth/login',
+      'GET /api/v1/auth/me',
+      'GET /api/v1/auth/verify',
+      'PATCH /api/v1/auth/profile',
+      'PUT /api/v1/auth/password',
+      'POST /api/v1/auth/logout',
+      'PATCH /api/v1/admin/users/{id}',
+    ].sort(),
+  );
+});
+
+it('renders the reference at /docs without external assets', async () => {
+  const response = await exports.default.fetch(`${BASE}/docs`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+  const html = await response.text();
+  expect(html).toContain('/api/v1/auth/register');
+  expect(html).toContain('Change the password; every other token of the user is revoked');
+  expect(html).not.toMatch(/<script|https?:\/\/(?!www\.gravatar)/);
+});

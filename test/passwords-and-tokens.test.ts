@@ -1,0 +1,61 @@
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { DUMMY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from '../src/services/passwords';
+import { isRevokedByUser, issueToken, parseBearer, resolveToken, revokeOtherTokens } from '../src/services/tokens';
+
+describe('passwords', () => {
+  it('hashes with scrypt at OWASP parameters and a fresh salt', async () => {
+    const [a, b] = await Promise.all([hashPassword('same password'), hashPassword('same password')]);
+    expect(a).toMatch(/^scrypt\$16384\$8\$5\$[A-Za-z0-9+/=]{24}\$[A-Za-z0-9+/=]{88}$/);
+    expect(a).not.toBe(b);
+    expect(await verifyPassword('same password', a)).toBe(true);
+    expect(await verifyPassword('same passwore', a)).toBe(false);
+    expect(needsRehash(a)).toBe(false);
+  });
+
+  it('asks to rehash weaker hashes and never matches the dummy', async () => {
+    expect(needsRehash('scrypt$1024$8$1$AAAA$AAAA')).toBe(true);
+    expect(needsRehash('bcrypt$whatever')).toBe(true);
+    expect(await verifyPassword('', DUMMY_PASSWORD_HASH)).toBe(false);
+    expect(await verifyPassword('anything', 'garbage')).toBe(false);
+  });
+});
+
+describe('tokens', () => {
+  it('parses only `Bearer <24 hex>|<43 base64url>`', () => {
+    const token = `${'a'.repeat(24)}|${'B'.repeat(43)}`;
+    expect(parseBearer(`Bearer ${token}`)).toEqual({ id: 'a'.repeat(24), secret: 'B'.repeat(43) });
+    expect(parseBearer(`bearer ${token}`)).not.toBeNull();
+    expect(parseBearer(token)).toBeNull();
+    expect(parseBearer(`Bearer ${token}x`)).toBeNull();
+    expect(parseBearer(undefined)).toBeNull();
+  });
+
+  it('stores only the hash of the secret, with the lifetime', async () => {
+    const now = Date.now();
+    const { token, record } = await issueToken(env.TOKENS, 42, 30, now);
+    const [id, secret] = token.split('|') as [string, string];
+    const stored = await env.TOKENS.get(`token:${id}`);
+    expect(stored).not.toContain(secret);
+    expect(record.expiresAt - record.createdAt).toBe(30 * 86_400_000);
+    expect(await resolveToken(env.TOKENS, { id, secret }, now)).toEqual(record);
+    expect(await resolveToken(env.TOKENS, { id, secret }, record.expiresAt)).toBeNull();
+  });
+
+  it('revokeOtherTokens deletes every token of the user but the kept one', async () => {
+    const tokens = await Promise.all([1, 2, 3].map(() => issueToken(env.TOKENS, 77, 30)));
+    const other = await issueToken(env.TOKENS, 78, 30);
+    const keep = tokens[0]!.record.id;
+    expect(await revokeOtherTokens(env.TOKENS, 77, keep)).toBe(2);
+    const alive = await Promise.all([...tokens, other].map((t) => env.TOKENS.get(`token:${t.record.id}`)));
+    expect(alive.map(Boolean)).toEqual([true, false, false, true]);
+  });
+
+  it('a password change revokes tokens issued up to it, except the kept one', () => {
+    const record = { id: 'a', userId: 1, secretHash: '', createdAt: 100, expiresAt: 1_000 };
+    expect(isRevokedByUser(record, { tokensRevokedBefore: 0, tokenKeptId: null })).toBe(false);
+    expect(isRevokedByUser(record, { tokensRevokedBefore: 100, tokenKeptId: 'b' })).toBe(true);
+    expect(isRevokedByUser(record, { tokensRevokedBefore: 200, tokenKeptId: 'a' })).toBe(false);
+    expect(isRevokedByUser({ ...record, createdAt: 201 }, { tokensRevokedBefore: 200, tokenKeptId: 'b' })).toBe(false);
+  });
+});

@@ -1,0 +1,24 @@
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  plugins: [
+    cloudflareTest(async () => ({
+      wrangler: { configPath: './wrangler.toml' },
+      miniflare: {
+        bindings: {
+          TEST_MIGRATIONS: await readD1Migrations(
+            fileURLToPath(new URL('./drizzle/migrations', import.meta.url)),
+          ),
+          ADMIN_TOKEN: 'test-admin-token-0123456789abcdef',
+          LOG_LEVEL: 'silent',
+        },
+      },
+    })),
+  ],
+  test: {
+    include: ['test/**/*.test.ts'],
+    setupFiles: ['./test/apply-migrations.ts'],
+  },
+});
