@@ -12,7 +12,8 @@ export default defineConfig({
             fileURLToPath(new URL('./drizzle/migrations', import.meta.url)),
           ),
           ADMIN_TOKEN: 'test-admin-token-0123456789abcdef',
-          LOG_LEVEL: 'silent',
+          // Failures (500s) print their cause; ordinary requests stay quiet.
+          LOG_LEVEL: 'error',
         },
       },
     })),

@@ -1,8 +1,21 @@
 #!/usr/bin/env node
-// The seed step of `npm run dev`: fills the local D1 with demo data when it is empty.
-// Each seed checks for itself whether its data is there, so running it again is safe.
-// Accounts need no seed (register through the API); the demo catalogue joins here.
-const seeds = [];
+// The seed step of `npm run dev`: when the local catalogue is empty, imports the demo
+// catalogue (data/demo-catalogue.json) through the running Worker's admin import.
+// Safe to run again: a catalogue that has genres is left alone.
+import { readFileSync } from 'node:fs';
+import { devVar, importStations, root } from './lib/local-api.mjs';
 
-for (const seed of seeds) await seed();
-console.log(seeds.length ? 'Local data seeded.' : 'Nothing to seed yet: accounts are created through the API.');
+export async function seedDemoCatalogue(url) {
+  const genres = await fetch(`${url}/api/v1/genres`).then((r) => r.json());
+  if (genres.data?.length > 0) {
+    console.log(`Catalogue already seeded (${genres.data.length} genres).`);
+    return;
+  }
+  const stations = JSON.parse(readFileSync(`${root}/data/demo-catalogue.json`, 'utf8'));
+  const summary = await importStations({ url, token: devVar('ADMIN_TOKEN'), stations });
+  console.log(`Demo catalogue seeded: ${summary.created} stations (${summary.skipped} skipped).`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await seedDemoCatalogue(process.argv[2] ?? 'http://localhost:8787');
+}

@@ -9,6 +9,8 @@ import { limitBodySize, requireJsonBody } from './middleware/body';
 import { logLine, requestContext } from './middleware/observability';
 import { adminRouter } from './routes/admin';
 import { authRouter } from './routes/auth';
+import { genresRouter } from './routes/genres';
+import { radiosRouter } from './routes/radios';
 import { mountDocs } from './routes/docs';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -84,6 +86,8 @@ export function createApp() {
   app.use('*', limitBodySize, requireJsonBody);
 
   app.route('/', authRouter);
+  app.route('/', radiosRouter);
+  app.route('/', genresRouter);
   app.route('/', adminRouter);
   mountDocs(app);
 

@@ -17,6 +17,16 @@ it('serves an OpenAPI 3.1 document of every route', async () => {
       'PUT /api/v1/auth/password',
       'POST /api/v1/auth/logout',
       'PATCH /api/v1/admin/users/{id}',
+      'GET /api/v1/radios',
+      'GET /api/v1/radios/featured',
+      'GET /api/v1/radios/{id}',
+      'GET /api/v1/genres',
+      'GET /api/v1/genres/{id}',
+      'POST /api/v1/admin/radios',
+      'PATCH /api/v1/admin/radios/{id}',
+      'POST /api/v1/admin/radios/import',
+      'POST /api/v1/admin/genres',
+      'PATCH /api/v1/admin/genres/{id}',
     ].sort(),
   );
 });

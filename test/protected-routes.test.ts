@@ -13,7 +13,7 @@ import { login, registerUser, setStatus } from './helpers/users';
 const doc = await openApiDocument();
 const protectedRoutes = Object.entries(doc.paths).flatMap(([template, methods]) =>
   Object.entries(methods as Record<string, { security?: Record<string, unknown>[] }>)
-    .filter(([, op]) => op.security?.some((scheme) => 'bearerAuth' in scheme))
+    .filter(([, op]) => op.security?.length && op.security.every((scheme) => 'bearerAuth' in scheme))
     .map(([method]) => ({ method: method.toUpperCase(), path: template.replace(/\{[^}]+\}/g, '1') })),
 );
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { check, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /** Account states of the spec; only `active` may use the API. */
 export const USER_STATUSES = ['active', 'inactive', 'banned'] as const;
@@ -37,3 +37,143 @@ export const users = sqliteTable(
 );
 
 export type UserRow = typeof users.$inferSelect;
+
+/** Stream formats the catalogue knows (contract 3). */
+export const STREAM_FORMATS = ['mp3', 'aac', 'aac+', 'ogg', 'opus', 'flac', 'hls'] as const;
+export type StreamFormat = (typeof STREAM_FORMATS)[number];
+
+/**
+ * ISO 3166-1 countries with English names, all of them, loaded by a migration that
+ * `scripts/generate-countries-migration.mjs` writes from the `i18n-iso-countries` package.
+ */
+export const countries = sqliteTable(
+  'countries',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    code: text('code').notNull(),
+    name: text('name').notNull(),
+    isActive: integer('is_active', { mode: 'boolean' }).notNull().default(true),
+  },
+  (t) => [uniqueIndex('countries_code_unique').on(t.code)],
+);
+
+export const genres = sqliteTable(
+  'genres',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    logo: text('logo'),
+    description: text('description').notNull().default(''),
+    isActive: integer('is_active', { mode: 'boolean' }).notNull().default(true),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('genres_slug_unique').on(t.slug), index('genres_active_name').on(t.isActive, sql`${t.name} COLLATE NOCASE`, t.id)],
+);
+
+/**
+ * The catalogue. Counters are kept on the row so lists sort on an index:
+ * `likes_count`/`favorites_count` change in the same batch as the like/favorite rows,
+ * `play_count` is flushed from the play-counter Durable Object.
+ */
+export const radioChannels = sqliteTable(
+  'radio_channels',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    name: text('name').notNull(),
+    /** The folded name (src/lib/text.ts), so `Épsilon` sorts with the E's. */
+    sortName: text('sort_name').notNull(),
+    slug: text('slug').notNull(),
+    description: text('description').notNull().default(''),
+    streamUrl: text('stream_url').notNull(),
+    logo: text('logo'),
+    countryId: integer('country_id')
+      .notNull()
+      .references(() => countries.id),
+    language: text('language'),
+    bitrate: integer('bitrate'),
+    format: text('format', { enum: STREAM_FORMATS }).notNull(),
+    website: text('website'),
+    facebook: text('facebook'),
+    twitter: text('twitter'),
+    instagram: text('instagram'),
+    isActive: integer('is_active', { mode: 'boolean' }).notNull().default(true),
+    isFeatured: integer('is_featured', { mode: 'boolean' }).notNull().default(false),
+    playCount: integer('play_count').notNull().default(0),
+    likesCount: integer('likes_count').notNull().default(0),
+    favoritesCount: integer('favorites_count').notNull().default(0),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('radio_channels_stream_url_unique').on(t.streamUrl),
+    uniqueIndex('radio_channels_slug_unique').on(t.slug),
+    // One index per sort of GET /radios, each led by is_active so a page is an index range.
+    index('radio_channels_active_name').on(t.isActive, t.sortName, t.id),
+    index('radio_channels_active_popular').on(t.isActive, sql`${t.playCount} DESC`, t.id),
+    index('radio_channels_active_likes').on(t.isActive, sql`${t.likesCount} DESC`, t.id),
+    index('radio_channels_active_newest').on(t.isActive, sql`${t.createdAt} DESC`, sql`${t.id} DESC`),
+    index('radio_channels_active_featured').on(t.isActive, t.isFeatured, sql`${t.playCount} DESC`, t.id),
+    index('radio_channels_country').on(t.countryId, t.isActive, t.sortName, t.id),
+    index('radio_channels_language').on(t.language, t.isActive, t.sortName, t.id),
+    check('radio_channels_format_check', sql`${t.format} in ('mp3', 'aac', 'aac+', 'ogg', 'opus', 'flac', 'hls')`),
+  ],
+);
+
+export const radioChannelGenres = sqliteTable(
+  'radio_channel_genres',
+  {
+    channelId: integer('channel_id')
+      .notNull()
+      .references(() => radioChannels.id, { onDelete: 'cascade' }),
+    genreId: integer('genre_id')
+      .notNull()
+      .references(() => genres.id, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.channelId, t.genreId] }), index('radio_channel_genres_genre').on(t.genreId, t.channelId)],
+);
+
+/** One row per user and liked channel; `radio_channels.likes_count` follows it in the same batch. */
+export const likes = sqliteTable(
+  'likes',
+  {
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    channelId: integer('channel_id')
+      .notNull()
+      .references(() => radioChannels.id, { onDelete: 'cascade' }),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.channelId] }), index('likes_channel').on(t.channelId), index('likes_user_recent').on(t.userId, sql`${t.createdAt} DESC`)],
+);
+
+/** One row per user and favorite channel; `radio_channels.favorites_count` follows it. */
+export const favorites = sqliteTable(
+  'favorites',
+  {
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    channelId: integer('channel_id')
+      .notNull()
+      .references(() => radioChannels.id, { onDelete: 'cascade' }),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.channelId] }), index('favorites_channel').on(t.channelId), index('favorites_user_recent').on(t.userId, sql`${t.createdAt} DESC`)],
+);
+
+/**
+ * Totals of active channels per list scope (`all`, `country:<id>`, `language:<code>`,
+ * `genre:<id>`), recomputed in the batch of every catalogue write, so a page of
+ * GET /radios answers `meta.total` without counting the table.
+ */
+export const catalogueCounts = sqliteTable('catalogue_counts', {
+  scope: text('scope').primaryKey(),
+  total: integer('total').notNull(),
+});
+
+export type CountryRow = typeof countries.$inferSelect;
+export type GenreRow = typeof genres.$inferSelect;
+export type RadioChannelRow = typeof radioChannels.$inferSelect;

@@ -35,7 +35,12 @@ export const methodNotAllowed = (allow: string[]) =>
   new ApiError(405, 'The method is not allowed for this route.', {}, { Allow: allow.join(', ') });
 export const conflict = (message: string) => new ApiError(409, message);
 export const payloadTooLarge = (limitBytes: number) =>
-  new ApiError(413, `The request body is larger than ${limitBytes / 1024} KiB.`);
+  new ApiError(
+    413,
+    limitBytes >= 1024 * 1024
+      ? `The request body is larger than ${limitBytes / 1024 / 1024} MiB.`
+      : `The request body is larger than ${limitBytes / 1024} KiB.`,
+  );
 export const unsupportedMediaType = () =>
   new ApiError(415, 'The request body must be JSON (Content-Type: application/json).');
 export const tooManyRequests = (retryAfterSeconds: number, message = 'Too many requests.') => {

@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
 import { accountInactive, forbidden, unauthenticated } from '../lib/errors';
@@ -11,6 +12,20 @@ import { findUserById } from '../services/users';
  * once, whatever KV still caches elsewhere. Not active → 403 with `requires_logout`.
  */
 export const requireUser = createMiddleware<AppEnv>(async (c, next) => {
+  await authenticate(c);
+  await next();
+});
+
+/**
+ * Routes where a token is optional (genres): no Authorization header is an anonymous
+ * caller; a header that is present must be a valid token, as on protected routes.
+ */
+export const optionalUser = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.header('authorization') !== undefined) await authenticate(c);
+  await next();
+});
+
+async function authenticate(c: Context<AppEnv>) {
   const presented = parseBearer(c.req.header('authorization'));
   if (!presented) throw unauthenticated();
   const record = await resolveToken(c.env.TOKENS, presented);
@@ -20,8 +35,7 @@ export const requireUser = createMiddleware<AppEnv>(async (c, next) => {
   if (user.status !== 'active') throw accountInactive(user.status);
   c.set('user', user);
   c.set('token', record);
-  await next();
-});
+}
 
 /**
  * The admin API: `Authorization: Bearer <ADMIN_TOKEN>`. No credential is 401; any

@@ -6,13 +6,23 @@ import type { AppEnv } from '../env';
 /** Largest request body the API reads (contract 1). */
 export const MAX_BODY_BYTES = 64 * 1024;
 
+/** The one route that takes more: a catalogue import carries up to 5,000 stations. */
+export const MAX_IMPORT_BODY_BYTES = 16 * 1024 * 1024;
+
+const limit = (maxSize: number) =>
+  bodyLimit({
+    maxSize,
+    onError: () => {
+      throw payloadTooLarge(maxSize);
+    },
+  });
+const defaultLimit = limit(MAX_BODY_BYTES);
+const importLimit = limit(MAX_IMPORT_BODY_BYTES);
+
 /** 413 past 64 KiB, counted as the body streams in, so chunked bodies are caught too. */
-export const limitBodySize = bodyLimit({
-  maxSize: MAX_BODY_BYTES,
-  onError: () => {
-    throw payloadTooLarge(MAX_BODY_BYTES);
-  },
-});
+export const limitBodySize = createMiddleware<AppEnv>((c, next) =>
+  (c.req.path === '/api/v1/admin/radios/import' ? importLimit : defaultLimit)(c, next),
+);
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json(\s*;.*)?$/i;
 

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { users, type UserRow, type UserStatus } from '../db/schema';
 import { sha256Hex } from '../lib/crypto';
+import { isUniqueViolation } from '../lib/sql';
 import { isoTimestamp } from '../lib/time';
 
 /** The User of the spec, as every endpoint returns it. The password never leaves. */
@@ -41,11 +42,7 @@ export async function findUserByEmail(db: Database, email: string): Promise<User
   return db.select().from(users).where(eq(users.email, email)).get();
 }
 
-/** True when D1 refused a write because the email is taken (a race past our check). */
-export function isUniqueEmailViolation(error: unknown): boolean {
-  const text = String(error instanceof Error ? `${error.message} ${String(error.cause ?? '')}` : error);
-  return /UNIQUE constraint failed: users\.email/.test(text);
-}
+const isUniqueEmailViolation = (error: unknown) => isUniqueViolation(error, 'users.email');
 
 export interface NewUser {
   name: string;

@@ -1,7 +1,10 @@
 import type { RouteHandler } from '@hono/zod-openapi';
+import * as catalogueAdmin from '../../catalogue/admin';
+import { importStations } from '../../catalogue/import';
 import type { AppEnv } from '../../env';
-import { ok } from '../../lib/envelope';
+import { created, ok } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
+import { isoTimestamp } from '../../lib/time';
 import { setUserStatus as storeUserStatus, toUserResource } from '../../services/users';
 import type * as routes from './routes';
 
@@ -11,3 +14,24 @@ export const setUserStatus: RouteHandler<typeof routes.setUserStatus, AppEnv> = 
   if (!user) throw notFound('User');
   return ok(c, await toUserResource(user), 'User status updated.');
 };
+
+export const createRadio: RouteHandler<typeof routes.createRadio, AppEnv> = async (c) =>
+  created(c, await catalogueAdmin.createChannel(c.var.db.$client, c.req.valid('json'), isoTimestamp()), 'Radio channel created.');
+
+export const updateRadio: RouteHandler<typeof routes.updateRadio, AppEnv> = async (c) =>
+  ok(
+    c,
+    await catalogueAdmin.updateChannel(c.var.db.$client, c.req.valid('param').id, c.req.valid('json'), isoTimestamp()),
+    'Radio channel updated.',
+  );
+
+export const importRadios: RouteHandler<typeof routes.importRadios, AppEnv> = async (c) => {
+  const summary = await importStations(c.var.db.$client, c.req.valid('json'), isoTimestamp());
+  return ok(c, summary, `Imported: ${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.skipped} skipped.`);
+};
+
+export const createGenre: RouteHandler<typeof routes.createGenre, AppEnv> = async (c) =>
+  created(c, await catalogueAdmin.createGenre(c.var.db.$client, c.req.valid('json'), isoTimestamp()), 'Genre created.');
+
+export const updateGenre: RouteHandler<typeof routes.updateGenre, AppEnv> = async (c) =>
+  ok(c, await catalogueAdmin.updateGenre(c.var.db.$client, c.req.valid('param').id, c.req.valid('json'), isoTimestamp()), 'Genre updated.');

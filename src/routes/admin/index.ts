@@ -3,4 +3,10 @@ import * as handlers from './handlers';
 import * as routes from './routes';
 
 /** `/api/v1/admin/*`: operators and import scripts, with the admin token (contract 7). */
-export const adminRouter = createRouter().openapi(routes.setUserStatus, handlers.setUserStatus);
+export const adminRouter = createRouter()
+  .openapi(routes.setUserStatus, handlers.setUserStatus)
+  .openapi(routes.importRadios, handlers.importRadios)
+  .openapi(routes.createRadio, handlers.createRadio)
+  .openapi(routes.updateRadio, handlers.updateRadio)
+  .openapi(routes.createGenre, handlers.createGenre)
+  .openapi(routes.updateGenre, handlers.updateGenre);

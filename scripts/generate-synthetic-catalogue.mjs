@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// node scripts/generate-synthetic-catalogue.mjs COUNT [FILE]
+// Writes COUNT made-up stations in the Radio Browser export format (for import and
+// benchmark runs; not real stations). Deterministic: the same COUNT gives the same file.
+import { writeFileSync } from 'node:fs';
+
+const count = Number(process.argv[2] ?? 50_000);
+const file = process.argv[3] ?? `bench/out/synthetic-${count}.json`;
+const countries = ['GB', 'DE', 'FR', 'US', 'JP', 'BR', 'IN', 'AU', 'CA', 'ES', 'IT', 'NL', 'SE', 'NO', 'PL', 'MX', 'AR', 'ZA', 'KR', 'CH'];
+const languages = ['en', 'de', 'fr', 'en', 'ja', 'pt', 'hi', 'en', 'en', 'es', 'it', 'nl', 'sv', 'nb', 'pl', 'es', 'es', 'en', 'ko', 'de'];
+const tags = ['pop', 'rock', 'jazz', 'classical', 'news', 'talk', 'electronic,dance', 'hip hop', 'country', 'reggae', 'ambient,chillout', 'metal', 'folk', 'latin,salsa', 'soul,funk', 'oldies,80s', 'world', 'indie,alternative', 'sports', 'blues'];
+const words = ['Radio', 'FM', 'Sound', 'Wave', 'City', 'Beat', 'Classic', 'Hits', 'Groove', 'Live', 'Nova', 'Sky', 'Star', 'Sun', 'Blue', 'Metro', 'Coast', 'River', 'Night', 'Prime'];
+const codecs = ['MP3', 'AAC', 'AAC+', 'OGG', 'OPUS'];
+
+let seed = 42;
+const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+const pick = (list) => list[Math.floor(random() * list.length)];
+
+const stations = Array.from({ length: count }, (_, i) => {
+  const c = i % countries.length;
+  const name = `${pick(words)} ${pick(words)} ${i}`;
+  return {
+    name,
+    url: `https://stream.synthetic.example/${i}/live.mp3`,
+    url_resolved: `https://stream.synthetic.example/${i}/live.mp3`,
+    homepage: `https://station-${i}.synthetic.example/`,
+    favicon: `https://station-${i}.synthetic.example/logo.png`,
+    tags: pick(tags),
+    countrycode: countries[c],
+    languagecodes: languages[c],
+    codec: pick(codecs),
+    bitrate: [64, 96, 128, 192, 320][i % 5],
+    hls: 0,
+    lastcheckok: 1,
+    description: `${name}: synthetic station number ${i} for load tests.`,
+  };
+});
+writeFileSync(file, JSON.stringify(stations));
+console.log(`${count} synthetic stations written to ${file}`);

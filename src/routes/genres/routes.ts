@@ -1,0 +1,28 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { idParam, intParam } from '../../lib/validation';
+import { GenreDetailSchema, GenreSchema } from '../../schemas/catalogue';
+import { errorResponses, jsonResponse, optionalAuth } from '../../schemas/common';
+
+const tags = ['Genres'];
+
+export const listGenres = createRoute({
+  method: 'get',
+  path: '/api/v1/genres',
+  tags,
+  summary: 'Active genres by name (token optional)',
+  ...optionalAuth,
+  responses: { 200: jsonResponse(z.array(GenreSchema), 'Genres'), ...errorResponses(401, 403) },
+});
+
+export const showGenre = createRoute({
+  method: 'get',
+  path: '/api/v1/genres/{id}',
+  tags,
+  summary: 'A genre with its most played channels (token optional)',
+  ...optionalAuth,
+  request: {
+    params: z.object({ id: idParam('id') }),
+    query: z.object({ limit: intParam({ min: 1, max: 100 }).default(50).openapi({ description: 'channels in radio_channels' }) }),
+  },
+  responses: { 200: jsonResponse(GenreDetailSchema, 'The genre'), ...errorResponses(401, 403, 404, 422) },
+});

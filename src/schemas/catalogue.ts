@@ -1,0 +1,64 @@
+import { z } from '@hono/zod-openapi';
+import { STREAM_FORMATS } from '../db/schema';
+import { isLanguageCode } from '../catalogue/reference-data';
+
+const timestamp = z.string().openapi({ example: '2026-01-02T03:04:05.123000Z' });
+const nullableUrl = z.string().nullable();
+
+export const RadioSchema = z
+  .object({
+    id: z.int(),
+    name: z.string(),
+    slug: z.string(),
+    description: z.string(),
+    stream_url: z.string(),
+    logo: nullableUrl,
+    country: z.object({ id: z.int(), name: z.string(), code: z.string().openapi({ example: 'GB' }) }),
+    language: z.string().nullable().openapi({ description: 'ISO 639-1 code, null when unknown', example: 'en' }),
+    bitrate: z.int().nullable().openapi({ description: 'kbit/s, null when unknown' }),
+    format: z.enum(STREAM_FORMATS),
+    is_featured: z.boolean(),
+    play_count: z.int(),
+    likes: z.int(),
+    genres: z.array(z.object({ id: z.int(), name: z.string() })),
+    social_links: z.object({ website: nullableUrl, facebook: nullableUrl, twitter: nullableUrl, instagram: nullableUrl }),
+    is_liked: z.boolean(),
+    is_favorited: z.boolean(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .openapi('RadioResource');
+
+export const GenreSchema = z
+  .object({
+    id: z.int(),
+    name: z.string(),
+    slug: z.string(),
+    logo: nullableUrl,
+    description: z.string(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .openapi('Genre');
+
+export const GenreDetailSchema = GenreSchema.extend({
+  radio_channels: z.array(z.object({ id: z.int(), name: z.string(), stream_url: z.string(), logo: nullableUrl })),
+}).openapi('GenreDetail');
+
+export const AdminGenreSchema = GenreSchema.extend({ is_active: z.boolean() }).openapi('AdminGenre');
+
+export const PageMetaSchema = z
+  .object({ current_page: z.int(), per_page: z.int(), total: z.int(), last_page: z.int() })
+  .openapi('PageMeta');
+
+/** An http(s) URL of at most 2,048 characters. */
+export const httpUrl = z.url({ protocol: /^https?$/ }).max(2048);
+
+/** An ISO 639-1 code, lower-cased. */
+export const languageCode = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine(isLanguageCode, { message: 'The language field must be an ISO 639-1 code (such as en).' });
+
+export const slugField = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/).max(100);

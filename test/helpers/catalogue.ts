@@ -1,0 +1,52 @@
+import { env } from 'cloudflare:workers';
+import { call } from './client';
+
+/** A Radio Browser record with sensible defaults; override what the test cares about. */
+export function station(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const id = crypto.randomUUID().slice(0, 8);
+  return {
+    name: `Station ${id}`,
+    url: `https://streams.example.com/${id}.mp3`,
+    url_resolved: `https://streams.example.com/${id}.mp3`,
+    homepage: `https://station-${id}.example.com/`,
+    favicon: `https://station-${id}.example.com/logo.png`,
+    tags: 'pop',
+    countrycode: 'GB',
+    languagecodes: 'en',
+    codec: 'MP3',
+    bitrate: 128,
+    hls: 0,
+    lastcheckok: 1,
+    ...overrides,
+  };
+}
+
+/** Imports records through the admin API and answers the summary. */
+export async function importStations(records: unknown[]) {
+  const response = await call('POST', '/api/v1/admin/radios/import', { token: env.ADMIN_TOKEN, json: records });
+  if (response.status !== 200) throw new Error(`import failed: ${JSON.stringify(response.body)}`);
+  return response.body.data as { created: number; updated: number; unchanged: number; skipped: number; skipped_details: { index: number; name: string | null; reason: string }[] };
+}
+
+/** The id of a channel by stream URL, straight from D1. */
+export async function channelId(streamUrl: string): Promise<number> {
+  const row = await env.DB.prepare('SELECT id FROM radio_channels WHERE stream_url = ?').bind(streamUrl).first<{ id: number }>();
+  if (!row) throw new Error(`no channel ${streamUrl}`);
+  return row.id;
+}
+
+export async function genreId(slug: string): Promise<number> {
+  const row = await env.DB.prepare('SELECT id FROM genres WHERE slug = ?').bind(slug).first<{ id: number }>();
+  if (!row) throw new Error(`no genre ${slug}`);
+  return row.id;
+}
+
+export async function countryId(code: string): Promise<number> {
+  const row = await env.DB.prepare('SELECT id FROM countries WHERE code = ?').bind(code).first<{ id: number }>();
+  return row!.id;
+}
+
+/** Reads rows_read from a response's Server-Timing header. */
+export function rowsRead(headers: Headers): number {
+  return Number(/rows_read=(\d+)/.exec(headers.get('Server-Timing') ?? '')?.[1]);
+}
