@@ -11,6 +11,7 @@ import { adminRouter } from './routes/admin';
 import { authRouter } from './routes/auth';
 import { genresRouter } from './routes/genres';
 import { radiosRouter } from './routes/radios';
+import { searchRouter } from './routes/search';
 import { mountDocs } from './routes/docs';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -88,6 +89,7 @@ export function createApp() {
   app.route('/', authRouter);
   app.route('/', radiosRouter);
   app.route('/', genresRouter);
+  app.route('/', searchRouter);
   app.route('/', adminRouter);
   mountDocs(app);
 

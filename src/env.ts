@@ -1,5 +1,6 @@
 import type { Database, DbStats } from './db/client';
 import type { RateLimiter } from './durable-objects/rate-limiter';
+import type { SearchTrends } from './durable-objects/search-trends';
 import type { UserRow } from './db/schema';
 import type { TokenRecord } from './services/tokens';
 
@@ -8,6 +9,9 @@ export interface Bindings {
   DB: D1Database;
   TOKENS: KVNamespace;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  SEARCH_TRENDS: DurableObjectNamespace<SearchTrends>;
+  /** Objects the trending search terms are spread over (by term). */
+  SEARCH_TREND_SHARDS: string;
   /** Secret: bearer token of the admin API. Unset or empty disables the admin API. */
   ADMIN_TOKEN?: string;
   TOKEN_TTL_DAYS: string;

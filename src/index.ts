@@ -3,3 +3,4 @@ import { createApp } from './app';
 /** The Worker. Durable Object classes are exported here for wrangler to bind. */
 export default createApp();
 export { RateLimiter } from './durable-objects/rate-limiter';
+export { SearchTrends } from './durable-objects/search-trends';

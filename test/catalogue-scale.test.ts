@@ -51,3 +51,25 @@ describe(`a list page over ${SIZE} channels`, () => {
     expect(rowsRead(res.headers)).toBeLessThan(400);
   });
 });
+
+describe(`search over ${SIZE} channels`, () => {
+  it('a term every channel matches still reads a bounded number of rows', async () => {
+    // At most 300 candidates come from the index, most popular first (writes.ts), so the
+    // figure does not grow with the catalogue; scripts/bench-search.mjs shows it at 100,000.
+    const res = await call('GET', '/api/v1/search?q=station', { token: user.token });
+    expect(res.body.data.stations).toHaveLength(20);
+    expect(rowsRead(res.headers)).toBeLessThan(2500);
+  });
+
+  it('finds the exact name first, whatever the catalogue size', async () => {
+    const res = await call('GET', '/api/v1/search?q=scale station 04242', { token: user.token });
+    expect(res.body.data.stations[0].name).toBe('Scale Station 04242');
+    expect(rowsRead(res.headers)).toBeLessThan(1500);
+  });
+
+  it('suggestions read a bounded number of rows', async () => {
+    const res = await call('GET', '/api/v1/search/suggestions?q=scale', { token: user.token });
+    expect(res.body.data).toHaveLength(8);
+    expect(rowsRead(res.headers)).toBeLessThan(1500);
+  });
+});

@@ -27,6 +27,9 @@ it('serves an OpenAPI 3.1 document of every route', async () => {
       'POST /api/v1/admin/radios/import',
       'POST /api/v1/admin/genres',
       'PATCH /api/v1/admin/genres/{id}',
+      'GET /api/v1/search',
+      'GET /api/v1/search/suggestions',
+      'GET /api/v1/search/trending',
     ].sort(),
   );
 });

@@ -25,10 +25,10 @@ export function devVar(name) {
 }
 
 /** Applies drizzle/migrations to the local D1 (CI=true: wrangler does not ask for confirmation). */
-export function migrateLocal() {
-  const result = spawnSync('npx', ['--no-install', 'wrangler', 'd1', 'migrations', 'apply', 'DB', '--local'], {
+export function migrateLocal(extraArgs = []) {
+  const result = spawnSync('npx', ['--no-install', 'wrangler', 'd1', 'migrations', 'apply', 'DB', '--local', ...extraArgs], {
     cwd: root,
-    stdio: 'inherit',
+    stdio: extraArgs.length ? 'ignore' : 'inherit',
     env: { ...process.env, CI: 'true' },
   });
   if (result.status !== 0) throw new Error('Applying the local D1 migrations failed.');
@@ -101,4 +101,27 @@ export async function importStations({ url, token, stations, batchSize = 5000, o
     onProgress(Math.min(offset + batch.length, stations.length), stations.length);
   }
   return total;
+}
+
+/** Registers a throwaway user on `url` and answers its token. */
+export async function registerUser(url, ip = `10.9.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`) {
+  const email = `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
+  const response = await fetch(`${url}/api/v1/auth/register`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'CF-Connecting-IP': ip },
+    body: JSON.stringify({ name: 'Bench', email, password: 'benchmark-password', password_confirmation: 'benchmark-password' }),
+  });
+  const body = await response.json();
+  if (!response.ok) throw new Error(`register failed: ${JSON.stringify(body)}`);
+  return body.data.token;
+}
+
+/** rows_read and queries from a Server-Timing header. */
+export function serverTiming(headers) {
+  const text = headers.get('server-timing') ?? '';
+  return {
+    rowsRead: Number(/rows_read=(\d+)/.exec(text)?.[1] ?? 0),
+    queries: Number(/queries=(\d+)/.exec(text)?.[1] ?? 0),
+    roundTrips: Number(/round_trips=(\d+)/.exec(text)?.[1] ?? 0),
+  };
 }

@@ -6,7 +6,7 @@ import { findChannelForAdmin } from './channels';
 import { findGenreForAdmin } from './genres';
 import { chooseSlug } from './import';
 import { RADIO_FROM, radioColumns, toRadioResource, type RadioResource, type RadioRow } from './radio-resource';
-import { indexChannelStatements, indexGenreStatements, recountStatements } from './writes';
+import { indexChannelsStatements, indexGenreStatements, recountStatements } from './writes';
 
 export interface SocialLinks {
   website?: string | null;
@@ -101,11 +101,7 @@ export async function createChannel(d1: D1Database, input: ChannelChanges & { na
         input.stream_url,
         JSON.stringify([...new Set(input.genre_ids ?? [])]),
       ]),
-      statement(d1, `INSERT INTO channel_search (rowid, name, description) SELECT ${byUrl}, ?2, ?3`, [
-        input.stream_url,
-        foldText(input.name),
-        foldText(input.description ?? ''),
-      ]),
+      ...indexChannelsStatements(d1, JSON.stringify([{ url: input.stream_url, name: foldText(input.name), description: foldText(input.description ?? '') }])),
       ...recountStatements(d1),
       statement(d1, `SELECT ${radioColumns('0')} FROM ${RADIO_FROM} WHERE c.stream_url = ?1`, [input.stream_url]),
     ]);
@@ -151,8 +147,9 @@ export async function updateChannel(d1: D1Database, id: number, changes: Channel
       ]),
     );
   }
-  if (changes.name !== undefined || changes.description !== undefined) {
-    writes.push(...indexChannelStatements(d1, id, foldText(changes.name ?? current.name), foldText(changes.description ?? current.description)));
+  if (changes.name !== undefined || changes.description !== undefined || changes.stream_url !== undefined) {
+    const texts = [{ url: changes.stream_url ?? current.stream_url, name: foldText(changes.name ?? current.name), description: foldText(changes.description ?? current.description) }];
+    writes.push(...indexChannelsStatements(d1, JSON.stringify(texts)));
   }
   try {
     const results = await d1.batch([

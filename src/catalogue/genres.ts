@@ -19,7 +19,7 @@ export interface GenreChannel {
   logo: string | null;
 }
 
-const GENRE_COLUMNS = 'g.id, g.name, g.slug, g.logo, g.description, g.created_at, g.updated_at';
+export const GENRE_COLUMNS = 'g.id, g.name, g.slug, g.logo, g.description, g.created_at, g.updated_at';
 
 /** Active genres by name. */
 export async function listGenres(d1: D1Database): Promise<GenreResource[]> {

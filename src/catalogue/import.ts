@@ -4,7 +4,7 @@ import { statement } from '../lib/sql';
 import { foldText, slugify } from '../lib/text';
 import { genreDefinition, genresForTags } from './genre-map';
 import { isLanguageCode } from './reference-data';
-import { recountStatements } from './writes';
+import { indexChannelsStatements, recountStatements } from './writes';
 
 /** Most stations one import request takes (contract 7). */
 export const MAX_IMPORT_STATIONS = 5000;
@@ -327,14 +327,8 @@ export async function importStations(d1: D1Database, records: unknown[], now: st
          JOIN radio_channels c ON c.stream_url = ${field('url')} JOIN genres g ON g.slug = ${field('slug')}`,
         [links],
       ),
-      statement(d1, 'DELETE FROM channel_search WHERE rowid IN (SELECT id FROM radio_channels WHERE stream_url IN (SELECT value FROM json_each(?1)))', [urls]),
-      statement(
-        d1,
-        `INSERT INTO channel_search (rowid, name, description)
-         SELECT c.id, ${field('name')}, ${field('description')} FROM json_each(?1) j JOIN radio_channels c ON c.stream_url = ${field('url')}`,
-        [texts],
-      ),
     );
+    writes.push(...indexChannelsStatements(d1, texts));
   }
   writes.push(...recountStatements(d1));
   await d1.batch(writes);

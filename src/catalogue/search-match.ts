@@ -1,4 +1,5 @@
 import { foldText } from '../lib/text';
+import { SEARCH_ROWID_SPAN } from './writes';
 
 /** The folded search term: accents and case removed, whitespace collapsed. */
 export const normaliseTerm = (term: string) => foldText(term).replace(/\s+/g, ' ').trim();
@@ -13,8 +14,8 @@ export const normaliseTerm = (term: string) => foldText(term).replace(/\s+/g, ' 
 export function channelTextMatches(term: string, param: (value: unknown) => string): string {
   const folded = normaliseTerm(term);
   if (folded.length >= 3) {
-    return `(SELECT rowid AS id FROM channel_search WHERE channel_search MATCH ${param(`"${folded.replace(/"/g, '""')}"`)}) m`;
+    return `(SELECT rowid % ${SEARCH_ROWID_SPAN} AS id FROM channel_search WHERE channel_search MATCH ${param(`"${folded.replace(/"/g, '""')}"`)}) m`;
   }
   const like = param(`%${folded.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`);
-  return `(SELECT rowid AS id FROM channel_search WHERE name LIKE ${like} ESCAPE '\\' OR description LIKE ${like} ESCAPE '\\') m`;
+  return `(SELECT rowid % ${SEARCH_ROWID_SPAN} AS id FROM channel_search WHERE name LIKE ${like} ESCAPE '\\' OR description LIKE ${like} ESCAPE '\\') m`;
 }

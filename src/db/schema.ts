@@ -101,6 +101,11 @@ export const radioChannels = sqliteTable(
     isActive: integer('is_active', { mode: 'boolean' }).notNull().default(true),
     isFeatured: integer('is_featured', { mode: 'boolean' }).notNull().default(false),
     playCount: integer('play_count').notNull().default(0),
+    /**
+     * The rowid of this channel's row in `channel_search`: a popularity bucket times 2^40
+     * plus the id (src/catalogue/writes.ts), so the index hands out popular matches first.
+     */
+    searchRowid: integer('search_rowid'),
     likesCount: integer('likes_count').notNull().default(0),
     favoritesCount: integer('favorites_count').notNull().default(0),
     createdAt: text('created_at').notNull(),

@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// node scripts/bench-search.mjs [SMALL] [LARGE] [REQUESTS]
+// Search at two catalogue sizes (default 1,000 and 100,000 synthetic stations): each
+// size gets its own local D1 (under bench/out/), loaded through the import endpoint,
+// then every query is sent REQUESTS times in a row. Prints mean and p95 latency and the
+// D1 rows read per request, and the ratio large/small; writes bench/search.md.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
+import { devVar, ensureDevVars, importStations, migrateLocal, registerUser, root, serverTiming, startLocalWorker } from './lib/local-api.mjs';
+
+const [small, large, requests] = [Number(process.argv[2] ?? 1000), Number(process.argv[3] ?? 100_000), Number(process.argv[4] ?? 40)];
+const queries = [
+  ['/api/v1/search?q=radio', 'common word (search)'],
+  ['/api/v1/search?q=sound%20wave%20777', 'several words (search)'],
+  ['/api/v1/search?q=lass', 'inside words (search)'],
+  ['/api/v1/search?q=sk', 'two characters (search)'],
+  ['/api/v1/search/suggestions?q=met', 'suggestions'],
+  ['/api/v1/radios?search=groove&per_page=20', 'GET /radios?search='],
+];
+
+ensureDevVars();
+const token = devVar('ADMIN_TOKEN');
+mkdirSync(`${root}/bench/out`, { recursive: true });
+
+async function measure(size) {
+  const file = `${root}/bench/out/synthetic-${size}.json`;
+  execFileSync(process.execPath, [`${root}/scripts/generate-synthetic-catalogue.mjs`, String(size), file], { stdio: 'ignore' });
+  const persist = `${root}/bench/out/state-search-${size}`;
+  rmSync(persist, { recursive: true, force: true });
+  migrateLocal(['--persist-to', persist]);
+  const worker = await startLocalWorker(['--persist-to', persist]);
+  try {
+    await importStations({ url: worker.url, token, stations: JSON.parse(readFileSync(file, 'utf8')) });
+    const user = await registerUser(worker.url);
+    const results = {};
+    for (const [path] of queries) {
+      const times = [];
+      let timing;
+      for (let i = 0; i < requests + 3; i += 1) {
+        const started = performance.now();
+        const response = await fetch(`${worker.url}${path}`, { headers: { Authorization: `Bearer ${user}` } });
+        await response.arrayBuffer();
+        if (!response.ok) throw new Error(`${path}: ${response.status}`);
+        if (i >= 3) times.push(performance.now() - started); // the first requests warm up
+        timing = serverTiming(response.headers);
+      }
+      times.sort((a, b) => a - b);
+      results[path] = {
+        mean: times.reduce((a, b) => a + b, 0) / times.length,
+        p95: times[Math.floor(times.length * 0.95) - 1],
+        rowsRead: timing.rowsRead,
+      };
+    }
+    return results;
+  } finally {
+    await worker.stop();
+  }
+}
+
+const smallResults = await measure(small);
+const largeResults = await measure(large);
+const lines = [
+  `| query | ${small} ch. mean ms | ${small} rows read | ${large} ch. mean ms | ${large} p95 ms | ${large} rows read | time ratio |`,
+  '|---|---|---|---|---|---|---|',
+  ...queries.map(([path, label]) => {
+    const s = smallResults[path];
+    const l = largeResults[path];
+    return `| ${label} | ${s.mean.toFixed(1)} | ${s.rowsRead} | ${l.mean.toFixed(1)} | ${l.p95.toFixed(1)} | ${l.rowsRead} | ${(l.mean / s.mean).toFixed(2)} |`;
+  }),
+];
+const report = `# Search at ${small} and ${large} channels\n\n${new Date().toISOString().slice(0, 10)}, ${requests} sequential requests per query, through \`wrangler dev\` on this machine.\n\n${lines.join('\n')}\n`;
+writeFileSync(`${root}/bench/search.md`, report);
+console.log(report);

@@ -1,0 +1,41 @@
+import type { RouteHandler } from '@hono/zod-openapi';
+import type { AppEnv } from '../../env';
+import { ok } from '../../lib/envelope';
+import { fieldInvalid } from '../../lib/errors';
+import { findCountryByName, loadCountries, nameCompletions, searchCatalogue, completions } from '../../search/search';
+import { normaliseSearchTerm, recordSearchTerm, trendingTerms } from '../../search/trending';
+import { normaliseTerm } from '../../catalogue/search-match';
+import type * as routes from './routes';
+
+export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
+  const query = c.req.valid('query');
+  const d1 = c.var.db.$client;
+  let countryId = query.country_id;
+  if (query.country !== undefined) {
+    const country = findCountryByName(await loadCountries(d1), query.country);
+    if (!country) throw fieldInvalid('country', 'The selected country does not exist.');
+    if (countryId !== undefined && countryId !== country.id) throw fieldInvalid('country', 'The country does not match the country id.');
+    countryId = country.id;
+  }
+  const result = await searchCatalogue(
+    d1,
+    { q: query.q, limit: query.stations_limit, categoriesLimit: query.categories_limit, genreId: query.genre_id, countryId },
+    c.var.user.id,
+  );
+  if (result.stations.length || result.categories.length || result.countries.length) {
+    // Counted after the answer is sent; the Durable Object's write is durable once it returns.
+    c.executionCtx.waitUntil(recordSearchTerm(c.env, normaliseSearchTerm(query.q), c.var.user.id).catch(() => false));
+  }
+  return ok(c, result, 'Search results retrieved successfully.');
+};
+
+export const suggestions: RouteHandler<typeof routes.suggestions, AppEnv> = async (c) => {
+  const { q, limit } = c.req.valid('query');
+  const folded = normaliseTerm(q);
+  const [names, trending] = await Promise.all([nameCompletions(c.var.db.$client, q, limit), trendingTerms(c.env, 50)]);
+  const fromTrending = trending.map((t) => t.term);
+  return ok(c, completions(folded, [...fromTrending, ...names.genres, ...names.channels], limit), 'Suggestions retrieved successfully.');
+};
+
+export const trending: RouteHandler<typeof routes.trending, AppEnv> = async (c) =>
+  ok(c, (await trendingTerms(c.env, 10)).map((t) => t.term), 'Trending searches retrieved successfully.');

@@ -1,0 +1,31 @@
+import type { Bindings } from '../env';
+import type { TermCount } from '../durable-objects/search-trends';
+
+/** Trending terms are trimmed, lower-case, with single spaces (contract 6). */
+export const normaliseSearchTerm = (q: string) => q.trim().toLowerCase().replace(/\s+/g, ' ');
+
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+const shardCount = (env: Bindings) => Math.max(1, Number(env.SEARCH_TREND_SHARDS) || 1);
+const shard = (env: Bindings, index: number) => env.SEARCH_TRENDS.get(env.SEARCH_TRENDS.idFromName(`trends-${index}`));
+
+/** Counts a search that found something; a term always lands on the same shard. */
+export function recordSearchTerm(env: Bindings, term: string, userId: number, now = Date.now()) {
+  return shard(env, fnv1a(term) % shardCount(env)).record(term, String(userId), now);
+}
+
+/** The `limit` most searched terms of the last 24 hours, merged from every shard. */
+export async function trendingTerms(env: Bindings, limit: number, now = Date.now()): Promise<TermCount[]> {
+  const perShard = await Promise.all(Array.from({ length: shardCount(env) }, (_, i) => shard(env, i).top(limit, now)));
+  return perShard
+    .flat()
+    .sort((a, b) => b.count - a.count || a.term.localeCompare(b.term))
+    .slice(0, limit);
+}
