@@ -9,7 +9,9 @@ import { limitBodySize, requireJsonBody } from './middleware/body';
 import { logLine, requestContext } from './middleware/observability';
 import { adminRouter } from './routes/admin';
 import { authRouter } from './routes/auth';
+import { favoritesRouter } from './routes/favorites';
 import { genresRouter } from './routes/genres';
+import { meRouter } from './routes/me';
 import { radiosRouter } from './routes/radios';
 import { searchRouter } from './routes/search';
 import { mountDocs } from './routes/docs';
@@ -88,6 +90,8 @@ export function createApp() {
 
   app.route('/', authRouter);
   app.route('/', radiosRouter);
+  app.route('/', meRouter);
+  app.route('/', favoritesRouter);
   app.route('/', genresRouter);
   app.route('/', searchRouter);
   app.route('/', adminRouter);

@@ -1,4 +1,5 @@
 import type { Database, DbStats } from './db/client';
+import type { PlayCounter } from './durable-objects/play-counter';
 import type { RateLimiter } from './durable-objects/rate-limiter';
 import type { SearchTrends } from './durable-objects/search-trends';
 import type { UserRow } from './db/schema';
@@ -10,6 +11,11 @@ export interface Bindings {
   TOKENS: KVNamespace;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   SEARCH_TRENDS: DurableObjectNamespace<SearchTrends>;
+  PLAY_COUNTER: DurableObjectNamespace<PlayCounter>;
+  /** Objects the play counters are spread over (by channel id). */
+  PLAY_COUNTER_SHARDS: string;
+  /** Milliseconds between flushes of counted plays to D1 (at most 5 s by contract). */
+  PLAY_FLUSH_MS: string;
   /** Objects the trending search terms are spread over (by term). */
   SEARCH_TREND_SHARDS: string;
   /** Secret: bearer token of the admin API. Unset or empty disables the admin API. */

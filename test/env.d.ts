@@ -11,7 +11,7 @@ declare global {
     // Types `exports.default` (the Worker) for tests.
     interface GlobalProps {
       mainModule: typeof main;
-      durableNamespaces: 'RateLimiter' | 'SearchTrends';
+      durableNamespaces: 'RateLimiter' | 'SearchTrends' | 'PlayCounter';
     }
   }
 }

@@ -45,6 +45,9 @@ export function radioColumns(viewer: string): string {
 /** `FROM` clause that goes with `radioColumns`. */
 export const RADIO_FROM = 'radio_channels c JOIN countries co ON co.id = c.country_id';
 
+/** The channel and its country joined to a row source: `... CROSS JOIN ${radioJoin('c.id = l.channel_id')}`. */
+export const radioJoin = (on: string) => `radio_channels c ON ${on} JOIN countries co ON co.id = c.country_id`;
+
 /** Visible to clients: an active channel in an active country (contract 3). */
 export const RADIO_VISIBLE = 'c.is_active = 1 AND co.is_active = 1';
 

@@ -151,7 +151,13 @@ export const likes = sqliteTable(
       .references(() => radioChannels.id, { onDelete: 'cascade' }),
     createdAt: text('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.channelId] }), index('likes_channel').on(t.channelId), index('likes_user_recent').on(t.userId, sql`${t.createdAt} DESC`)],
+  (t) => [
+    primaryKey({ columns: [t.userId, t.channelId] }),
+    index('likes_channel').on(t.channelId),
+    index('likes_user_recent').on(t.userId, sql`${t.createdAt} DESC`),
+    // Charts by likes count the likes of a period.
+    index('likes_created').on(t.createdAt, t.channelId),
+  ],
 );
 
 /** One row per user and favorite channel; `radio_channels.favorites_count` follows it. */
@@ -182,3 +188,41 @@ export const catalogueCounts = sqliteTable('catalogue_counts', {
 export type CountryRow = typeof countries.$inferSelect;
 export type GenreRow = typeof genres.$inferSelect;
 export type RadioChannelRow = typeof radioChannels.$inferSelect;
+
+/**
+ * A user's listening history per channel: what `me/radios/recent` and `me/radios/top`
+ * read. One upsert per play, the only D1 write of the play path.
+ */
+export const userPlays = sqliteTable(
+  'user_plays',
+  {
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    channelId: integer('channel_id')
+      .notNull()
+      .references(() => radioChannels.id, { onDelete: 'cascade' }),
+    /** Counted plays (a repeat within 60 seconds is not counted). */
+    playCount: integer('play_count').notNull().default(0),
+    lastPlayedAt: text('last_played_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.userId, t.channelId] }),
+    index('user_plays_recent').on(t.userId, sql`${t.lastPlayedAt} DESC`),
+    index('user_plays_top').on(t.userId, sql`${t.playCount} DESC`, sql`${t.lastPlayedAt} DESC`),
+  ],
+);
+
+/**
+ * Flushes of the play-counter Durable Objects that D1 has applied, by shard and
+ * sequence number: a flush that runs twice finds its row and changes nothing.
+ */
+export const playFlushes = sqliteTable(
+  'play_flushes',
+  {
+    shard: text('shard').notNull(),
+    seq: integer('seq').notNull(),
+    flushedAt: text('flushed_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.shard, t.seq] })],
+);

@@ -50,3 +50,16 @@ export async function countryId(code: string): Promise<number> {
 export function rowsRead(headers: Headers): number {
   return Number(/rows_read=(\d+)/.exec(headers.get('Server-Timing') ?? '')?.[1]);
 }
+
+/** Runs every play counter's pending flush now (instead of waiting PLAY_FLUSH_MS). */
+export async function flushPlays() {
+  const { runDurableObjectAlarm } = await import('cloudflare:test');
+  const shards = Number(env.PLAY_COUNTER_SHARDS);
+  for (let i = 0; i < shards; i += 1) await runDurableObjectAlarm(env.PLAY_COUNTER.get(env.PLAY_COUNTER.idFromName(`plays-${i}`)));
+}
+
+/** Imports stations and answers their ids in order. */
+export async function seedChannels(records: Record<string, unknown>[]): Promise<number[]> {
+  await importStations(records);
+  return Promise.all(records.map((r) => channelId(r.url_resolved as string)));
+}

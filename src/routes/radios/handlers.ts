@@ -1,5 +1,10 @@
 import type { RouteHandler } from '@hono/zod-openapi';
+import { chart, likedChannels, trendingChannels } from '../../activity/lists';
+import { recordPlay } from '../../activity/plays';
+import { toggle } from '../../activity/reactions';
 import { featuredChannels, findVisibleChannel, listChannels } from '../../catalogue/channels';
+import { statement } from '../../lib/sql';
+import { isoTimestamp } from '../../lib/time';
 import type { AppEnv } from '../../env';
 import { envelope, ok } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
@@ -30,4 +35,36 @@ export const showRadio: RouteHandler<typeof routes.showRadio, AppEnv> = async (c
   const channel = await findVisibleChannel(c.var.db.$client, c.req.valid('param').id, c.var.user.id);
   if (!channel) throw notFound('Radio channel');
   return ok(c, channel, 'Radio channel retrieved successfully.');
+};
+
+export const trendingRadios: RouteHandler<typeof routes.trendingRadios, AppEnv> = async (c) => {
+  const { hours, limit } = c.req.valid('query');
+  return ok(c, await trendingChannels(c.env, c.var.db.$client, hours, limit, c.var.user.id), 'Trending radio channels retrieved successfully.');
+};
+
+export const chartRadios: RouteHandler<typeof routes.chartRadios, AppEnv> = async (c) => {
+  const { metric, period, limit } = c.req.valid('query');
+  return ok(c, await chart(c.env, c.var.db.$client, metric, period, limit, c.var.user.id), 'Radio chart retrieved successfully.');
+};
+
+export const likedRadios: RouteHandler<typeof routes.likedRadios, AppEnv> = async (c) =>
+  ok(c, await likedChannels(c.var.db.$client, c.var.user.id, c.req.valid('query').limit), 'Liked radio channels retrieved successfully.');
+
+export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c) => {
+  const { id } = c.req.valid('param');
+  const d1 = c.var.db.$client;
+  const visible = await statement(
+    d1,
+    'SELECT 1 AS ok FROM radio_channels c JOIN countries co ON co.id = c.country_id WHERE c.id = ?1 AND c.is_active = 1 AND co.is_active = 1',
+    [id],
+  ).first();
+  if (!visible) throw notFound('Radio channel');
+  await recordPlay(c.env, d1, c.var.user.id, id);
+  return ok(c, null, 'Play tracked successfully.');
+};
+
+export const likeRadio: RouteHandler<typeof routes.likeRadio, AppEnv> = async (c) => {
+  const state = await toggle(c.var.db.$client, 'likes', c.var.user.id, c.req.valid('param').id, isoTimestamp());
+  if (!state) throw notFound('Radio channel');
+  return ok(c, { is_liked: state.active, likes_count: state.total }, state.active ? 'Radio channel liked.' : 'Radio channel unliked.');
 };

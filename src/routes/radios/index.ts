@@ -3,10 +3,15 @@ import * as handlers from './handlers';
 import * as routes from './routes';
 
 /**
- * `/api/v1/radios/*`. The named collections (featured, and later trending, charts,
- * liked) are registered before `{id}` so that they are never read as an id.
+ * `/api/v1/radios/*`. The named collections (featured, trending, charts, liked) are
+ * registered before `{id}` so that they are never read as an id (spec rule 1).
  */
 export const radiosRouter = createRouter()
   .openapi(routes.listRadios, handlers.listRadios)
   .openapi(routes.featuredRadios, handlers.featuredRadios)
-  .openapi(routes.showRadio, handlers.showRadio);
+  .openapi(routes.trendingRadios, handlers.trendingRadios)
+  .openapi(routes.chartRadios, handlers.chartRadios)
+  .openapi(routes.likedRadios, handlers.likedRadios)
+  .openapi(routes.showRadio, handlers.showRadio)
+  .openapi(routes.playRadio, handlers.playRadio)
+  .openapi(routes.likeRadio, handlers.likeRadio);

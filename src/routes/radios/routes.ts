@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { CHANNEL_SORTS } from '../../catalogue/channels';
 import { idParam, intParam } from '../../lib/validation';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
-import { errorResponses, jsonResponse, successEnvelope, userAuth } from '../../schemas/common';
+import { NullData, errorResponses, jsonResponse, successEnvelope, userAuth } from '../../schemas/common';
 
 const tags = ['Radio channels'];
 
@@ -51,3 +51,73 @@ export const showRadio = createRoute({
   request: { params: z.object({ id: idParam('id') }) },
   responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(401, 403, 404, 422) },
 });
+
+const limitQuery = (max: number, fallback: number) => z.object({ limit: intParam({ min: 1, max }).default(fallback) });
+
+export const trendingRadios = createRoute({
+  method: 'get',
+  path: '/api/v1/radios/trending',
+  tags,
+  summary: 'Channels with the most plays in the last `hours` hours',
+  ...userAuth,
+  request: { query: z.object({ hours: intParam({ min: 1, max: 168 }).default(24), limit: intParam({ min: 1, max: 100 }).default(20) }) },
+  responses: {
+    200: jsonResponse(z.array(RadioSchema.extend({ recent_plays: z.int() })), 'Trending channels'),
+    ...errorResponses(401, 403, 422),
+  },
+});
+
+export const chartRadios = createRoute({
+  method: 'get',
+  path: '/api/v1/radios/charts',
+  tags,
+  summary: 'Top channels by plays or likes in a period',
+  ...userAuth,
+  request: {
+    query: z.object({
+      metric: z.enum(['plays', 'likes']).default('plays'),
+      period: z.enum(['24h', '7d', '30d']).default('7d'),
+      limit: intParam({ min: 1, max: 100 }).default(50),
+    }),
+  },
+  responses: {
+    200: jsonResponse(z.array(RadioSchema.extend({ rank: z.int(), score: z.int() })), 'The chart'),
+    ...errorResponses(401, 403, 422),
+  },
+});
+
+export const likedRadios = createRoute({
+  method: 'get',
+  path: '/api/v1/radios/liked',
+  tags,
+  summary: 'Channels the user liked, latest first',
+  ...userAuth,
+  request: { query: limitQuery(100, 20) },
+  responses: { 200: jsonResponse(z.array(RadioSchema), 'Liked channels'), ...errorResponses(401, 403, 422) },
+});
+
+const channelParams = z.object({ id: idParam('id') });
+
+export const playRadio = createRoute({
+  method: 'post',
+  path: '/api/v1/radios/{id}/play',
+  tags,
+  summary: 'Record a play (a repeat within 60 seconds is acknowledged, not counted)',
+  ...userAuth,
+  request: { params: channelParams },
+  responses: { 200: jsonResponse(NullData, 'The play was tracked'), ...errorResponses(401, 403, 404, 422) },
+});
+
+export const likeRadio = createRoute({
+  method: 'post',
+  path: '/api/v1/radios/{id}/like',
+  tags,
+  summary: 'Toggle the like of a channel',
+  ...userAuth,
+  request: { params: channelParams },
+  responses: {
+    200: jsonResponse(z.object({ is_liked: z.boolean(), likes_count: z.int() }), 'The like state after the toggle'),
+    ...errorResponses(401, 403, 404, 422),
+  },
+});
+

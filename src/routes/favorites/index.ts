@@ -1,0 +1,11 @@
+import { createRouter } from '../../lib/router';
+import * as handlers from './handlers';
+import * as routes from './routes';
+
+/** `/api/v1/favorites/*` (contract 4). */
+export const favoritesRouter = createRouter()
+  .openapi(routes.listFavorites, handlers.listFavorites)
+  .openapi(routes.toggleFavorite, handlers.toggleFavorite)
+  .openapi(routes.checkFavorite, handlers.checkFavorite)
+  .openapi(routes.addFavorite, handlers.addFavorite)
+  .openapi(routes.removeFavorite, handlers.removeFavorite);

@@ -1,0 +1,47 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { intParam } from '../../lib/validation';
+import { RadioSchema } from '../../schemas/catalogue';
+import { errorResponses, jsonResponse, userAuth } from '../../schemas/common';
+
+const tags = ['My listening'];
+const limitQuery = (max: number, fallback: number) => z.object({ limit: intParam({ min: 1, max }).default(fallback) });
+
+export const recent = createRoute({
+  method: 'get',
+  path: '/api/v1/me/radios/recent',
+  tags,
+  summary: 'Channels the user played, most recent first',
+  ...userAuth,
+  request: { query: limitQuery(50, 10) },
+  responses: { 200: jsonResponse(z.array(RadioSchema.extend({ last_played_at: z.string() })), 'Recent channels'), ...errorResponses(401, 403, 422) },
+});
+
+export const top = createRoute({
+  method: 'get',
+  path: '/api/v1/me/radios/top',
+  tags,
+  summary: 'Channels the user played most',
+  ...userAuth,
+  request: { query: limitQuery(50, 10) },
+  responses: { 200: jsonResponse(z.array(RadioSchema.extend({ user_play_count: z.int() })), 'Top channels'), ...errorResponses(401, 403, 422) },
+});
+
+export const recommended = createRoute({
+  method: 'get',
+  path: '/api/v1/me/radios/recommended',
+  tags,
+  summary: 'Channels like what the user liked, favorited and played, that they have not heard',
+  ...userAuth,
+  request: { query: limitQuery(50, 20) },
+  responses: { 200: jsonResponse(z.array(RadioSchema), 'Recommendations'), ...errorResponses(401, 403, 422) },
+});
+
+export const discover = createRoute({
+  method: 'get',
+  path: '/api/v1/me/radios/discover',
+  tags,
+  summary: 'A varied selection the user has not played, the same all day',
+  ...userAuth,
+  request: { query: limitQuery(50, 20) },
+  responses: { 200: jsonResponse(z.array(RadioSchema), 'Discovery'), ...errorResponses(401, 403, 422) },
+});
