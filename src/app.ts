@@ -12,6 +12,7 @@ import { authRouter } from './routes/auth';
 import { favoritesRouter } from './routes/favorites';
 import { genresRouter } from './routes/genres';
 import { meRouter } from './routes/me';
+import { playlistsRouter } from './routes/playlists';
 import { radiosRouter } from './routes/radios';
 import { searchRouter } from './routes/search';
 import { mountDocs } from './routes/docs';
@@ -92,6 +93,7 @@ export function createApp() {
   app.route('/', radiosRouter);
   app.route('/', meRouter);
   app.route('/', favoritesRouter);
+  app.route('/', playlistsRouter);
   app.route('/', genresRouter);
   app.route('/', searchRouter);
   app.route('/', adminRouter);

@@ -44,6 +44,17 @@ it('serves an OpenAPI 3.1 document of every route', async () => {
       'POST /api/v1/favorites/toggle',
       'GET /api/v1/favorites/{id}/check',
       'DELETE /api/v1/favorites/{id}',
+      'GET /api/v1/playlists',
+      'POST /api/v1/playlists',
+      'GET /api/v1/playlists/{id}',
+      'PUT /api/v1/playlists/{id}',
+      'DELETE /api/v1/playlists/{id}',
+      'GET /api/v1/playlists/{id}.m3u',
+      'GET /api/v1/playlists/{id}.pls',
+      'POST /api/v1/playlists/{id}/items',
+      'DELETE /api/v1/playlists/{id}/items/{channel_id}',
+      'PUT /api/v1/playlists/{id}/reorder',
+      'GET /api/v1/radios/{id}/playlists',
     ].sort(),
   );
 });

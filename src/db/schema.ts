@@ -226,3 +226,47 @@ export const playFlushes = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.shard, t.seq] })],
 );
+
+/** A user's ordered list of channels. `items_count` changes in the batch that changes items. */
+export const playlists = sqliteTable(
+  'playlists',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    description: text('description'),
+    isPublic: integer('is_public', { mode: 'boolean' }).notNull().default(false),
+    itemsCount: integer('items_count').notNull().default(0),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [index('playlists_user').on(t.userId, sql`${t.createdAt} DESC`, sql`${t.id} DESC`)],
+);
+
+/**
+ * Channels of a playlist at 0-based, contiguous positions. A channel is in a playlist
+ * at most once (unique). Positions are not unique in the schema: a shift updates rows
+ * one by one, and a unique index would trip over its own intermediate states; the
+ * batches of src/playlists/ keep them contiguous instead.
+ */
+export const playlistItems = sqliteTable(
+  'playlist_items',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    playlistId: integer('playlist_id')
+      .notNull()
+      .references(() => playlists.id, { onDelete: 'cascade' }),
+    channelId: integer('channel_id')
+      .notNull()
+      .references(() => radioChannels.id, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('playlist_items_channel_unique').on(t.playlistId, t.channelId),
+    index('playlist_items_position').on(t.playlistId, t.position),
+    index('playlist_items_by_channel').on(t.channelId, t.playlistId),
+  ],
+);

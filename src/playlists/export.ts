@@ -1,0 +1,28 @@
+import type { PlaylistItem, PlaylistResource } from './playlists';
+
+/** Players' playlist formats served by GET /playlists/{id}.m3u and .pls. */
+export const EXPORT_FORMATS = {
+  m3u: 'audio/x-mpegurl; charset=UTF-8',
+  pls: 'audio/x-scpls; charset=UTF-8',
+} as const;
+export type ExportFormat = keyof typeof EXPORT_FORMATS;
+
+/** Line breaks would start a new entry in either format. */
+const oneLine = (text: string) => text.replace(/[\r\n]+/g, ' ').trim();
+
+/** An extended M3U playlist: `#EXTINF:-1,<name>` then the stream URL, per item. */
+export function toM3u(playlist: PlaylistResource, items: PlaylistItem[]): string {
+  const lines = ['#EXTM3U', `#PLAYLIST:${oneLine(playlist.name)}`];
+  for (const item of items) lines.push(`#EXTINF:-1,${oneLine(item.radio_channel.name)}`, item.radio_channel.stream_url);
+  return `${lines.join('\n')}\n`;
+}
+
+/** A PLS (version 2) playlist. */
+export function toPls(_playlist: PlaylistResource, items: PlaylistItem[]): string {
+  const lines = ['[playlist]'];
+  items.forEach((item, i) => {
+    lines.push(`File${i + 1}=${item.radio_channel.stream_url}`, `Title${i + 1}=${oneLine(item.radio_channel.name)}`, `Length${i + 1}=-1`);
+  });
+  lines.push(`NumberOfEntries=${items.length}`, 'Version=2');
+  return `${lines.join('\n')}\n`;
+}
