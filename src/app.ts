@@ -1,11 +1,11 @@
 import { HTTPException } from 'hono/http-exception';
-import { cors } from 'hono/cors';
-import { secureHeaders } from 'hono/secure-headers';
 import type { Context } from 'hono';
 import type { AppEnv } from './env';
 import { ApiError, malformedJson, methodNotAllowed, routeNotFound } from './lib/errors';
 import { createRouter } from './lib/router';
 import { limitBodySize, requireJsonBody } from './middleware/body';
+import { conditionalGet } from './middleware/caching';
+import { securityHeaders } from './middleware/headers';
 import { logLine, requestContext } from './middleware/observability';
 import { adminRouter } from './routes/admin';
 import { authRouter } from './routes/auth';
@@ -68,26 +68,8 @@ export function createApp() {
   const app = createRouter();
 
   app.use('*', requestContext);
-  app.use(
-    '*',
-    secureHeaders({
-      contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
-      crossOriginResourcePolicy: 'cross-origin',
-      crossOriginEmbedderPolicy: false,
-    }),
-  );
-  // Bearer tokens, no cookies: any origin may call the API from a browser.
-  app.use(
-    '*',
-    cors({
-      origin: '*',
-      allowMethods: [...METHODS, 'OPTIONS'],
-      allowHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-      exposeHeaders: ['X-Request-Id', 'Server-Timing', 'Retry-After'],
-      maxAge: 86_400,
-    }),
-  );
-  app.use('*', limitBodySize, requireJsonBody);
+  app.use('*', securityHeaders);
+  app.use('*', limitBodySize, requireJsonBody, conditionalGet);
 
   app.route('/', authRouter);
   app.route('/', radiosRouter);

@@ -1,4 +1,4 @@
-import type { Database, DbStats } from './db/client';
+import type { DbStats, Prelude } from './db/client';
 import type { PlayCounter } from './durable-objects/play-counter';
 import type { RateLimiter } from './durable-objects/rate-limiter';
 import type { SearchTrends } from './durable-objects/search-trends';
@@ -31,9 +31,14 @@ export interface Bindings {
 /** Per-request values set by middleware. */
 export interface Variables {
   requestId: string;
-  db: Database;
+  /** The D1 binding, instrumented: every statement lands in `dbStats`. */
+  d1: D1Database;
+  /** Holds the user check that rides on the first D1 call of a read route. */
+  d1State: { prelude?: Prelude };
+  /** The caller's id, from the token: known before the user row is. */
+  userId: number;
   dbStats: DbStats;
-  /** Set by `requireUser` on protected routes. */
+  /** The caller's row: set by `requireUser` before the handler, by `requireReader` at its first D1 call. */
   user: UserRow;
   /** Set by `requireUser`: the presented token's record. */
   token: TokenRecord;

@@ -153,3 +153,35 @@ describe('cross-cutting headers', () => {
     logs.mockRestore();
   });
 });
+
+describe('caching', () => {
+  it('answers 304 to If-None-Match with the ETag of the same answer', async () => {
+    const user = await registerUser();
+    const first = await exports.default.fetch(new Request(`${BASE}/api/v1/auth/me`, { headers: { Authorization: `Bearer ${user.token}` } }));
+    const tag = first.headers.get('ETag');
+    expect(tag).toMatch(/^"[A-Za-z0-9_-]{24}"$/);
+    expect(first.headers.get('Cache-Control')).toBe('private, no-cache');
+    const again = await exports.default.fetch(
+      new Request(`${BASE}/api/v1/auth/me`, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': tag! } }),
+    );
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect(again.headers.get('ETag')).toBe(tag);
+    const changed = await exports.default.fetch(
+      new Request(`${BASE}/api/v1/auth/me`, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': '"other"' } }),
+    );
+    expect(changed.status).toBe(200);
+  });
+
+  it('serves anonymous genre reads from the edge cache, never with a token', async () => {
+    const path = `/api/v1/genres?cache-test=${crypto.randomUUID()}`;
+    const miss = await call('GET', path);
+    expect(miss.headers.get('X-Cache')).toBe('MISS');
+    expect(miss.headers.get('Cache-Control')).toBe('public, max-age=60, s-maxage=60');
+    await vi.waitFor(async () => expect((await call('GET', path)).headers.get('X-Cache')).toBe('HIT'));
+    const user = await registerUser();
+    const withToken = await call('GET', path, { token: user.token });
+    expect(withToken.headers.get('X-Cache')).toBeNull();
+    expect(withToken.headers.get('Cache-Control')).toBe('private, no-cache');
+  });
+});

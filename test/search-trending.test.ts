@@ -32,13 +32,13 @@ describe('trending search terms over HTTP', () => {
     // Searches that found nothing do not count.
     for (const user of users) await search('nothing at all here', user);
 
-    await vi.waitFor(async () => expect(await trending()).toEqual(['radio', 'jazz']));
+    await vi.waitFor(async () => expect(await trending()).toEqual(['radio', 'jazz']), { timeout: 5000, interval: 250 });
 
     // Suggestions put trending terms first, then genres, then stations.
     await vi.waitFor(async () => {
       const res = await call('GET', '/api/v1/search/suggestions?q=ja', { token: a.token });
       expect(res.body.data).toEqual(['jazz', 'Jazzy Beats']);
-    });
+    }, { timeout: 5000, interval: 250 });
     const radio = await call('GET', '/api/v1/search/suggestions?q=rad', { token: a.token });
     expect(radio.body.data).toEqual(['radio', 'Smooth Jazz Radio', 'Radio Zürich']);
   });

@@ -1,6 +1,3 @@
-import { drizzle } from 'drizzle-orm/d1';
-import * as schema from './schema';
-
 /** What one request asked of D1, reported in `Server-Timing` and the request log. */
 export interface DbStats {
   /** Statements executed (a batch of three counts three). */
@@ -14,13 +11,6 @@ export interface DbStats {
 }
 
 export const newDbStats = (): DbStats => ({ queries: 0, roundTrips: 0, rowsRead: 0, rowsWritten: 0, durationMs: 0 });
-
-export type Database = ReturnType<typeof createDatabase>;
-
-/** Drizzle over an instrumented D1 binding: every statement lands in `stats`. */
-export function createDatabase(d1: D1Database, stats: DbStats = newDbStats()) {
-  return drizzle(instrumentD1(d1, stats), { schema });
-}
 
 const unwrapped = new WeakMap<object, D1PreparedStatement>();
 
@@ -41,10 +31,35 @@ function record(stats: DbStats, startedAt: number, results: D1Result[], statemen
  *
  * Caveat of that: a result with two columns of the same name collapses them, so a
  * query that joins tables must alias clashing column names (our SQL always does).
+ * Queries are hand-written SQL over these tables (src/db/schema.ts is their source of
+ * truth, through drizzle-kit's migrations): no query builder runs per request.
  */
-export function instrumentD1(d1: D1Database, stats: DbStats): D1Database {
+/**
+ * A statement to run in front of the request's first D1 call, in the same batch, and
+ * what to do with its result (it may throw to refuse the request). This is how the
+ * user row of a read request is checked without a round trip of its own
+ * (src/middleware/auth.ts).
+ */
+export interface Prelude {
+  statement: D1PreparedStatement;
+  check: (result: D1Result) => void;
+}
+
+export function instrumentD1(d1: D1Database, stats: DbStats, state: { prelude?: Prelude } = {}): D1Database {
+  /** Runs statements as one batch, with the pending prelude in front when there is one. */
+  const send = async (statements: D1PreparedStatement[]) => {
+    const prelude = state.prelude;
+    state.prelude = undefined;
+    const startedAt = performance.now();
+    const results = await d1.batch(prelude ? [prelude.statement, ...statements] : statements);
+    record(stats, startedAt, results, results.length);
+    if (!prelude) return results;
+    prelude.check(results[0]!);
+    return results.slice(1);
+  };
   const wrapStatement = (statement: D1PreparedStatement): D1PreparedStatement => {
     const all = async <T>() => {
+      if (state.prelude) return (await send([statement]))[0] as D1Result<T>;
       const startedAt = performance.now();
       const result = await statement.all<T>();
       record(stats, startedAt, [result], 1);
@@ -54,6 +69,7 @@ export function instrumentD1(d1: D1Database, stats: DbStats): D1Database {
       bind: (...values: unknown[]) => wrapStatement(statement.bind(...values)),
       all,
       run: async <T>() => {
+        if (state.prelude) return (await send([statement]))[0] as D1Result<T>;
         const startedAt = performance.now();
         const result = await statement.run<T>();
         record(stats, startedAt, [result], 1);
@@ -77,12 +93,7 @@ export function instrumentD1(d1: D1Database, stats: DbStats): D1Database {
 
   return {
     prepare: (query: string) => wrapStatement(d1.prepare(query)),
-    batch: async <T>(statements: D1PreparedStatement[]) => {
-      const startedAt = performance.now();
-      const results = await d1.batch<T>(statements.map((s) => unwrapped.get(s) ?? s));
-      record(stats, startedAt, results, statements.length);
-      return results;
-    },
+    batch: async <T>(statements: D1PreparedStatement[]) => (await send(statements.map((s) => unwrapped.get(s) ?? s))) as D1Result<T>[],
     exec: async (query: string) => {
       const startedAt = performance.now();
       const result = await d1.exec(query);

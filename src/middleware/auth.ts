@@ -1,41 +1,78 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
+import type { UserRow } from '../db/schema';
 import { accountInactive, forbidden, unauthenticated } from '../lib/errors';
 import { constantTimeEqual } from '../lib/crypto';
-import { isRevokedByUser, parseBearer, resolveToken } from '../services/tokens';
-import { findUserById } from '../services/users';
+import { isRevokedByUser, parseBearer, resolveToken, type TokenRecord } from '../services/tokens';
+import { USER_COLUMNS } from '../services/users';
+
+/** The user row decides: revoked by a password change → 401; not active → 403. */
+function checkUser(row: UserRow | undefined, record: TokenRecord): UserRow {
+  if (!row || isRevokedByUser(record, row)) throw unauthenticated();
+  if (row.status !== 'active') throw accountInactive(row.status);
+  return row;
+}
+
+async function presentedToken(c: Context<AppEnv>): Promise<TokenRecord> {
+  const presented = parseBearer(c.req.header('authorization'));
+  if (!presented) throw unauthenticated();
+  const record = await resolveToken(c.env.TOKENS, presented);
+  if (!record) throw unauthenticated();
+  c.set('token', record);
+  c.set('userId', record.userId);
+  return record;
+}
+
+const userStatement = (c: Context<AppEnv>, userId: number) => c.env.DB.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?1`).bind(userId);
 
 /**
- * Protected routes: one KV read for the token, one D1 read for its user. The user row
- * is read on every request so that a ban or a password change holds everywhere at
- * once, whatever KV still caches elsewhere. Not active → 403 with `requires_logout`.
+ * Protected routes that write or need the user row first: the token (KV, cached per
+ * isolate, see services/tokens.ts), then the user row, before the handler. The row is
+ * read on every request, so a ban or a password change holds everywhere at once.
  */
 export const requireUser = createMiddleware<AppEnv>(async (c, next) => {
-  await authenticate(c);
+  const record = await presentedToken(c);
+  const row = (await c.var.d1.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?1`).bind(record.userId).first<UserRow>()) ?? undefined;
+  c.set('user', checkUser(row, record));
   await next();
 });
+
+/**
+ * Routes whose first D1 call is a read (every read route, and the play): the same
+ * checks, but the user row is read in the same D1 batch as the handler's first query
+ * (db/client.ts `Prelude`), and a refused user throws before the handler sees any
+ * result or writes anything. One round trip instead of two. A handler that never
+ * touches D1 is checked after it ran, before its answer leaves.
+ */
+export const requireReader = createMiddleware<AppEnv>(async (c, next) => {
+  const record = await presentedToken(c);
+  await deferUserCheck(c, record, next);
+});
+
+async function deferUserCheck(c: Context<AppEnv>, record: TokenRecord, next: () => Promise<void>) {
+  const state = c.var.d1State;
+  state.prelude = {
+    statement: userStatement(c, record.userId),
+    check: (result) => c.set('user', checkUser(result.results[0] as UserRow | undefined, record)),
+  };
+  await next();
+  if (state.prelude) {
+    state.prelude = undefined;
+    const row = (await c.var.d1.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?1`).bind(record.userId).first<UserRow>()) ?? undefined;
+    c.set('user', checkUser(row, record));
+  }
+}
 
 /**
  * Routes where a token is optional (genres): no Authorization header is an anonymous
  * caller; a header that is present must be a valid token, as on protected routes.
  */
 export const optionalUser = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.req.header('authorization') !== undefined) await authenticate(c);
-  await next();
+  if (c.req.header('authorization') === undefined) return next();
+  const record = await presentedToken(c);
+  await deferUserCheck(c, record, next);
 });
-
-async function authenticate(c: Context<AppEnv>) {
-  const presented = parseBearer(c.req.header('authorization'));
-  if (!presented) throw unauthenticated();
-  const record = await resolveToken(c.env.TOKENS, presented);
-  if (!record) throw unauthenticated();
-  const user = await findUserById(c.var.db, record.userId);
-  if (!user || isRevokedByUser(record, user)) throw unauthenticated();
-  if (user.status !== 'active') throw accountInactive(user.status);
-  c.set('user', user);
-  c.set('token', record);
-}
 
 /**
  * The admin API: `Authorization: Bearer <ADMIN_TOKEN>`. No credential is 401; any

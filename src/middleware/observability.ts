@@ -1,5 +1,5 @@
 import { createMiddleware } from 'hono/factory';
-import { createDatabase, newDbStats, type DbStats } from '../db/client';
+import { instrumentD1, newDbStats, type DbStats } from '../db/client';
 import type { AppEnv } from '../env';
 
 /** `db;dur=1.2;desc="queries=2 round_trips=1 rows_read=40 rows_written=0"` plus the total. */
@@ -17,7 +17,7 @@ export function logLine(level: string, entry: Record<string, unknown>): void {
 
 /**
  * First middleware of every request: gives it an id (`CF-Ray` when Cloudflare sent
- * one), a database handle that counts what it asks of D1, and on the way out the
+ * one), a D1 handle that counts what it asks of D1, and on the way out the
  * `X-Request-Id` and `Server-Timing` headers and the request's log line.
  */
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
@@ -26,7 +26,9 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   const dbStats = newDbStats();
   c.set('requestId', requestId);
   c.set('dbStats', dbStats);
-  c.set('db', createDatabase(c.env.DB, dbStats));
+  const d1State = {};
+  c.set('d1State', d1State);
+  c.set('d1', instrumentD1(c.env.DB, dbStats, d1State));
 
   await next();
 

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { ZodType } from 'zod';
-import { optionalUser, requireAdmin, requireUser } from '../middleware/auth';
+import { optionalUser, requireAdmin, requireReader, requireUser } from '../middleware/auth';
 
 /** `{ success: true, message, data }` around a payload schema. */
 export function successEnvelope<T extends ZodType>(data: T) {
@@ -65,6 +65,11 @@ export const BODY_ERRORS = [400, 413, 415, 422] as const;
 
 /** Spread into `createRoute`: a user token is required (401, 403 with `requires_logout`). */
 export const userAuth = { middleware: [requireUser], security: [{ bearerAuth: [] }] };
+/**
+ * Spread into `createRoute` of read-only routes: a user token is required, and the user
+ * row is checked in the handler's first D1 batch (one round trip).
+ */
+export const readerAuth = { middleware: [requireReader], security: [{ bearerAuth: [] }] };
 /** Spread into `createRoute`: a user token may be sent; when sent it must be valid. */
 export const optionalAuth = { middleware: [optionalUser], security: [{}, { bearerAuth: [] }] as Record<string, string[]>[] };
 /** Spread into `createRoute`: the admin token is required. */

@@ -1,5 +1,6 @@
 import type { Bindings } from '../env';
 import type { TermCount } from '../durable-objects/search-trends';
+import { Memo } from '../lib/memo';
 
 /** Trending terms are trimmed, lower-case, with single spaces (contract 6). */
 export const normaliseSearchTerm = (q: string) => q.trim().toLowerCase().replace(/\s+/g, ' ');
@@ -21,11 +22,16 @@ export function recordSearchTerm(env: Bindings, term: string, userId: number, no
   return shard(env, fnv1a(term) % shardCount(env)).record(term, String(userId), now);
 }
 
+/** Merged trending lists, kept per isolate for 2 seconds (one fan-out per isolate, not per request). */
+const trendingCache = new Memo<TermCount[]>(2000, 20);
+
 /** The `limit` most searched terms of the last 24 hours, merged from every shard. */
-export async function trendingTerms(env: Bindings, limit: number, now = Date.now()): Promise<TermCount[]> {
-  const perShard = await Promise.all(Array.from({ length: shardCount(env) }, (_, i) => shard(env, i).top(limit, now)));
-  return perShard
-    .flat()
-    .sort((a, b) => b.count - a.count || a.term.localeCompare(b.term))
-    .slice(0, limit);
+export function trendingTerms(env: Bindings, limit: number): Promise<TermCount[]> {
+  return trendingCache.getOrLoad(String(limit), async () => {
+    const perShard = await Promise.all(Array.from({ length: shardCount(env) }, (_, i) => shard(env, i).top(limit)));
+    return perShard
+      .flat()
+      .sort((a, b) => b.count - a.count || a.term.localeCompare(b.term))
+      .slice(0, limit);
+  });
 }

@@ -1,4 +1,5 @@
 import { constantTimeEqual, randomBase64Url, sha256Hex, toHex } from '../lib/crypto';
+import { Memo } from '../lib/memo';
 
 /** What KV holds for one token: never the secret, only its SHA-256. */
 export interface TokenRecord {
@@ -49,19 +50,33 @@ export function parseBearer(header: string | undefined): { id: string; secret: s
   return parts?.[1] && parts[2] ? { id: parts[1], secret: parts[2] } : null;
 }
 
-/** The live record of a presented token, or null when unknown, wrong or expired. One KV read. */
+/**
+ * Token records read from KV, kept per isolate for 30 seconds. KV itself may serve a
+ * deleted token for up to 60 s at other locations, so this adds no new window: a
+ * logged-out token is refused at once by the isolate that logged it out and within the
+ * README's stated 60 s elsewhere. Password changes and bans do not depend on it: the
+ * user row is read on every request. Unknown ids are not cached.
+ */
+const recordCache = new Memo<TokenRecord>(30_000, 10_000);
+
+/** The live record of a presented token, or null when unknown, wrong or expired. At most one KV read. */
 export async function resolveToken(
   kv: KVNamespace,
   presented: { id: string; secret: string },
   now = Date.now(),
 ): Promise<TokenRecord | null> {
-  const record = await kv.get<TokenRecord>(tokenKey(presented.id), 'json');
+  let record = recordCache.get(presented.id, now) ?? null;
+  if (!record) {
+    record = await kv.get<TokenRecord>(tokenKey(presented.id), 'json');
+    if (record) recordCache.set(presented.id, record, now);
+  }
   if (!record || record.expiresAt <= now) return null;
   return constantTimeEqual(await sha256Hex(presented.secret), record.secretHash) ? record : null;
 }
 
 /** Deletes one token (logout). Other locations may still see it for up to 60 s (KV). */
 export async function revokeToken(kv: KVNamespace, record: TokenRecord): Promise<void> {
+  recordCache.delete(record.id);
   await Promise.all([kv.delete(tokenKey(record.id)), kv.delete(userTokenKey(record.userId, record.id))]);
 }
 
@@ -75,6 +90,7 @@ export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId:
   do {
     const page = await kv.list({ prefix: userTokenPrefix(userId), cursor });
     const ids = page.keys.map((key) => key.name.slice(userTokenPrefix(userId).length)).filter((id) => id !== keepId);
+    for (const id of ids) recordCache.delete(id);
     await Promise.all(ids.flatMap((id) => [kv.delete(tokenKey(id)), kv.delete(userTokenKey(userId, id))]));
     revoked += ids.length;
     cursor = page.list_complete ? undefined : page.cursor;

@@ -1,8 +1,6 @@
-import { eq } from 'drizzle-orm';
-import type { Database } from '../db/client';
-import { users, type UserRow, type UserStatus } from '../db/schema';
+import type { UserRow, UserStatus } from '../db/schema';
 import { sha256Hex } from '../lib/crypto';
-import { isUniqueViolation } from '../lib/sql';
+import { isUniqueViolation, statement } from '../lib/sql';
 import { isoTimestamp } from '../lib/time';
 
 /** The User of the spec, as every endpoint returns it. The password never leaves. */
@@ -33,13 +31,18 @@ export async function toUserResource(user: UserRow): Promise<UserResource> {
   };
 }
 
-export async function findUserById(db: Database, id: number): Promise<UserRow | undefined> {
-  return db.select().from(users).where(eq(users.id, id)).get();
+/** Every column of `users`, named as `UserRow` (src/db/schema.ts) names them. */
+export const USER_COLUMNS = `id, name, email, password_hash AS passwordHash, avatar_url AS avatarUrl, status,
+  application_id AS applicationId, tokens_revoked_before AS tokensRevokedBefore, token_kept_id AS tokenKeptId,
+  created_at AS createdAt, updated_at AS updatedAt`;
+
+export async function findUserById(d1: D1Database, id: number): Promise<UserRow | undefined> {
+  return (await statement(d1, `SELECT ${USER_COLUMNS} FROM users WHERE id = ?1`, [id]).first<UserRow>()) ?? undefined;
 }
 
 /** `email` must already be normalised (trimmed, lower-case). */
-export async function findUserByEmail(db: Database, email: string): Promise<UserRow | undefined> {
-  return db.select().from(users).where(eq(users.email, email)).get();
+export async function findUserByEmail(d1: D1Database, email: string): Promise<UserRow | undefined> {
+  return (await statement(d1, `SELECT ${USER_COLUMNS} FROM users WHERE email = ?1`, [email]).first<UserRow>()) ?? undefined;
 }
 
 const isUniqueEmailViolation = (error: unknown) => isUniqueViolation(error, 'users.email');
@@ -52,14 +55,15 @@ export interface NewUser {
 }
 
 /** Inserts an account; null when the email is already taken. */
-export async function createUser(db: Database, input: NewUser, now = Date.now()): Promise<UserRow | null> {
+export async function createUser(d1: D1Database, input: NewUser, now = Date.now()): Promise<UserRow | null> {
   const at = isoTimestamp(now);
   try {
-    return await db
-      .insert(users)
-      .values({ ...input, applicationId: input.applicationId ?? null, status: 'active', createdAt: at, updatedAt: at })
-      .returning()
-      .get();
+    return await statement(
+      d1,
+      `INSERT INTO users (name, email, password_hash, application_id, status, created_at, updated_at)
+       VALUES (?1, ?2, ?3, ?4, 'active', ?5, ?5) RETURNING ${USER_COLUMNS}`,
+      [input.name, input.email, input.passwordHash, input.applicationId ?? null, at],
+    ).first<UserRow>();
   } catch (error) {
     if (isUniqueEmailViolation(error)) return null;
     throw error;
@@ -71,19 +75,17 @@ export async function createUser(db: Database, input: NewUser, now = Date.now())
  * updated row, or null when the new email belongs to someone else.
  */
 export async function updateProfile(
-  db: Database,
+  d1: D1Database,
   id: number,
   changes: { name?: string; email?: string },
   now = Date.now(),
 ): Promise<UserRow | null> {
   try {
-    const row = await db
-      .update(users)
-      .set({ ...changes, updatedAt: isoTimestamp(now) })
-      .where(eq(users.id, id))
-      .returning()
-      .get();
-    return row ?? null;
+    return await statement(
+      d1,
+      `UPDATE users SET name = coalesce(?2, name), email = coalesce(?3, email), updated_at = ?4 WHERE id = ?1 RETURNING ${USER_COLUMNS}`,
+      [id, changes.name ?? null, changes.email ?? null, isoTimestamp(now)],
+    ).first<UserRow>();
   } catch (error) {
     if (isUniqueEmailViolation(error)) return null;
     throw error;
@@ -94,19 +96,22 @@ export async function updateProfile(
  * Stores a new password hash and, in the same statement, revokes every token issued
  * until now except `keepTokenId`, for every location at once.
  */
-export async function changePassword(db: Database, id: number, passwordHash: string, keepTokenId: string, now = Date.now()) {
-  await db
-    .update(users)
-    .set({ passwordHash, tokensRevokedBefore: now, tokenKeptId: keepTokenId, updatedAt: isoTimestamp(now) })
-    .where(eq(users.id, id))
-    .run();
+export async function changePassword(d1: D1Database, id: number, passwordHash: string, keepTokenId: string, now = Date.now()) {
+  await statement(
+    d1,
+    'UPDATE users SET password_hash = ?2, tokens_revoked_before = ?3, token_kept_id = ?4, updated_at = ?5 WHERE id = ?1',
+    [id, passwordHash, now, keepTokenId, isoTimestamp(now)],
+  ).run();
 }
 
 /** Upgrades a hash made with older parameters; tokens are untouched. */
-export async function replacePasswordHash(db: Database, id: number, passwordHash: string) {
-  await db.update(users).set({ passwordHash }).where(eq(users.id, id)).run();
+export async function replacePasswordHash(d1: D1Database, id: number, passwordHash: string) {
+  await statement(d1, 'UPDATE users SET password_hash = ?2 WHERE id = ?1', [id, passwordHash]).run();
 }
 
-export async function setUserStatus(db: Database, id: number, status: UserStatus, now = Date.now()) {
-  return db.update(users).set({ status, updatedAt: isoTimestamp(now) }).where(eq(users.id, id)).returning().get();
+export async function setUserStatus(d1: D1Database, id: number, status: UserStatus, now = Date.now()) {
+  return (
+    (await statement(d1, `UPDATE users SET status = ?2, updated_at = ?3 WHERE id = ?1 RETURNING ${USER_COLUMNS}`, [id, status, isoTimestamp(now)]).first<UserRow>()) ??
+    undefined
+  );
 }

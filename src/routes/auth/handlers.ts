@@ -15,9 +15,9 @@ export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) 
   const body = c.req.valid('json');
   const limit = registrationLimit(c.env, c.req.header('cf-connecting-ip') ?? 'unknown');
   await limit.assertAllowed();
-  if (await usersService.findUserByEmail(c.var.db, body.email)) throw fieldInvalid('email', EMAIL_TAKEN);
+  if (await usersService.findUserByEmail(c.var.d1, body.email)) throw fieldInvalid('email', EMAIL_TAKEN);
 
-  const user = await usersService.createUser(c.var.db, {
+  const user = await usersService.createUser(c.var.d1, {
     name: body.name,
     email: body.email,
     passwordHash: await hashPassword(body.password),
@@ -33,7 +33,7 @@ export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   const throttle = loginThrottle(c.env, email);
   await throttle.assertAllowed();
 
-  const user = await usersService.findUserByEmail(c.var.db, email);
+  const user = await usersService.findUserByEmail(c.var.d1, email);
   // An unknown email costs one scrypt too, so timing does not tell which emails exist.
   const matches = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
   if (!user || !matches) {
@@ -43,7 +43,7 @@ export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   if (user.status !== 'active') throw accountInactive(user.status);
 
   const rehash = needsRehash(user.passwordHash)
-    ? hashPassword(password).then((hash) => usersService.replacePasswordHash(c.var.db, user.id, hash))
+    ? hashPassword(password).then((hash) => usersService.replacePasswordHash(c.var.d1, user.id, hash))
     : undefined;
   const [{ token }] = await Promise.all([issueToken(c.env.TOKENS, user.id, ttlDays(c.env)), throttle.clear(), rehash]);
   return ok(c, { user: await usersService.toUserResource(user), token }, 'Logged in successfully.');
@@ -62,10 +62,10 @@ export const updateProfile: RouteHandler<typeof routes.updateProfile, AppEnv> = 
     return ok(c, await usersService.toUserResource(user), 'Nothing to update.');
   }
   if (changes.email !== undefined && changes.email !== user.email) {
-    const owner = await usersService.findUserByEmail(c.var.db, changes.email);
+    const owner = await usersService.findUserByEmail(c.var.d1, changes.email);
     if (owner) throw fieldInvalid('email', EMAIL_TAKEN);
   }
-  const updated = await usersService.updateProfile(c.var.db, user.id, changes);
+  const updated = await usersService.updateProfile(c.var.d1, user.id, changes);
   if (!updated) throw fieldInvalid('email', EMAIL_TAKEN);
   return ok(c, await usersService.toUserResource(updated), 'Profile updated successfully.');
 };
@@ -76,7 +76,7 @@ export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> 
   if (!(await verifyPassword(body.current_password, user.passwordHash))) {
     throw fieldInvalid('current_password', 'The current password is incorrect.');
   }
-  await usersService.changePassword(c.var.db, user.id, await hashPassword(body.password), token.id);
+  await usersService.changePassword(c.var.d1, user.id, await hashPassword(body.password), token.id);
   // The user row already refuses the other tokens everywhere; deleting their records can follow the response.
   c.executionCtx.waitUntil(revokeOtherTokens(c.env.TOKENS, user.id, token.id));
   return ok(c, null, 'Password changed successfully. Your other sessions were logged out.');

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { idParam } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
-import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, userAuth } from '../../schemas/common';
+import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, readerAuth, userAuth } from '../../schemas/common';
 
 const tags = ['Favorites'];
 const FavoriteState = z.object({ is_favorited: z.boolean(), favorites_count: z.int() }).openapi('FavoriteState');
@@ -13,7 +13,7 @@ export const listFavorites = createRoute({
   path: '/api/v1/favorites',
   tags,
   summary: "The user's favorite channels, latest first",
-  ...userAuth,
+  ...readerAuth,
   responses: { 200: jsonResponse(z.array(RadioSchema), 'Favorites'), ...errorResponses(401, 403) },
 });
 
@@ -32,7 +32,7 @@ export const checkFavorite = createRoute({
   path: '/api/v1/favorites/{id}/check',
   tags,
   summary: 'Whether a channel is a favorite (the answer has no message, as the spec shows)',
-  ...userAuth,
+  ...readerAuth,
   request: { params: channelParams },
   responses: {
     200: {

@@ -1,7 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { idParam, intParam } from '../../lib/validation';
 import { GenreDetailSchema, GenreSchema } from '../../schemas/catalogue';
+import { edgeCache } from '../../middleware/caching';
 import { errorResponses, jsonResponse, optionalAuth } from '../../schemas/common';
+
+/** Anonymous genre reads come from the edge cache; a token is checked as usual. */
+const publicRead = { ...optionalAuth, middleware: [edgeCache, ...optionalAuth.middleware] };
 
 const tags = ['Genres'];
 
@@ -10,7 +14,7 @@ export const listGenres = createRoute({
   path: '/api/v1/genres',
   tags,
   summary: 'Active genres by name (token optional)',
-  ...optionalAuth,
+  ...publicRead,
   responses: { 200: jsonResponse(z.array(GenreSchema), 'Genres'), ...errorResponses(401, 403) },
 });
 
@@ -19,7 +23,7 @@ export const showGenre = createRoute({
   path: '/api/v1/genres/{id}',
   tags,
   summary: 'A genre with its most played channels (token optional)',
-  ...optionalAuth,
+  ...publicRead,
   request: {
     params: z.object({ id: idParam('id') }),
     query: z.object({ limit: intParam({ min: 1, max: 100 }).default(50).openapi({ description: 'channels in radio_channels' }) }),

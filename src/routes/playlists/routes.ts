@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { MAX_PLAYLIST_ITEMS } from '../../playlists/playlists';
 import { idParam } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
-import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse, userAuth } from '../../schemas/common';
+import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse, readerAuth, userAuth } from '../../schemas/common';
 
 const tags = ['Playlists'];
 const timestamp = z.string().openapi({ example: '2026-01-02T03:04:05.123000Z' });
@@ -38,7 +38,7 @@ export const listPlaylists = createRoute({
   path: '/api/v1/playlists',
   tags,
   summary: "The user's playlists, newest first",
-  ...userAuth,
+  ...readerAuth,
   responses: { 200: jsonResponse(z.array(PlaylistSchema), 'Playlists'), ...errorResponses(401, 403) },
 });
 
@@ -47,7 +47,7 @@ export const showPlaylist = createRoute({
   path: '/api/v1/playlists/{id}',
   tags,
   summary: "A playlist with its items by position (the owner's, or a public one)",
-  ...userAuth,
+  ...readerAuth,
   request: { params: playlistParams },
   responses: { 200: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...readErrors },
 });
@@ -150,7 +150,7 @@ export const membership = createRoute({
   path: '/api/v1/radios/{id}/playlists',
   tags,
   summary: "Which of the user's playlists hold the channel",
-  ...userAuth,
+  ...readerAuth,
   request: { params: z.object({ id: idParam('id') }) },
   responses: {
     200: jsonResponse(

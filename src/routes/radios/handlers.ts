@@ -13,7 +13,7 @@ import type * as routes from './routes';
 export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async (c) => {
   const query = c.req.valid('query');
   const page = await listChannels(
-    c.var.db.$client,
+    c.var.d1,
     {
       page: query.page,
       perPage: query.per_page,
@@ -23,48 +23,48 @@ export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async 
       language: query.language,
       genreId: query.genre_id,
     },
-    c.var.user.id,
+    c.var.userId,
   );
   return c.json({ ...envelope(page.items, 'Radio channels retrieved successfully.'), meta: page.meta }, 200);
 };
 
 export const featuredRadios: RouteHandler<typeof routes.featuredRadios, AppEnv> = async (c) =>
-  ok(c, await featuredChannels(c.var.db.$client, c.req.valid('query').limit, c.var.user.id), 'Featured radio channels retrieved successfully.');
+  ok(c, await featuredChannels(c.var.d1, c.req.valid('query').limit, c.var.userId), 'Featured radio channels retrieved successfully.');
 
 export const showRadio: RouteHandler<typeof routes.showRadio, AppEnv> = async (c) => {
-  const channel = await findVisibleChannel(c.var.db.$client, c.req.valid('param').id, c.var.user.id);
+  const channel = await findVisibleChannel(c.var.d1, c.req.valid('param').id, c.var.userId);
   if (!channel) throw notFound('Radio channel');
   return ok(c, channel, 'Radio channel retrieved successfully.');
 };
 
 export const trendingRadios: RouteHandler<typeof routes.trendingRadios, AppEnv> = async (c) => {
   const { hours, limit } = c.req.valid('query');
-  return ok(c, await trendingChannels(c.env, c.var.db.$client, hours, limit, c.var.user.id), 'Trending radio channels retrieved successfully.');
+  return ok(c, await trendingChannels(c.env, c.var.d1, hours, limit, c.var.userId), 'Trending radio channels retrieved successfully.');
 };
 
 export const chartRadios: RouteHandler<typeof routes.chartRadios, AppEnv> = async (c) => {
   const { metric, period, limit } = c.req.valid('query');
-  return ok(c, await chart(c.env, c.var.db.$client, metric, period, limit, c.var.user.id), 'Radio chart retrieved successfully.');
+  return ok(c, await chart(c.env, c.var.d1, metric, period, limit, c.var.userId), 'Radio chart retrieved successfully.');
 };
 
 export const likedRadios: RouteHandler<typeof routes.likedRadios, AppEnv> = async (c) =>
-  ok(c, await likedChannels(c.var.db.$client, c.var.user.id, c.req.valid('query').limit), 'Liked radio channels retrieved successfully.');
+  ok(c, await likedChannels(c.var.d1, c.var.userId, c.req.valid('query').limit), 'Liked radio channels retrieved successfully.');
 
 export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const d1 = c.var.db.$client;
+  const d1 = c.var.d1;
   const visible = await statement(
     d1,
     'SELECT 1 AS ok FROM radio_channels c JOIN countries co ON co.id = c.country_id WHERE c.id = ?1 AND c.is_active = 1 AND co.is_active = 1',
     [id],
   ).first();
   if (!visible) throw notFound('Radio channel');
-  await recordPlay(c.env, d1, c.var.user.id, id);
+  await recordPlay(c.env, d1, c.var.userId, id);
   return ok(c, null, 'Play tracked successfully.');
 };
 
 export const likeRadio: RouteHandler<typeof routes.likeRadio, AppEnv> = async (c) => {
-  const state = await toggle(c.var.db.$client, 'likes', c.var.user.id, c.req.valid('param').id, isoTimestamp());
+  const state = await toggle(c.var.d1, 'likes', c.var.userId, c.req.valid('param').id, isoTimestamp());
   if (!state) throw notFound('Radio channel');
   return ok(c, { is_liked: state.active, likes_count: state.total }, state.active ? 'Radio channel liked.' : 'Radio channel unliked.');
 };

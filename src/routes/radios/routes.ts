@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { CHANNEL_SORTS } from '../../catalogue/channels';
 import { idParam, intParam } from '../../lib/validation';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
-import { NullData, errorResponses, jsonResponse, successEnvelope, userAuth } from '../../schemas/common';
+import { NullData, errorResponses, jsonResponse, successEnvelope, userAuth, readerAuth } from '../../schemas/common';
 
 const tags = ['Radio channels'];
 
@@ -11,7 +11,7 @@ export const listRadios = createRoute({
   path: '/api/v1/radios',
   tags,
   summary: 'Active channels, paginated, searchable and filterable',
-  ...userAuth,
+  ...readerAuth,
   request: {
     query: z.object({
       page: intParam({ min: 1, max: 100_000 }).default(1),
@@ -37,7 +37,7 @@ export const featuredRadios = createRoute({
   path: '/api/v1/radios/featured',
   tags,
   summary: 'Featured channels, most played first',
-  ...userAuth,
+  ...readerAuth,
   request: { query: z.object({ limit: intParam({ min: 1, max: 50 }).default(10) }) },
   responses: { 200: jsonResponse(z.array(RadioSchema), 'Featured channels'), ...errorResponses(401, 403, 422) },
 });
@@ -47,7 +47,7 @@ export const showRadio = createRoute({
   path: '/api/v1/radios/{id}',
   tags,
   summary: 'One channel',
-  ...userAuth,
+  ...readerAuth,
   request: { params: z.object({ id: idParam('id') }) },
   responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(401, 403, 404, 422) },
 });
@@ -59,7 +59,7 @@ export const trendingRadios = createRoute({
   path: '/api/v1/radios/trending',
   tags,
   summary: 'Channels with the most plays in the last `hours` hours',
-  ...userAuth,
+  ...readerAuth,
   request: { query: z.object({ hours: intParam({ min: 1, max: 168 }).default(24), limit: intParam({ min: 1, max: 100 }).default(20) }) },
   responses: {
     200: jsonResponse(z.array(RadioSchema.extend({ recent_plays: z.int() })), 'Trending channels'),
@@ -72,7 +72,7 @@ export const chartRadios = createRoute({
   path: '/api/v1/radios/charts',
   tags,
   summary: 'Top channels by plays or likes in a period',
-  ...userAuth,
+  ...readerAuth,
   request: {
     query: z.object({
       metric: z.enum(['plays', 'likes']).default('plays'),
@@ -91,7 +91,7 @@ export const likedRadios = createRoute({
   path: '/api/v1/radios/liked',
   tags,
   summary: 'Channels the user liked, latest first',
-  ...userAuth,
+  ...readerAuth,
   request: { query: limitQuery(100, 20) },
   responses: { 200: jsonResponse(z.array(RadioSchema), 'Liked channels'), ...errorResponses(401, 403, 422) },
 });
@@ -103,7 +103,7 @@ export const playRadio = createRoute({
   path: '/api/v1/radios/{id}/play',
   tags,
   summary: 'Record a play (a repeat within 60 seconds is acknowledged, not counted)',
-  ...userAuth,
+  ...readerAuth,
   request: { params: channelParams },
   responses: { 200: jsonResponse(NullData, 'The play was tracked'), ...errorResponses(401, 403, 404, 422) },
 });

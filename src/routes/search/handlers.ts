@@ -9,7 +9,7 @@ import type * as routes from './routes';
 
 export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
   const query = c.req.valid('query');
-  const d1 = c.var.db.$client;
+  const d1 = c.var.d1;
   let countryId = query.country_id;
   if (query.country !== undefined) {
     const country = findCountryByName(await loadCountries(d1), query.country);
@@ -20,11 +20,11 @@ export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
   const result = await searchCatalogue(
     d1,
     { q: query.q, limit: query.stations_limit, categoriesLimit: query.categories_limit, genreId: query.genre_id, countryId },
-    c.var.user.id,
+    c.var.userId,
   );
   if (result.stations.length || result.categories.length || result.countries.length) {
     // Counted after the answer is sent; the Durable Object's write is durable once it returns.
-    c.executionCtx.waitUntil(recordSearchTerm(c.env, normaliseSearchTerm(query.q), c.var.user.id).catch(() => false));
+    c.executionCtx.waitUntil(recordSearchTerm(c.env, normaliseSearchTerm(query.q), c.var.userId).catch(() => false));
   }
   return ok(c, result, 'Search results retrieved successfully.');
 };
@@ -32,7 +32,7 @@ export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
 export const suggestions: RouteHandler<typeof routes.suggestions, AppEnv> = async (c) => {
   const { q, limit } = c.req.valid('query');
   const folded = normaliseTerm(q);
-  const [names, trending] = await Promise.all([nameCompletions(c.var.db.$client, q, limit), trendingTerms(c.env, 50)]);
+  const [names, trending] = await Promise.all([nameCompletions(c.var.d1, q, limit), trendingTerms(c.env, 50)]);
   const fromTrending = trending.map((t) => t.term);
   return ok(c, completions(folded, [...fromTrending, ...names.genres, ...names.channels], limit), 'Suggestions retrieved successfully.');
 };

@@ -1,0 +1,251 @@
+#!/usr/bin/env node
+// npm run bench [-- --duration S] [--connections N] [--channels N] [--only a,b]
+//
+// Bundles the Worker (`wrangler deploy --dry-run --outdir`), serves the bundle from
+// Miniflare directly (no `wrangler dev` proxy), loads a synthetic catalogue through the
+// API's own import, then drives each endpoint with autocannon, alternating with a
+// baseline Worker on the same runtime that answers a fixed JSON body. Prints, per
+// endpoint: requests/s, p50 and p99 latency, errors, D1 queries/round trips/rows per
+// request (from Server-Timing) and the ratio to the baseline; writes bench/results.md,
+// bench/results.json and bench/results.svg.
+import autocannon from 'autocannon';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import { root, serverTiming } from './lib/local-api.mjs';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i === -1 ? fallback : args[i + 1];
+};
+const DURATION = Number(option('duration', 5));
+const CONNECTIONS = Number(option('connections', 16));
+const CHANNELS = Number(option('channels', 50_000));
+const ONLY = option('only', '')?.split(',').filter(Boolean);
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+
+// Miniflare as wrangler resolves it: the version that matches wrangler's workerd.
+const { Miniflare } = await import(createRequire(createRequire(import.meta.url).resolve('wrangler/package.json')).resolve('miniflare'));
+
+const out = `${root}/bench/out`;
+mkdirSync(out, { recursive: true });
+
+console.log('Bundling the Worker (wrangler deploy --dry-run)...');
+const build = spawnSync('npx', ['--no-install', 'wrangler', 'deploy', '--dry-run', '--outdir', `${out}/bundle`], { cwd: root, stdio: 'ignore' });
+if (build.status !== 0) throw new Error('wrangler deploy --dry-run failed');
+
+const toml = readFileSync(`${root}/wrangler.toml`, 'utf8');
+const compatibilityDate = /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1];
+const vars = Object.fromEntries([...toml.split('[vars]')[1].split('\n[')[0].matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm)].map((m) => [m[1], m[2]]));
+
+const worker = new Miniflare({
+  host: '127.0.0.1',
+  port: 0,
+  modules: true,
+  scriptPath: `${out}/bundle/index.js`,
+  compatibilityDate,
+  compatibilityFlags: ['nodejs_compat'],
+  d1Databases: { DB: 'bench' },
+  kvNamespaces: { TOKENS: 'bench' },
+  durableObjects: {
+    RATE_LIMITER: { className: 'RateLimiter', useSQLite: true },
+    SEARCH_TRENDS: { className: 'SearchTrends', useSQLite: true },
+    PLAY_COUNTER: { className: 'PlayCounter', useSQLite: true },
+  },
+  bindings: { ...vars, ADMIN_TOKEN, LOG_LEVEL: 'silent', REGISTER_LIMIT_PER_HOUR: '1000000' },
+});
+const baselineBody = JSON.stringify({ success: true, message: 'Baseline.', data: { id: 1, name: 'Baseline', genres: [] } });
+const baseline = new Miniflare({
+  host: '127.0.0.1',
+  port: 0,
+  modules: true,
+  script: `export default { fetch() { return new Response(${JSON.stringify(baselineBody)}, { headers: { 'content-type': 'application/json; charset=UTF-8' } }); } };`,
+  compatibilityDate,
+});
+const url = (await worker.ready).toString().replace(/\/$/, '');
+const baselineUrl = (await baseline.ready).toString().replace(/\/$/, '');
+
+try {
+  console.log('Applying migrations...');
+  const db = await worker.getD1Database('DB');
+  for (const file of readdirSync(`${root}/drizzle/migrations`).filter((f) => f.endsWith('.sql')).sort()) {
+    for (const sql of readFileSync(`${root}/drizzle/migrations/${file}`, 'utf8').split('--> statement-breakpoint')) {
+      if (sql.replace(/--.*$/gm, '').trim()) await db.prepare(sql).run();
+    }
+  }
+
+  console.log(`Importing ${CHANNELS} synthetic channels through POST /api/v1/admin/radios/import...`);
+  const file = `${out}/synthetic-${CHANNELS}.json`;
+  execFileSync(process.execPath, [`${root}/scripts/generate-synthetic-catalogue.mjs`, String(CHANNELS), file], { stdio: 'ignore' });
+  const stations = JSON.parse(readFileSync(file, 'utf8'));
+  const started = Date.now();
+  for (let i = 0; i < stations.length; i += 5000) {
+    const response = await fetch(`${url}/api/v1/admin/radios/import`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(stations.slice(i, i + 5000)),
+    });
+    if (!response.ok) throw new Error(`import failed: ${response.status} ${await response.text()}`);
+  }
+  console.log(`  imported in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  await db.prepare('UPDATE radio_channels SET is_featured = 1 WHERE id % 500 = 0').run();
+
+  const api = async (method, path, token, body) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body ? { 'Content-Type': 'application/json' } : {}), 'CF-Connecting-IP': '10.0.0.1' },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const json = await response.json();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+    return json.data;
+  };
+  console.log('Creating users, plays, likes and a playlist...');
+  const tokens = [];
+  for (let i = 0; i < 40; i += 1) {
+    const data = await api('POST', '/api/v1/auth/register', null, {
+      name: `Bench ${i}`,
+      email: `bench${i}@example.com`,
+      password: 'benchmark-password',
+      password_confirmation: 'benchmark-password',
+    });
+    tokens.push(data.token);
+  }
+  const channelIds = (await db.prepare('SELECT id FROM radio_channels ORDER BY id').all()).results.map((r) => r.id);
+  const pick = (list, i) => list[i % list.length];
+  for (let i = 0; i < 400; i += 1) await api('POST', `/api/v1/radios/${pick(channelIds, i * 7919)}/play`, pick(tokens, i));
+  for (let i = 0; i < 200; i += 1) await api('POST', `/api/v1/radios/${pick(channelIds, i * 104_729)}/like`, pick(tokens, i));
+  const playlist = await api('POST', '/api/v1/playlists', tokens[0], { name: 'Bench mix', is_public: true });
+  for (let i = 0; i < 50; i += 1) await api('POST', `/api/v1/playlists/${playlist.id}/items`, tokens[0], { radio_channel_id: pick(channelIds, i * 31) });
+  await new Promise((r) => setTimeout(r, Number(vars.PLAY_FLUSH_MS) + 1500)); // let the play counters flush
+
+  const words = ['radio', 'sound', 'wave', 'classic', 'groove', 'metro', 'star', 'night', 'blue', 'prime'];
+  const endpoints = [
+    { name: 'genres', path: () => '/api/v1/genres', anonymous: true },
+    { name: 'channel detail', path: (i) => `/api/v1/radios/${pick(channelIds, i * 7)}` },
+    { name: 'list page (popular)', path: (i) => `/api/v1/radios?sort=popular&page=${1 + (i % 5)}` },
+    { name: 'search', path: (i) => `/api/v1/search?q=${pick(words, i)}` },
+    { name: 'suggestions', path: (i) => `/api/v1/search/suggestions?q=${pick(words, i).slice(0, 3)}` },
+    { name: 'charts', path: () => '/api/v1/radios/charts?metric=plays&period=7d' },
+    { name: 'trending', path: () => '/api/v1/radios/trending' },
+    { name: 'play', method: 'POST', path: (i) => `/api/v1/radios/${pick(channelIds, i * 13)}/play` },
+    { name: 'like toggle', method: 'POST', path: (i) => `/api/v1/radios/${pick(channelIds, i * 17)}/like` },
+    { name: 'playlist detail', path: () => `/api/v1/playlists/${playlist.id}` },
+  ].filter((e) => !ONLY?.length || ONLY.includes(e.name));
+
+  const load = (target, endpoint) =>
+    new Promise((resolve, reject) => {
+      let n = 0;
+      autocannon(
+        {
+          url: target,
+          connections: CONNECTIONS,
+          duration: DURATION,
+          requests: [
+            {
+              setupRequest(request) {
+                n += 1;
+                if (!endpoint) return request;
+                return {
+                  ...request,
+                  method: endpoint.method ?? 'GET',
+                  path: endpoint.path(n),
+                  headers: endpoint.anonymous ? {} : { authorization: `Bearer ${pick(tokens, n)}` },
+                };
+              },
+            },
+          ],
+        },
+        (error, result) => (error ? reject(error) : resolve(result)),
+      );
+    });
+  const summary = (result) => ({
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+  });
+
+  const rows = [];
+  for (const endpoint of endpoints) {
+    const base = summary(await load(baselineUrl));
+    const run = summary(await load(url, endpoint));
+    const samples = [];
+    for (let i = 0; i < 5; i += 1) {
+      const response = await fetch(`${url}${endpoint.path(i + 1000)}`, {
+        method: endpoint.method ?? 'GET',
+        headers: endpoint.anonymous ? {} : { Authorization: `Bearer ${pick(tokens, i + 3)}` },
+      });
+      await response.arrayBuffer();
+      samples.push(serverTiming(response.headers));
+    }
+    const mean = (key) => samples.reduce((s, x) => s + x[key], 0) / samples.length;
+    const row = {
+      endpoint: endpoint.name,
+      rps: Math.round(run.rps),
+      p50: run.p50,
+      p99: run.p99,
+      errors: run.errors,
+      queries: mean('queries'),
+      roundTrips: mean('roundTrips'),
+      rowsRead: Math.round(mean('rowsRead')),
+      baselineRps: Math.round(base.rps),
+      ratio: run.rps / base.rps,
+      target: endpoint.name === 'genres' ? 0.8 : 0.5,
+    };
+    rows.push(row);
+    console.log(
+      `${row.endpoint.padEnd(20)} ${String(row.rps).padStart(6)} req/s  p50 ${String(row.p50).padStart(3)} ms  p99 ${String(row.p99).padStart(4)} ms  ` +
+        `errors ${row.errors}  D1 ${row.queries.toFixed(1)} q / ${row.roundTrips.toFixed(1)} rt / ${row.rowsRead} rows  ` +
+        `baseline ${row.baselineRps} req/s  ratio ${row.ratio.toFixed(2)} (target ${row.target})`,
+    );
+  }
+
+  const machine = `${os.cpus().length} × ${os.cpus()[0]?.model?.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const date = new Date().toISOString().slice(0, 10);
+  const table = [
+    '| endpoint | req/s | p50 ms | p99 ms | errors | D1 queries | D1 round trips | rows read | baseline req/s | ratio | target |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.endpoint} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.queries.toFixed(1)} | ${r.roundTrips.toFixed(1)} | ${r.rowsRead} | ${r.baselineRps} | ${r.ratio.toFixed(2)} | ${r.ratio >= r.target ? '≥' : '<'} ${r.target} |`,
+    ),
+  ].join('\n');
+  writeFileSync(
+    `${root}/bench/results.md`,
+    `# Benchmark\n\n${date}; ${machine}; ${CHANNELS} channels; autocannon, ${CONNECTIONS} connections, ${DURATION} s per run, ` +
+      `each endpoint run right after a baseline run (fixed JSON on the same workerd); bundle served by Miniflare directly.\n\n${table}\n\n![chart](results.svg)\n`,
+  );
+  writeFileSync(`${root}/bench/results.json`, JSON.stringify({ date, machine, channels: CHANNELS, connections: CONNECTIONS, duration: DURATION, rows }, null, 2));
+  writeFileSync(`${root}/bench/results.svg`, chart(rows, `${date} · ${CHANNELS} channels · ratio of requests/s to the baseline Worker`));
+  console.log(`\n${table}\n\nWritten: bench/results.md, bench/results.json, bench/results.svg`);
+} finally {
+  await worker.dispose();
+  await baseline.dispose();
+}
+
+/** A horizontal bar chart of the ratios with each endpoint's target marked. */
+function chart(rows, title) {
+  const width = 760;
+  const barHeight = 26;
+  const left = 170;
+  const scale = (width - left - 60) / Math.max(1, ...rows.map((r) => r.ratio));
+  const bars = rows
+    .map((r, i) => {
+      const y = 40 + i * (barHeight + 8);
+      const color = r.ratio >= r.target ? '#2a9d5c' : '#d9534f';
+      return `<text x="${left - 8}" y="${y + 18}" text-anchor="end">${r.endpoint}</text>
+<rect x="${left}" y="${y}" width="${(r.ratio * scale).toFixed(1)}" height="${barHeight}" fill="${color}"/>
+<line x1="${left + r.target * scale}" x2="${left + r.target * scale}" y1="${y - 2}" y2="${y + barHeight + 2}" stroke="#222" stroke-dasharray="3,2"/>
+<text x="${left + r.ratio * scale + 6}" y="${y + 18}">${r.ratio.toFixed(2)} (${r.rps}/s)</text>`;
+    })
+    .join('\n');
+  const height = 60 + rows.length * (barHeight + 8);
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="13">
+<rect width="100%" height="100%" fill="#fff"/><text x="10" y="22" font-weight="bold">${title}</text>
+${bars}
+</svg>
+`;
+}
