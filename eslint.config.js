@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', '.wrangler', 'dist', 'bench/out', 'drizzle'] },
+  { ignores: ['node_modules', '.wrangler', 'dist', 'bench/out', 'drizzle', 'worker-configuration.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

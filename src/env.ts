@@ -49,3 +49,10 @@ export interface AppEnv {
   Bindings: Bindings;
   Variables: Variables;
 }
+
+/**
+ * Compile-time check that wrangler.toml (through `wrangler types`, in
+ * worker-configuration.d.ts) gives the Worker every binding it expects here.
+ */
+export type ConfigProvidesBindings = Cloudflare.Env extends Bindings ? true : never;
+export const configProvidesBindings: ConfigProvidesBindings = true;

@@ -185,3 +185,17 @@ describe('caching', () => {
     expect(withToken.headers.get('Cache-Control')).toBe('private, no-cache');
   });
 });
+
+describe('D1 sessions', () => {
+  it('answers an X-D1-Bookmark that a client can send back for read-your-writes', async () => {
+    const user = await registerUser();
+    const write = await call('PATCH', '/api/v1/auth/profile', { token: user.token, json: { name: 'Bookmarked' } });
+    const bookmark = write.headers.get('X-D1-Bookmark');
+    expect(bookmark).toMatch(/^[0-9a-f]{8}(-[0-9a-f]{8,})+$/);
+    const read = await call('GET', '/api/v1/auth/me', { token: user.token, headers: { 'X-D1-Bookmark': bookmark! } });
+    expect(read.body.data.name).toBe('Bookmarked');
+    expect(read.headers.get('X-D1-Bookmark')! >= bookmark!).toBe(true);
+    // A malformed bookmark is ignored, not an error.
+    expect((await call('GET', '/api/v1/auth/me', { token: user.token, headers: { 'X-D1-Bookmark': 'nonsense' } })).status).toBe(200);
+  });
+});

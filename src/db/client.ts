@@ -102,7 +102,6 @@ export function instrumentD1(d1: D1Database, stats: DbStats, state: { prelude?: 
       stats.queries += result.count;
       return result;
     },
-    dump: () => d1.dump(),
     withSession: (...args: Parameters<D1Database['withSession']>) => d1.withSession(...args),
   } as D1Database;
 }

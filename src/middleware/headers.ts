@@ -2,7 +2,7 @@ import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
 
 const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
-const ALLOWED_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Request-Id';
+const ALLOWED_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Request-Id, X-D1-Bookmark';
 
 /**
  * Security headers and CORS on every answer, from one precomputed list (Hono's
@@ -23,7 +23,7 @@ const HEADERS: [string, string][] = [
   ['X-Permitted-Cross-Domain-Policies', 'none'],
   ['X-XSS-Protection', '0'],
   ['Access-Control-Allow-Origin', '*'],
-  ['Access-Control-Expose-Headers', 'X-Request-Id, Server-Timing, Retry-After, ETag'],
+  ['Access-Control-Expose-Headers', 'X-Request-Id, Server-Timing, Retry-After, ETag, X-D1-Bookmark'],
 ];
 
 export const securityHeaders = createMiddleware<AppEnv>(async (c, next) => {

@@ -8,6 +8,19 @@ export function serverTiming(stats: DbStats, totalMs: number): string {
   return `db;dur=${stats.durationMs.toFixed(1)};desc="${desc}", total;dur=${totalMs.toFixed(1)}`;
 }
 
+const BOOKMARK = /^[0-9a-f]{8}(-[0-9a-f]{8,})+$/i;
+
+/**
+ * A D1 session per request, so that reads may be served by read replicas. Without a
+ * bookmark the session starts at any replica ('first-unconstrained'); with the
+ * `X-D1-Bookmark` of an earlier answer it starts at a replica at least that recent,
+ * which gives a client read-your-writes across requests. Writes always go to the
+ * primary, and within one request D1 keeps every read after its writes.
+ */
+export function openSession(db: D1Database, bookmark: string | undefined): D1DatabaseSession {
+  return db.withSession(bookmark && BOOKMARK.test(bookmark) ? bookmark : 'first-unconstrained');
+}
+
 /** One structured line per request, or per failure, as `LOG_LEVEL` allows. */
 export function logLine(level: string, entry: Record<string, unknown>): void {
   const isError = entry.level === 'error';
@@ -27,8 +40,9 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   c.set('requestId', requestId);
   c.set('dbStats', dbStats);
   const d1State = {};
+  const session = openSession(c.env.DB, c.req.header('x-d1-bookmark'));
   c.set('d1State', d1State);
-  c.set('d1', instrumentD1(c.env.DB, dbStats, d1State));
+  c.set('d1', instrumentD1(session as unknown as D1Database, dbStats, d1State));
 
   await next();
 
@@ -38,6 +52,8 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     c.header('Content-Type', 'application/json; charset=UTF-8');
   }
   c.header('X-Request-Id', requestId);
+  const bookmark = session.getBookmark();
+  if (bookmark) c.header('X-D1-Bookmark', bookmark);
   c.header('Server-Timing', serverTiming(dbStats, durationMs));
   logLine(c.env.LOG_LEVEL, {
     level: c.res.status >= 500 ? 'error' : 'info',
