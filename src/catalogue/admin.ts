@@ -1,6 +1,6 @@
 import type { StreamFormat } from '../db/schema';
 import { notFound, validationFailed, type FieldErrors } from '../lib/errors';
-import { isUniqueViolation, statement } from '../lib/sql';
+import { assignments, isUniqueViolation, statement } from '../lib/sql';
 import { foldText, slugify } from '../lib/text';
 import { findChannelForAdmin } from './channels';
 import { findGenreForAdmin } from './genres';
@@ -199,12 +199,7 @@ export async function createGenre(d1: D1Database, input: GenreChanges & { name: 
 export async function updateGenre(d1: D1Database, id: number, changes: GenreChanges, now: string) {
   if (!(await findGenreForAdmin(d1, id))) throw notFound('Genre');
   const values: unknown[] = [id, now];
-  const sets = Object.entries(changes)
-    .filter(([, value]) => value !== undefined)
-    .map(([column, value]) => {
-      values.push(typeof value === 'boolean' ? Number(value) : value);
-      return `${column} = ?${values.length}`;
-    });
+  const sets = assignments(changes, values);
   const writes = [statement(d1, `UPDATE genres SET ${[...sets, 'updated_at = ?2'].join(', ')} WHERE id = ?1`, values)];
   if (changes.name !== undefined) writes.push(...indexGenreStatements(d1, id, foldText(changes.name)));
   try {

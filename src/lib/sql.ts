@@ -21,3 +21,17 @@ export function isUniqueViolation(error: unknown, ...columns: string[]): boolean
   const text = error instanceof Error ? `${error.message} ${String(error.cause ?? '')}` : String(error);
   return columns.some((column) => text.includes(`UNIQUE constraint failed: ${column}`));
 }
+
+/**
+ * `column = ?n` for every defined entry of `changes` (keys are column names from a
+ * zod-checked body, never free input), appending the values to `values` (booleans as
+ * 0/1). For UPDATEs that change only the given fields.
+ */
+export function assignments(changes: object, values: unknown[]): string[] {
+  return Object.entries(changes)
+    .filter(([, value]) => value !== undefined)
+    .map(([column, value]) => {
+      values.push(typeof value === 'boolean' ? Number(value) : value);
+      return `${column} = ?${values.length}`;
+    });
+}

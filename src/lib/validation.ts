@@ -94,3 +94,6 @@ export function intParam(options: { min?: number; max?: number } = {}) {
 /** A positive integer identifier in a path, documented as `{id}`. */
 export const idParam = (name: string) =>
   intParam({ min: 1 }).openapi({ param: { name, in: 'path' }, example: 1 });
+
+/** `{ limit }` query of the list endpoints: 1..`max`, `fallback` when absent (contract 3). */
+export const limitQuery = (max: number, fallback: number) => z.object({ limit: intParam({ min: 1, max }).default(fallback) });

@@ -1,6 +1,6 @@
 import { RADIO_VISIBLE, radioColumns, radioJoin, toRadioResource, type RadioResource, type RadioRow } from '../catalogue/radio-resource';
 import { conflict, forbidden, notFound, validationFailed, fieldInvalid } from '../lib/errors';
-import { statement } from '../lib/sql';
+import { assignments, statement } from '../lib/sql';
 
 /** Most items a playlist holds (contract 5). */
 export const MAX_PLAYLIST_ITEMS = 500;
@@ -121,12 +121,7 @@ export async function updatePlaylist(
 ): Promise<PlaylistResource> {
   await playlistForWrite(d1, id, userId);
   const values: unknown[] = [id, now];
-  const sets = Object.entries(changes)
-    .filter(([, value]) => value !== undefined)
-    .map(([column, value]) => {
-      values.push(typeof value === 'boolean' ? Number(value) : value);
-      return `${column} = ?${values.length}`;
-    });
+  const sets = assignments(changes, values);
   const row = await statement(
     d1,
     `UPDATE playlists SET ${[...sets, 'updated_at = ?2'].join(', ')} WHERE id = ?1

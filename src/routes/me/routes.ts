@@ -1,10 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { intParam } from '../../lib/validation';
+import { limitQuery } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
 import { errorResponses, jsonResponse, readerAuth } from '../../schemas/common';
 
 const tags = ['My listening'];
-const limitQuery = (max: number, fallback: number) => z.object({ limit: intParam({ min: 1, max }).default(fallback) });
 
 export const recent = createRoute({
   method: 'get',

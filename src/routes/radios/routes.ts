@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { CHANNEL_SORTS } from '../../catalogue/channels';
-import { idParam, intParam } from '../../lib/validation';
+import { idParam, intParam, limitQuery } from '../../lib/validation';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
 import { NullData, errorResponses, jsonResponse, successEnvelope, userAuth, readerAuth } from '../../schemas/common';
 
@@ -52,7 +52,6 @@ export const showRadio = createRoute({
   responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(401, 403, 404, 422) },
 });
 
-const limitQuery = (max: number, fallback: number) => z.object({ limit: intParam({ min: 1, max }).default(fallback) });
 
 export const trendingRadios = createRoute({
   method: 'get',
