@@ -89,6 +89,8 @@ export function createApp() {
     const allowed = [...new Set(matchers.filter((m) => m.matches.test(c.req.path)).map((m) => m.method))];
     if (allowed.length === 0) return errorResponse(c, routeNotFound());
     if (allowed.includes('GET')) allowed.push('HEAD');
+    // A plain OPTIONS (not a CORS preflight, which headers.ts answers) asks what is allowed.
+    if (c.req.method === 'OPTIONS') return c.body(null, 204, { Allow: [...allowed, 'OPTIONS'].join(', ') });
     return errorResponse(c, methodNotAllowed([...allowed, 'OPTIONS']));
   });
   app.onError(onError);

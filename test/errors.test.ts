@@ -22,6 +22,14 @@ describe('the error envelope', () => {
     expect(admin.headers.get('Allow')).toBe('PATCH, OPTIONS');
   });
 
+  it('OPTIONS lists the methods of a route; HEAD answers like GET without a body', async () => {
+    const options = await exports.default.fetch(new Request(`${BASE}/api/v1/genres`, { method: 'OPTIONS' }));
+    expect(options.status).toBe(204);
+    expect(options.headers.get('Allow')).toBe('GET, HEAD, OPTIONS');
+    const head = await call('HEAD', '/api/v1/genres');
+    expect(head.status).toBe(200);
+  });
+
   it('400 for a body that is not valid JSON', async () => {
     const res = await call('POST', '/api/v1/auth/login', { body: '{"email": ', headers: { 'Content-Type': 'application/json' } });
     expect(res.status).toBe(400);
