@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { issueToken } from '../src/services/tokens';
 import { call } from './helpers/client';
 import { openApiDocument } from './helpers/openapi';
-import { login, registerUser, setStatus } from './helpers/users';
+import { login, quickUser as registerUser, setStatus } from './helpers/users';
 
 /**
  * The shared security suite: every route the OpenAPI document marks with the user

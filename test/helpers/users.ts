@@ -44,3 +44,26 @@ export async function setStatus(userId: number, status: 'active' | 'inactive' | 
 }
 
 export const adminToken = ADMIN;
+
+let knownHash: Promise<string> | undefined;
+
+/**
+ * A user made straight in D1 with a token from the token service: the same rows the API
+ * writes, without a scrypt per user (one hash per file), for suites that need many
+ * users. Registration itself is tested through the API in auth.test.ts.
+ */
+export async function quickUser(password = 'correct horse battery'): Promise<TestUser> {
+  const { hashPassword } = await import('../../src/services/passwords');
+  const { issueToken } = await import('../../src/services/tokens');
+  knownHash ??= hashPassword('correct horse battery');
+  const hash = password === 'correct horse battery' ? await knownHash : await hashPassword(password);
+  const email = uniqueEmail('quick');
+  const now = new Date().toISOString().replace(/Z$/, '000Z');
+  const row = await env.DB.prepare(
+    "INSERT INTO users (name, email, password_hash, status, created_at, updated_at) VALUES ('Quick User', ?1, ?2, 'active', ?3, ?3) RETURNING id",
+  )
+    .bind(email, hash, now)
+    .first<{ id: number }>();
+  const { token } = await issueToken(env.TOKENS, row!.id, Number(env.TOKEN_TTL_DAYS));
+  return { id: row!.id, email, password, token };
+}
