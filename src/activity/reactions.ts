@@ -1,8 +1,8 @@
+import { channelVisibleSql } from '../catalogue/radio-resource';
 import { statement } from '../lib/sql';
 
-/** True for a visible channel `?2` (active, in an active country): every write below is guarded by it. */
-const VISIBLE = `EXISTS (SELECT 1 FROM radio_channels c JOIN countries co ON co.id = c.country_id
-  WHERE c.id = ?2 AND c.is_active = 1 AND co.is_active = 1)`;
+/** The channel `?2` is visible: every write below is guarded by it. */
+const VISIBLE = channelVisibleSql('?2');
 
 type Table = 'likes' | 'favorites';
 const COUNTER: Record<Table, string> = { likes: 'likes_count', favorites: 'favorites_count' };

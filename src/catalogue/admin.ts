@@ -112,11 +112,6 @@ export async function createChannel(d1: D1Database, input: ChannelChanges & { na
   }
 }
 
-const COLUMN_OF: Partial<Record<keyof ChannelChanges, string>> = {
-  name: 'name', slug: 'slug', description: 'description', stream_url: 'stream_url', logo: 'logo',
-  language: 'language', bitrate: 'bitrate', format: 'format', is_active: 'is_active', is_featured: 'is_featured',
-};
-
 /** Applies the given fields (only those) in one batch; 404 when the channel does not exist. */
 export async function updateChannel(d1: D1Database, id: number, changes: ChannelChanges, now: string): Promise<RadioResource> {
   const current = await findChannelForAdmin(d1, id);
@@ -124,18 +119,18 @@ export async function updateChannel(d1: D1Database, id: number, changes: Channel
   const found = await lookUp(d1, changes, changes.slug);
   checkLookups(changes, found, id, changes.slug !== undefined);
 
-  const sets: string[] = [];
+  // Every other field of `changes` is named as its column.
+  const { country_id: _countryId, country_code: countryCode, social_links: social, genre_ids: _genreIds, ...columns } = changes;
   const values: unknown[] = [id, now];
-  const set = (column: string, value: unknown) => {
-    values.push(typeof value === 'boolean' ? Number(value) : value);
-    sets.push(`${column} = ?${values.length}`);
-  };
-  for (const [key, column] of Object.entries(COLUMN_OF) as [keyof ChannelChanges, string][]) {
-    if (changes[key] !== undefined) set(column, changes[key]);
-  }
-  if (changes.name !== undefined) set('sort_name', foldText(changes.name));
-  if (found.countryId !== null && (changes.country_id !== undefined || changes.country_code !== undefined)) set('country_id', found.countryId);
-  for (const [key, value] of Object.entries(changes.social_links ?? {})) if (value !== undefined) set(key, value);
+  const sets = assignments(
+    {
+      ...columns,
+      sort_name: changes.name === undefined ? undefined : foldText(changes.name),
+      country_id: changes.country_id !== undefined || countryCode !== undefined ? (found.countryId ?? undefined) : undefined,
+      ...social,
+    },
+    values,
+  );
 
   const writes = [statement(d1, `UPDATE radio_channels SET ${[...sets, 'updated_at = ?2'].join(', ')} WHERE id = ?1`, values)];
   if (changes.genre_ids !== undefined) {

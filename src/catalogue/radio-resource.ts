@@ -51,6 +51,16 @@ export const radioJoin = (on: string) => `radio_channels c ON ${on} JOIN countri
 /** Visible to clients: an active channel in an active country (contract 3). */
 export const RADIO_VISIBLE = 'c.is_active = 1 AND co.is_active = 1';
 
+/** SQL, true when the channel whose id is the parameter `param` is visible. */
+export const channelVisibleSql = (param: string) => `EXISTS (SELECT 1 FROM ${RADIO_FROM} WHERE c.id = ${param} AND ${RADIO_VISIBLE})`;
+
+/** One row when channel `id` is visible, none otherwise: the 404 check of writes to a channel. */
+export const visibleChannelStatement = (d1: D1Database, id: number) =>
+  d1.prepare(`SELECT ${channelVisibleSql('?1')} AS visible`).bind(id);
+
+/** Reads the answer of `visibleChannelStatement`. */
+export const isVisible = (result: D1Result | undefined) => (result?.results[0] as { visible: number } | undefined)?.visible === 1;
+
 /** A row selected with `radioColumns`. */
 export interface RadioRow {
   id: number;

@@ -139,41 +139,35 @@ export const radioChannelGenres = sqliteTable(
   (t) => [primaryKey({ columns: [t.channelId, t.genreId] }), index('radio_channel_genres_genre').on(t.genreId, t.channelId)],
 );
 
-/** One row per user and liked channel; `radio_channels.likes_count` follows it in the same batch. */
-export const likes = sqliteTable(
-  'likes',
-  {
-    userId: integer('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
-    channelId: integer('channel_id')
-      .notNull()
-      .references(() => radioChannels.id, { onDelete: 'cascade' }),
-    createdAt: text('created_at').notNull(),
-  },
-  (t) => [
-    primaryKey({ columns: [t.userId, t.channelId] }),
-    index('likes_channel').on(t.channelId),
-    index('likes_user_recent').on(t.userId, sql`${t.createdAt} DESC`),
-    // Charts by likes count the likes of a period.
-    index('likes_created').on(t.createdAt, t.channelId),
-  ],
-);
+/**
+ * A user's mark on a channel (a like, a favorite): one row per user and channel, listed
+ * per user by recency, counted per channel in the same batch that writes it
+ * (`radio_channels.likes_count` / `favorites_count`).
+ */
+function userChannelMarks(name: 'likes' | 'favorites') {
+  return sqliteTable(
+    name,
+    {
+      userId: integer('user_id')
+        .notNull()
+        .references(() => users.id, { onDelete: 'cascade' }),
+      channelId: integer('channel_id')
+        .notNull()
+        .references(() => radioChannels.id, { onDelete: 'cascade' }),
+      createdAt: text('created_at').notNull(),
+    },
+    (t) => [
+      primaryKey({ columns: [t.userId, t.channelId] }),
+      index(`${name}_channel`).on(t.channelId),
+      index(`${name}_user_recent`).on(t.userId, sql`${t.createdAt} DESC`),
+      // Charts by likes count the likes of a period.
+      ...(name === 'likes' ? [index('likes_created').on(t.createdAt, t.channelId)] : []),
+    ],
+  );
+}
 
-/** One row per user and favorite channel; `radio_channels.favorites_count` follows it. */
-export const favorites = sqliteTable(
-  'favorites',
-  {
-    userId: integer('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
-    channelId: integer('channel_id')
-      .notNull()
-      .references(() => radioChannels.id, { onDelete: 'cascade' }),
-    createdAt: text('created_at').notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.userId, t.channelId] }), index('favorites_channel').on(t.channelId), index('favorites_user_recent').on(t.userId, sql`${t.createdAt} DESC`)],
-);
+export const likes = userChannelMarks('likes');
+export const favorites = userChannelMarks('favorites');
 
 /**
  * Totals of active channels per list scope (`all`, `country:<id>`, `language:<code>`,

@@ -5,7 +5,7 @@ import type { UserRow } from '../db/schema';
 import { accountInactive, forbidden, unauthenticated } from '../lib/errors';
 import { constantTimeEqual } from '../lib/crypto';
 import { isRevokedByUser, parseBearer, resolveToken, type TokenRecord } from '../services/tokens';
-import { USER_COLUMNS } from '../services/users';
+import { findUserById, userByIdStatement } from '../services/users';
 
 /** The user row decides: revoked by a password change → 401; not active → 403. */
 function checkUser(row: UserRow | undefined, record: TokenRecord): UserRow {
@@ -24,8 +24,6 @@ async function presentedToken(c: Context<AppEnv>): Promise<TokenRecord> {
   return record;
 }
 
-const userStatement = (c: Context<AppEnv>, userId: number) => c.env.DB.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?1`).bind(userId);
-
 /**
  * Protected routes that write or need the user row first: the token (KV, cached per
  * isolate, see services/tokens.ts), then the user row, before the handler. The row is
@@ -33,8 +31,7 @@ const userStatement = (c: Context<AppEnv>, userId: number) => c.env.DB.prepare(`
  */
 export const requireUser = createMiddleware<AppEnv>(async (c, next) => {
   const record = await presentedToken(c);
-  const row = (await c.var.d1.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?1`).bind(record.userId).first<UserRow>()) ?? undefined;
-  c.set('user', checkUser(row, record));
+  c.set('user', checkUser(await findUserById(c.var.d1, record.userId), record));
   await next();
 });
 
@@ -53,14 +50,14 @@ export const requireReader = createMiddleware<AppEnv>(async (c, next) => {
 async function deferUserCheck(c: Context<AppEnv>, record: TokenRecord, next: () => Promise<void>) {
   const state = c.var.d1State;
   state.prelude = {
-    statement: userStatement(c, record.userId),
+    // The raw binding: the prelude is sent by the instrumented one, inside its first batch.
+    statement: userByIdStatement(c.env.DB, record.userId),
     check: (result) => c.set('user', checkUser(result.results[0] as UserRow | undefined, record)),
   };
   await next();
   if (state.prelude) {
     state.prelude = undefined;
-    const row = (await c.var.d1.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?1`).bind(record.userId).first<UserRow>()) ?? undefined;
-    c.set('user', checkUser(row, record));
+    c.set('user', checkUser(await findUserById(c.var.d1, record.userId), record));
   }
 }
 

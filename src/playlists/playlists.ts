@@ -1,6 +1,15 @@
-import { RADIO_VISIBLE, radioColumns, radioJoin, toRadioResource, type RadioResource, type RadioRow } from '../catalogue/radio-resource';
+import {
+  RADIO_VISIBLE,
+  isVisible,
+  radioColumns,
+  radioJoin,
+  toRadioResource,
+  visibleChannelStatement,
+  type RadioResource,
+  type RadioRow,
+} from '../catalogue/radio-resource';
 import { conflict, forbidden, notFound, validationFailed, fieldInvalid } from '../lib/errors';
-import { assignments, statement } from '../lib/sql';
+import { assignments, isUniqueViolation, statement } from '../lib/sql';
 
 /** Most items a playlist holds (contract 5). */
 export const MAX_PLAYLIST_ITEMS = 500;
@@ -167,7 +176,7 @@ const touchStatement = (d1: D1Database, playlistId: number, now: string) =>
 export async function addItem(d1: D1Database, playlistId: number, userId: number, channelId: number, position: number | undefined, now: string) {
   const [playlist, channel, state] = await d1.batch([
     playlistStatement(d1, playlistId),
-    statement(d1, `SELECT 1 AS ok FROM radio_channels c JOIN countries co ON co.id = c.country_id WHERE c.id = ?1 AND ${RADIO_VISIBLE}`, [channelId]),
+    visibleChannelStatement(d1, channelId),
     statement(
       d1,
       'SELECT count(*) AS count, coalesce(sum(channel_id = ?2), 0) AS present FROM playlist_items WHERE playlist_id = ?1',
@@ -175,7 +184,7 @@ export async function addItem(d1: D1Database, playlistId: number, userId: number
     ),
   ]);
   authorize(playlist!.results[0] as PlaylistRow | undefined, userId, 'write');
-  if (channel!.results.length === 0) throw notFound('Radio channel');
+  if (!isVisible(channel)) throw notFound('Radio channel');
   const { count, present } = state!.results[0] as { count: number; present: number };
   if (present) throw conflict('The radio channel is already in the playlist.');
   if (count >= MAX_PLAYLIST_ITEMS) throw fieldInvalid('radio_channel_id', `A playlist holds at most ${MAX_PLAYLIST_ITEMS} radio channels.`);
@@ -204,9 +213,7 @@ export async function addItem(d1: D1Database, playlistId: number, userId: number
     ]);
     if (inserted!.results.length === 0) throw conflict('The playlist changed meanwhile; the radio channel was not added.');
   } catch (error) {
-    if (error instanceof Error && /UNIQUE constraint failed: playlist_items/.test(`${error.message} ${String(error.cause ?? '')}`)) {
-      throw conflict('The radio channel is already in the playlist.');
-    }
+    if (isUniqueViolation(error, 'playlist_items.playlist_id')) throw conflict('The radio channel is already in the playlist.');
     throw error;
   }
   return findPlaylistDetail(d1, playlistId, userId);
@@ -279,7 +286,7 @@ export async function reorderItems(
 /** The caller's playlists that hold a channel: the membership summary of GET /radios/{id}/playlists. */
 export async function membership(d1: D1Database, channelId: number, userId: number) {
   const [channel, rows] = await d1.batch([
-    statement(d1, `SELECT 1 AS ok FROM radio_channels c JOIN countries co ON co.id = c.country_id WHERE c.id = ?1 AND ${RADIO_VISIBLE}`, [channelId]),
+    visibleChannelStatement(d1, channelId),
     statement(
       d1,
       `SELECT p.id, p.name, p.is_public FROM playlist_items pi JOIN playlists p ON p.id = pi.playlist_id
@@ -287,7 +294,7 @@ export async function membership(d1: D1Database, channelId: number, userId: numb
       [channelId, userId],
     ),
   ]);
-  if (channel!.results.length === 0) throw notFound('Radio channel');
+  if (!isVisible(channel)) throw notFound('Radio channel');
   const playlists = (rows!.results as { id: number; name: string; is_public: number }[]).map((p) => ({ ...p, is_public: p.is_public === 1 }));
   return { is_in_playlist: playlists.length > 0, playlist_count: playlists.length, playlists };
 }

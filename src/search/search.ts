@@ -63,8 +63,8 @@ export function stationSearchStatement(d1: D1Database, search: StationSearch, vi
   const q = param(folded);
   const conditions = [RADIO_VISIBLE];
   // Words too short for the trigram index must still be in the name ("jazz fm").
-  for (const word of folded.split(' ').filter((w) => w.length < 3)) {
-    if (ftsQuery(folded)) conditions.push(`instr(c.sort_name, ${param(word)}) > 0`);
+  if (ftsQuery(folded)) {
+    for (const word of folded.split(' ').filter((w) => w.length < 3)) conditions.push(`instr(c.sort_name, ${param(word)}) > 0`);
   }
   if (search.countryId !== undefined) conditions.push(`c.country_id = ${param(search.countryId)}`);
   if (search.genreId !== undefined) {
@@ -89,6 +89,9 @@ export function stationSearchStatement(d1: D1Database, search: StationSearch, vi
     ORDER BY ${order}`;
   return statement(d1, sql, values);
 }
+
+/** The rows of `genreSearchStatement`. */
+const genreMatches = (result: D1Result | undefined) => result!.results as (GenreResource & { match_rank: number; stations_count: number })[];
 
 /** Ranked active genres: exact, prefix, word prefix, substring, then stations. */
 export function genreSearchStatement(d1: D1Database, q: string, limit: number): D1PreparedStatement {
@@ -182,9 +185,7 @@ export async function searchCatalogue(d1: D1Database, query: SearchQuery, viewer
   ]);
   const totals = new Map((countryCounts!.results as { scope: string; total: number }[]).map((r) => [r.scope, r.total]));
   const stations = (stationRows!.results as RadioRow[]).map(toRadioResource);
-  const categories = (genreRows!.results as (GenreResource & { match_rank: number; stations_count: number })[]).map(
-    ({ match_rank: _rank, stations_count: _count, ...genre }) => genre,
-  );
+  const categories = genreMatches(genreRows).map(({ match_rank: _rank, stations_count: _count, ...genre }) => genre);
   const countryMatches = countries
     .map(({ country, rank }) => ({ id: country.id, name: country.name, code: country.code, stations_count: totals.get(`country:${country.id}`) ?? 0, rank }))
     .filter((c) => c.stations_count > 0)
@@ -233,8 +234,6 @@ export async function nameCompletions(d1: D1Database, q: string, limit: number):
   ]);
   return {
     channels: (channels!.results as { name: string }[]).map((r) => r.name),
-    genres: (genreRows(genres!)).filter((g) => g.match_rank <= 2).sort((a, b) => b.stations_count - a.stations_count).map((g) => g.name),
+    genres: genreMatches(genres).filter((g) => g.match_rank <= 2).sort((a, b) => b.stations_count - a.stations_count).map((g) => g.name),
   };
 }
-
-const genreRows = (result: D1Result) => result.results as (GenreResource & { match_rank: number; stations_count: number })[];

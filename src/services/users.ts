@@ -32,12 +32,15 @@ export async function toUserResource(user: UserRow): Promise<UserResource> {
 }
 
 /** Every column of `users`, named as `UserRow` (src/db/schema.ts) names them. */
-export const USER_COLUMNS = `id, name, email, password_hash AS passwordHash, avatar_url AS avatarUrl, status,
+const USER_COLUMNS = `id, name, email, password_hash AS passwordHash, avatar_url AS avatarUrl, status,
   application_id AS applicationId, tokens_revoked_before AS tokensRevokedBefore, token_kept_id AS tokenKeptId,
   created_at AS createdAt, updated_at AS updatedAt`;
 
+/** The user row by id, as a statement (the auth check batches it with a handler's first query). */
+export const userByIdStatement = (d1: D1Database, id: number) => statement(d1, `SELECT ${USER_COLUMNS} FROM users WHERE id = ?1`, [id]);
+
 export async function findUserById(d1: D1Database, id: number): Promise<UserRow | undefined> {
-  return (await statement(d1, `SELECT ${USER_COLUMNS} FROM users WHERE id = ?1`, [id]).first<UserRow>()) ?? undefined;
+  return (await userByIdStatement(d1, id).first<UserRow>()) ?? undefined;
 }
 
 /** `email` must already be normalised (trimmed, lower-case). */

@@ -43,7 +43,6 @@ export async function setStatus(userId: number, status: 'active' | 'inactive' | 
   if (response.status !== 200) throw new Error(`status change failed: ${JSON.stringify(response.body)}`);
 }
 
-export const adminToken = ADMIN;
 
 let knownHash: Promise<string> | undefined;
 

@@ -3,7 +3,7 @@ import { chart, likedChannels, trendingChannels } from '../../activity/lists';
 import { recordPlay } from '../../activity/plays';
 import { toggle } from '../../activity/reactions';
 import { featuredChannels, findVisibleChannel, listChannels } from '../../catalogue/channels';
-import { statement } from '../../lib/sql';
+import { isVisible, visibleChannelStatement } from '../../catalogue/radio-resource';
 import { isoTimestamp } from '../../lib/time';
 import type { AppEnv } from '../../env';
 import { envelope, ok } from '../../lib/envelope';
@@ -53,12 +53,7 @@ export const likedRadios: RouteHandler<typeof routes.likedRadios, AppEnv> = asyn
 export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   const d1 = c.var.d1;
-  const visible = await statement(
-    d1,
-    'SELECT 1 AS ok FROM radio_channels c JOIN countries co ON co.id = c.country_id WHERE c.id = ?1 AND c.is_active = 1 AND co.is_active = 1',
-    [id],
-  ).first();
-  if (!visible) throw notFound('Radio channel');
+  if (!isVisible(await visibleChannelStatement(d1, id).all())) throw notFound('Radio channel');
   await recordPlay(c.env, d1, c.var.userId, id);
   return ok(c, null, 'Play tracked successfully.');
 };
