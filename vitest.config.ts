@@ -14,6 +14,9 @@ export default defineConfig({
           ADMIN_TOKEN: 'test-admin-token-0123456789abcdef',
           // Failures (500s) print their cause; ordinary requests stay quiet.
           LOG_LEVEL: 'error',
+          // Far above production's 1 s: a write that fails to drop what it changed from
+          // the read caches shows as a failing test, not as a flaky one.
+          READ_CACHE_MS: '60000',
         },
       },
     })),

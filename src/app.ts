@@ -4,8 +4,7 @@ import type { AppEnv } from './env';
 import { ApiError, malformedJson, methodNotAllowed, routeNotFound } from './lib/errors';
 import { createRouter } from './lib/router';
 import { limitBodySize, requireJsonBody } from './middleware/body';
-import { conditionalGet } from './middleware/caching';
-import { securityHeaders } from './middleware/headers';
+import { conditionalGet, forgetAfterWrite } from './middleware/caching';
 import { logLine, requestContext } from './middleware/observability';
 import { adminRouter } from './routes/admin';
 import { authRouter } from './routes/auth';
@@ -68,8 +67,7 @@ export function createApp() {
   const app = createRouter();
 
   app.use('*', requestContext);
-  app.use('*', securityHeaders);
-  app.use('*', limitBodySize, requireJsonBody, conditionalGet);
+  app.use('*', limitBodySize, requireJsonBody, conditionalGet, forgetAfterWrite);
 
   app.route('/', authRouter);
   app.route('/', radiosRouter);

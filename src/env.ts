@@ -3,6 +3,7 @@ import type { PlayCounter } from './durable-objects/play-counter';
 import type { RateLimiter } from './durable-objects/rate-limiter';
 import type { SearchTrends } from './durable-objects/search-trends';
 import type { UserRow } from './db/schema';
+import type { Viewer } from './services/read-cache';
 import type { TokenRecord } from './services/tokens';
 
 /** Bindings and vars the Worker runs with (wrangler.toml, `.dev.vars`, secrets). */
@@ -24,6 +25,8 @@ export interface Bindings {
   REGISTER_LIMIT_PER_HOUR: string;
   LOGIN_MAX_FAILURES: string;
   LOGIN_WINDOW_MINUTES: string;
+  /** Milliseconds a read may be answered from the isolate's caches (services/read-cache.ts); 0 turns them off. */
+  READ_CACHE_MS: string;
   /** `info` logs every request, `error` only 5xx, `silent` nothing. */
   LOG_LEVEL: string;
 }
@@ -40,6 +43,10 @@ export interface Variables {
   dbStats: DbStats;
   /** The caller's row: set by `requireUser` before the handler, by `requireReader` at its first D1 call. */
   user: UserRow;
+  /** Set by `requireReader` when the caller's row and marks came from the isolate's cache. */
+  viewer?: Viewer;
+  /** A JSON answer's text, kept by lib/envelope.ts for its entity tag. */
+  bodyText?: string;
   /** Set by `requireUser`: the presented token's record. */
   token: TokenRecord;
 }

@@ -113,7 +113,7 @@ describe('cross-cutting headers', () => {
     const user = await registerUser();
     const res = await call('GET', '/api/v1/auth/me', { token: user.token });
     expect(res.headers.get('X-Content-Type-Options')).toBe('nosniff');
-    expect(res.headers.get('X-Frame-Options')).toBe('SAMEORIGIN');
+    expect(res.headers.get('X-Frame-Options')).toBe('DENY');
     expect(res.headers.get('Content-Security-Policy')).toContain("default-src 'none'");
     expect(res.headers.get('Strict-Transport-Security')).toMatch(/max-age=\d+/);
     expect(res.headers.get('Referrer-Policy')).toBe('no-referrer');

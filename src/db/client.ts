@@ -35,27 +35,33 @@ function record(stats: DbStats, startedAt: number, results: D1Result[], statemen
  * truth, through drizzle-kit's migrations): no query builder runs per request.
  */
 /**
- * A statement to run in front of the request's first D1 call, in the same batch, and
+ * Statements to run in front of the request's first D1 call, in the same batch, and
  * what to do with its result (it may throw to refuse the request). This is how the
  * user row of a read request is checked without a round trip of its own
  * (src/middleware/auth.ts).
  */
 export interface Prelude {
-  statement: D1PreparedStatement;
-  check: (result: D1Result) => void;
+  statements: D1PreparedStatement[];
+  check: (results: D1Result[]) => void;
 }
 
-export function instrumentD1(d1: D1Database, stats: DbStats, state: { prelude?: Prelude } = {}): D1Database {
+export function instrumentD1(
+  binding: D1Database | (() => D1Database | D1DatabaseSession),
+  stats: DbStats,
+  state: { prelude?: Prelude } = {},
+): D1Database {
+  // A getter lets the caller open a D1 session only when a request really queries.
+  const target = typeof binding === 'function' ? binding : () => binding;
   /** Runs statements as one batch, with the pending prelude in front when there is one. */
   const send = async (statements: D1PreparedStatement[]) => {
     const prelude = state.prelude;
     state.prelude = undefined;
     const startedAt = performance.now();
-    const results = await d1.batch(prelude ? [prelude.statement, ...statements] : statements);
+    const results = await target().batch(prelude ? [...prelude.statements, ...statements] : statements);
     record(stats, startedAt, results, results.length);
     if (!prelude) return results;
-    prelude.check(results[0]!);
-    return results.slice(1);
+    prelude.check(results.slice(0, prelude.statements.length));
+    return results.slice(prelude.statements.length);
   };
   const wrapStatement = (statement: D1PreparedStatement): D1PreparedStatement => {
     const all = async <T>() => {
@@ -92,16 +98,16 @@ export function instrumentD1(d1: D1Database, stats: DbStats, state: { prelude?: 
   };
 
   return {
-    prepare: (query: string) => wrapStatement(d1.prepare(query)),
+    prepare: (query: string) => wrapStatement(target().prepare(query)),
     batch: async <T>(statements: D1PreparedStatement[]) => (await send(statements.map((s) => unwrapped.get(s) ?? s))) as D1Result<T>[],
     exec: async (query: string) => {
       const startedAt = performance.now();
-      const result = await d1.exec(query);
+      const result = await (target() as D1Database).exec(query);
       stats.durationMs += performance.now() - startedAt;
       stats.roundTrips += 1;
       stats.queries += result.count;
       return result;
     },
-    withSession: (...args: Parameters<D1Database['withSession']>) => d1.withSession(...args),
+    withSession: (...args: Parameters<D1Database['withSession']>) => (target() as D1Database).withSession(...args),
   } as D1Database;
 }

@@ -2,14 +2,22 @@ import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
 import { Memo } from '../lib/memo';
 
+const encoder = new TextEncoder();
+import { addSecurityHeaders } from './headers';
+import { finishHeaders, logRequest, requestIdOf, responseHeaders } from './observability';
+import { newDbStats } from '../db/client';
+import type { Bindings } from '../env';
+import { forgetAllViewers, forgetReads, forgetViewer } from '../services/read-cache';
+
 /** A strong entity tag: base64url of the first 18 bytes of the body's SHA-256. */
-export async function bodyTag(body: ArrayBuffer): Promise<string> {
+export async function bodyTag(body: ArrayBuffer | string): Promise<string> {
+  if (typeof body === 'string') body = encoder.encode(body).buffer as ArrayBuffer;
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', body));
   return `"${btoa(String.fromCharCode(...digest.slice(0, 18))).replace(/\+/g, '-').replace(/\//g, '_')}"`;
 }
 
-const matches = (header: string | undefined, tag: string) =>
-  header !== undefined && header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === tag);
+const matches = (header: string | null | undefined, tag: string) =>
+  header != null && header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === tag);
 
 /**
  * Every successful GET answer carries an `ETag` (a hash of its body); a client that
@@ -20,17 +28,26 @@ const matches = (header: string | undefined, tag: string) =>
 export const conditionalGet = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   if (c.req.method !== 'GET' || c.res.status !== 200) return;
-  if (!c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'private, no-cache');
-  // Answers from the edge cache carry the tag computed when they were stored.
-  const tag = c.res.headers.get('ETag') ?? (await bodyTag(await c.res.clone().arrayBuffer()));
-  c.header('ETag', tag);
-  if (matches(c.req.header('if-none-match'), tag)) {
-    const headers = new Headers(c.res.headers);
-    headers.delete('Content-Type');
-    headers.delete('Content-Length');
-    c.res = new Response(null, { status: 304, headers });
+  const headers = responseHeaders(c);
+  if (!headers.has('Cache-Control')) headers.set('Cache-Control', 'private, no-cache');
+  // Answers from a cache, and handlers that know their version, carry their tag already.
+  let tag = headers.get('ETag');
+  if (tag === null) {
+    // JSON answers keep their text (lib/envelope.ts); anything else is read back once.
+    const text = c.get('bodyText');
+    tag = await bodyTag(text ?? (await c.res.clone().arrayBuffer()));
+    headers.set('ETag', tag);
   }
+  if (matches(c.req.header('if-none-match'), tag)) c.res = notModified(headers);
 });
+
+/** 304: the answer's headers without a body or its type. */
+function notModified(from: Headers): Response {
+  const headers = new Headers(from);
+  headers.delete('Content-Type');
+  headers.delete('Content-Length');
+  return new Response(null, { status: 304, headers });
+}
 
 /** Seconds a public catalogue answer may be served from the edge cache. */
 export const PUBLIC_MAX_AGE = 60;
@@ -43,32 +60,71 @@ export const PUBLIC_MAX_AGE = 60;
  */
 export const edgeCache = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method !== 'GET' || c.req.header('authorization') !== undefined) return next();
-  // The isolate's own copy first (no I/O), then the data centre's Cache API.
-  const copy = isolateCopies.get(c.req.url);
-  if (copy) {
-    c.res = new Response(copy.body, { status: 200, headers: copy.headers });
-    c.header('X-Cache', 'HIT');
-    return;
-  }
+  // The isolate's own copy is served before the router (servePublicCopy); next, the data centre's.
   const cache = (caches as unknown as { default: Cache }).default;
   const key = new Request(c.req.url, { method: 'GET' });
   const hit = await cache.match(key);
   if (hit) {
     const body = await hit.arrayBuffer();
-    isolateCopies.set(c.req.url, { body, headers: [...hit.headers] }, Date.now() - (Number(hit.headers.get('Age')) || 0) * 1000);
-    c.res = new Response(body, hit);
-    c.header('X-Cache', 'HIT');
+    const headers = new Headers(hit.headers);
+    headers.set('X-Cache', 'HIT');
+    addSecurityHeaders(headers);
+    isolateCopies.set(c.req.url, { body, headers }, Date.now() - (Number(hit.headers.get('Age')) || 0) * 1000);
+    c.res = new Response(body, { status: 200, headers });
     return;
   }
   await next();
   if (c.res.status !== 200) return;
-  c.header('Cache-Control', `public, max-age=${PUBLIC_MAX_AGE}, s-maxage=${PUBLIC_MAX_AGE}`);
-  c.header('X-Cache', 'MISS');
+  const headers = responseHeaders(c);
+  headers.set('Cache-Control', `public, max-age=${PUBLIC_MAX_AGE}, s-maxage=${PUBLIC_MAX_AGE}`);
   const body = await c.res.clone().arrayBuffer();
-  c.header('ETag', await bodyTag(body));
-  isolateCopies.set(c.req.url, { body, headers: [...c.res.headers] });
+  headers.set('ETag', await bodyTag(body));
+  const copyHeaders = new Headers(headers);
+  copyHeaders.set('X-Cache', 'HIT');
+  addSecurityHeaders(copyHeaders);
+  isolateCopies.set(c.req.url, { body, headers: copyHeaders });
   c.executionCtx.waitUntil(cache.put(key, c.res.clone()));
+  headers.set('X-Cache', 'MISS');
 });
 
 /** Public answers kept in the isolate for the same `PUBLIC_MAX_AGE`. */
-const isolateCopies = new Memo<{ body: ArrayBuffer; headers: [string, string][] }>(PUBLIC_MAX_AGE * 1000, 200);
+const isolateCopies = new Memo<{ body: ArrayBuffer; headers: Headers }>(PUBLIC_MAX_AGE * 1000, 200);
+
+/**
+ * The isolate's copy of a public answer, served in front of the router: a hit costs
+ * no routing, no middleware and no I/O, only the per-request headers and the log line
+ * that every answer gets. Null when there is no fresh copy (the request then takes the
+ * normal path through `edgeCache`).
+ */
+export function servePublicCopy(request: Request, env: Bindings): Response | null {
+  if (request.method !== 'GET' || request.headers.has('authorization')) return null;
+  const copy = isolateCopies.get(request.url);
+  if (!copy) return null;
+  const startedAt = Date.now();
+  const requestId = requestIdOf(request);
+  const stats = newDbStats();
+  let response = new Response(copy.body, { status: 200, headers: copy.headers });
+  finishHeaders(response.headers, requestId, stats, 0);
+  if (matches(request.headers.get('if-none-match'), copy.headers.get('ETag') ?? '')) response = notModified(response.headers);
+  logRequest(env.LOG_LEVEL, request, { requestId, status: response.status, startedAt, durationMs: Date.now() - startedAt, stats, userId: null });
+  return response;
+}
+
+/** `POST /api/v1/radios/{id}/play`. */
+const PLAY_PATH = /^\/api\/v1\/radios\/\d+\/play$/;
+
+/**
+ * A write through this isolate drops, once it succeeded, what it may have changed from
+ * the read caches (services/read-cache.ts): every cached catalogue answer, the caller's
+ * viewer, and after an admin write every viewer. Plays are the exception: they change
+ * counts the contract lets show within 5 seconds, and they are the busiest write.
+ */
+export const forgetAfterWrite = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  const method = c.req.method;
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || c.res.status >= 400 || PLAY_PATH.test(c.req.path)) return;
+  forgetReads();
+  const userId = c.get('userId');
+  if (userId !== undefined) forgetViewer(userId);
+  if (c.req.path.startsWith('/api/v1/admin/')) forgetAllViewers();
+});

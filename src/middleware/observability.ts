@@ -1,4 +1,6 @@
+import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
+import { addSecurityHeaders, corsPreflight } from './headers';
 import { instrumentD1, newDbStats, type DbStats } from '../db/client';
 import type { AppEnv } from '../env';
 
@@ -29,42 +31,80 @@ export function logLine(level: string, entry: Record<string, unknown>): void {
 }
 
 /**
- * First middleware of every request: gives it an id (`CF-Ray` when Cloudflare sent
- * one), a D1 handle that counts what it asks of D1, and on the way out the
- * `X-Request-Id` and `Server-Timing` headers and the request's log line.
+ * The response's headers, writable. Answers built here (`c.json`, `new Response`) have
+ * writable headers; one that came from `fetch()` or the Cache API does not, and is
+ * copied once. Setting headers this way, instead of `c.header()` after `next()` (which
+ * copies the whole response on every call), keeps the fast answers fast.
+ */
+export function responseHeaders(c: Context<AppEnv>): Headers {
+  try {
+    c.res.headers.set('X-Request-Id', c.get('requestId'));
+  } catch {
+    c.res = new Response(c.res.body, c.res);
+    c.res.headers.set('X-Request-Id', c.get('requestId'));
+  }
+  return c.res.headers;
+}
+
+/** The request's id: Cloudflare's `CF-Ray` when it sent one, else a fresh UUID. */
+export const requestIdOf = (request: Request) => request.headers.get('cf-ray') ?? crypto.randomUUID();
+
+/** The headers every answer leaves with: request id, `Server-Timing`, security and CORS. */
+export function finishHeaders(headers: Headers, requestId: string, stats: DbStats, durationMs: number): void {
+  headers.set('X-Request-Id', requestId);
+  // The contract's content type names the charset; Hono's c.json() leaves it out.
+  if (headers.get('content-type') === 'application/json') headers.set('Content-Type', 'application/json; charset=UTF-8');
+  headers.set('Server-Timing', serverTiming(stats, durationMs));
+  addSecurityHeaders(headers);
+}
+
+/** The request's log line (`LOG_LEVEL` info: every request; error: 5xx only). */
+export function logRequest(
+  level: string,
+  request: Request,
+  entry: { requestId: string; status: number; startedAt: number; durationMs: number; stats: DbStats; userId: number | null },
+): void {
+  if (level === 'silent' || (level === 'error' && entry.status < 500)) return;
+  const { stats } = entry;
+  logLine(level, {
+    level: entry.status >= 500 ? 'error' : 'info',
+    time: new Date(entry.startedAt).toISOString(),
+    request_id: entry.requestId,
+    method: request.method,
+    path: new URL(request.url).pathname,
+    status: entry.status,
+    duration_ms: entry.durationMs,
+    db: { queries: stats.queries, round_trips: stats.roundTrips, rows_read: stats.rowsRead, rows_written: stats.rowsWritten, ms: Number(stats.durationMs.toFixed(1)) },
+    user_id: entry.userId,
+    colo: (request.cf as { colo?: string } | undefined)?.colo ?? null,
+  });
+}
+
+/**
+ * First middleware of every request: gives it an id and a D1 handle that counts what
+ * it asks of D1 (the D1 session opens at the first query); on the way out the
+ * `X-Request-Id`, `Server-Timing`, security and CORS headers and the request's log line.
  */
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   const startedAt = Date.now();
-  const requestId = c.req.header('cf-ray') ?? crypto.randomUUID();
+  const requestId = requestIdOf(c.req.raw);
   const dbStats = newDbStats();
   c.set('requestId', requestId);
   c.set('dbStats', dbStats);
   const d1State = {};
-  const session = openSession(c.env.DB, c.req.header('x-d1-bookmark'));
+  let session: D1DatabaseSession | undefined;
+  const openOnce = () => (session ??= openSession(c.env.DB, c.req.header('x-d1-bookmark')));
   c.set('d1State', d1State);
-  c.set('d1', instrumentD1(session as unknown as D1Database, dbStats, d1State));
+  c.set('d1', instrumentD1(openOnce, dbStats, d1State));
 
-  await next();
+  const preflight = corsPreflight(c.req.raw);
+  if (preflight) c.res = preflight;
+  else await next();
 
   const durationMs = Date.now() - startedAt;
-  // The contract's content type names the charset; Hono's c.json() leaves it out.
-  if (c.res.headers.get('content-type') === 'application/json') {
-    c.header('Content-Type', 'application/json; charset=UTF-8');
-  }
-  c.header('X-Request-Id', requestId);
-  const bookmark = session.getBookmark();
-  if (bookmark) c.header('X-D1-Bookmark', bookmark);
-  c.header('Server-Timing', serverTiming(dbStats, durationMs));
-  logLine(c.env.LOG_LEVEL, {
-    level: c.res.status >= 500 ? 'error' : 'info',
-    time: new Date(startedAt).toISOString(),
-    request_id: requestId,
-    method: c.req.method,
-    path: c.req.path,
-    status: c.res.status,
-    duration_ms: durationMs,
-    db: { queries: dbStats.queries, round_trips: dbStats.roundTrips, rows_read: dbStats.rowsRead, rows_written: dbStats.rowsWritten, ms: Number(dbStats.durationMs.toFixed(1)) },
-    user_id: c.get('user')?.id ?? null,
-    colo: (c.req.raw.cf as { colo?: string } | undefined)?.colo ?? null,
-  });
+  const headers = responseHeaders(c);
+  finishHeaders(headers, requestId, dbStats, durationMs);
+  const bookmark = session && dbStats.roundTrips > 0 ? session.getBookmark() : null;
+  if (bookmark) headers.set('X-D1-Bookmark', bookmark);
+  logRequest(c.env.LOG_LEVEL, c.req.raw, { requestId, status: c.res.status, startedAt, durationMs, stats: dbStats, userId: c.get('user')?.id ?? null });
 });

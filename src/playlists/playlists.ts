@@ -93,11 +93,27 @@ function toDetail(playlist: PlaylistRow, items: D1Result): PlaylistResource & { 
   };
 }
 
-/** A playlist with its items, in one round trip; 404/403 per `authorize`. */
-export async function findPlaylistDetail(d1: D1Database, id: number, viewerId: number) {
+export type PlaylistDetail = ReturnType<typeof toDetail>;
+
+/**
+ * A playlist with its items as `viewerId` sees the channels, in one round trip, before
+ * any access check (null when missing): what the read cache keeps, loaded as nobody.
+ */
+export async function loadPlaylistDetail(d1: D1Database, id: number, viewerId: number): Promise<PlaylistDetail | null> {
   const [playlist, items] = await d1.batch([playlistStatement(d1, id), itemsStatement(d1, id, viewerId)]);
-  const row = authorize(playlist!.results[0] as PlaylistRow | undefined, viewerId, 'read');
-  return toDetail(row, items!);
+  const row = playlist!.results[0] as PlaylistRow | undefined;
+  return row ? toDetail(row, items!) : null;
+}
+
+/** The detail if `userId` may read it: the owner, or anyone for a public one; 404 otherwise. */
+export function readableDetail(detail: PlaylistDetail | null, userId: number): PlaylistDetail {
+  if (!detail || (detail.user_id !== userId && !detail.is_public)) throw notFound('Playlist');
+  return detail;
+}
+
+/** A playlist with its items, in one round trip; 404 per `readableDetail`. */
+export async function findPlaylistDetail(d1: D1Database, id: number, viewerId: number) {
+  return readableDetail(await loadPlaylistDetail(d1, id, viewerId), viewerId);
 }
 
 /** Reads a playlist for a write by `userId` (404 or 403 otherwise). */

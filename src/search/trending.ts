@@ -17,9 +17,21 @@ function fnv1a(text: string): number {
 const shardCount = (env: Bindings) => Math.max(1, Number(env.SEARCH_TREND_SHARDS) || 1);
 const shard = (env: Bindings, index: number) => env.SEARCH_TRENDS.get(env.SEARCH_TRENDS.idFromName(`trends-${index}`));
 
+const HOUR_MS = 3_600_000;
+
+/**
+ * Searches this isolate already counted in the current hour. The shard counts a user
+ * once per term per hour anyway; remembering it here saves the call for the repeats.
+ */
+const countedThisHour = new Memo<true>(HOUR_MS, 10_000);
+
 /** Counts a search that found something; a term always lands on the same shard. */
-export function recordSearchTerm(env: Bindings, term: string, userId: number, now = Date.now()) {
-  return shard(env, fnv1a(term) % shardCount(env)).record(term, String(userId), now);
+export async function recordSearchTerm(env: Bindings, term: string, userId: number, now = Date.now()): Promise<boolean> {
+  const key = `${Math.floor(now / HOUR_MS)}:${userId}:${term}`;
+  if (countedThisHour.get(key, now)) return false;
+  const counted = await shard(env, fnv1a(term) % shardCount(env)).record(term, String(userId), now);
+  countedThisHour.set(key, true, now);
+  return counted;
 }
 
 /** Merged trending lists, kept per isolate for 2 seconds (one fan-out per isolate, not per request). */

@@ -55,9 +55,10 @@ export function parseBearer(header: string | undefined): { id: string; secret: s
  * deleted token for up to 60 s at other locations, so this adds no new window: a
  * logged-out token is refused at once by the isolate that logged it out and within the
  * README's stated 60 s elsewhere. Password changes and bans do not depend on it: the
- * user row is read on every request. Unknown ids are not cached.
+ * user row decides (read with the request, or kept by services/read-cache.ts for at
+ * most `READ_CACHE_MS`). Unknown ids are not cached.
  */
-const recordCache = new Memo<TokenRecord>(30_000, 10_000);
+const recordCache = new Memo<{ record: TokenRecord; secret?: string }>(30_000, 10_000);
 
 /** The live record of a presented token, or null when unknown, wrong or expired. At most one KV read. */
 export async function resolveToken(
@@ -65,13 +66,21 @@ export async function resolveToken(
   presented: { id: string; secret: string },
   now = Date.now(),
 ): Promise<TokenRecord | null> {
-  let record = recordCache.get(presented.id, now) ?? null;
-  if (!record) {
-    record = await kv.get<TokenRecord>(tokenKey(presented.id), 'json');
-    if (record) recordCache.set(presented.id, record, now);
+  let cached = recordCache.get(presented.id, now);
+  if (!cached) {
+    const record = await kv.get<TokenRecord>(tokenKey(presented.id), 'json');
+    if (!record) return null;
+    cached = { record };
+    recordCache.set(presented.id, cached, now);
   }
-  if (!record || record.expiresAt <= now) return null;
-  return constantTimeEqual(await sha256Hex(presented.secret), record.secretHash) ? record : null;
+  const { record } = cached;
+  if (record.expiresAt <= now) return null;
+  // A secret that matched the hash once is kept beside the record, so the next requests
+  // compare it (in constant time) instead of hashing again.
+  if (cached.secret !== undefined) return constantTimeEqual(presented.secret, cached.secret) ? record : null;
+  if (!constantTimeEqual(await sha256Hex(presented.secret), record.secretHash)) return null;
+  cached.secret = presented.secret;
+  return record;
 }
 
 /** Deletes one token (logout). Other locations may still see it for up to 60 s (KV). */

@@ -15,9 +15,9 @@ export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) 
   const body = c.req.valid('json');
   const limit = registrationLimit(c.env, c.req.header('cf-connecting-ip') ?? 'unknown');
   await limit.assertAllowed();
-  if (await usersService.findUserByEmail(c.var.d1, body.email)) throw fieldInvalid('email', EMAIL_TAKEN);
+  if (await usersService.findUserByEmail(c.get('d1'), body.email)) throw fieldInvalid('email', EMAIL_TAKEN);
 
-  const user = await usersService.createUser(c.var.d1, {
+  const user = await usersService.createUser(c.get('d1'), {
     name: body.name,
     email: body.email,
     passwordHash: await hashPassword(body.password),
@@ -33,7 +33,7 @@ export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   const throttle = loginThrottle(c.env, email);
   await throttle.assertAllowed();
 
-  const user = await usersService.findUserByEmail(c.var.d1, email);
+  const user = await usersService.findUserByEmail(c.get('d1'), email);
   // An unknown email costs one scrypt too, so timing does not tell which emails exist.
   const matches = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
   if (!user || !matches) {
@@ -43,46 +43,47 @@ export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   if (user.status !== 'active') throw accountInactive(user.status);
 
   const rehash = needsRehash(user.passwordHash)
-    ? hashPassword(password).then((hash) => usersService.replacePasswordHash(c.var.d1, user.id, hash))
+    ? hashPassword(password).then((hash) => usersService.replacePasswordHash(c.get('d1'), user.id, hash))
     : undefined;
   const [{ token }] = await Promise.all([issueToken(c.env.TOKENS, user.id, ttlDays(c.env)), throttle.clear(), rehash]);
   return ok(c, { user: await usersService.toUserResource(user), token }, 'Logged in successfully.');
 };
 
 export const me: RouteHandler<typeof routes.me, AppEnv> = async (c) =>
-  ok(c, await usersService.toUserResource(c.var.user), 'The authenticated user.');
+  ok(c, await usersService.toUserResource(c.get('user')), 'The authenticated user.');
 
 export const verify: RouteHandler<typeof routes.verify, AppEnv> = async (c) =>
-  ok(c, { user: await usersService.toUserResource(c.var.user), status: 'active' as const }, 'The token is valid.');
+  ok(c, { user: await usersService.toUserResource(c.get('user')), status: 'active' as const }, 'The token is valid.');
 
 export const updateProfile: RouteHandler<typeof routes.updateProfile, AppEnv> = async (c) => {
   const changes = c.req.valid('json');
-  const user = c.var.user;
+  const user = c.get('user');
   if (changes.name === undefined && changes.email === undefined) {
     return ok(c, await usersService.toUserResource(user), 'Nothing to update.');
   }
   if (changes.email !== undefined && changes.email !== user.email) {
-    const owner = await usersService.findUserByEmail(c.var.d1, changes.email);
+    const owner = await usersService.findUserByEmail(c.get('d1'), changes.email);
     if (owner) throw fieldInvalid('email', EMAIL_TAKEN);
   }
-  const updated = await usersService.updateProfile(c.var.d1, user.id, changes);
+  const updated = await usersService.updateProfile(c.get('d1'), user.id, changes);
   if (!updated) throw fieldInvalid('email', EMAIL_TAKEN);
   return ok(c, await usersService.toUserResource(updated), 'Profile updated successfully.');
 };
 
 export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> = async (c) => {
   const body = c.req.valid('json');
-  const { user, token } = c.var;
+  const user = c.get('user');
+  const token = c.get('token');
   if (!(await verifyPassword(body.current_password, user.passwordHash))) {
     throw fieldInvalid('current_password', 'The current password is incorrect.');
   }
-  await usersService.changePassword(c.var.d1, user.id, await hashPassword(body.password), token.id);
+  await usersService.changePassword(c.get('d1'), user.id, await hashPassword(body.password), token.id);
   // The user row already refuses the other tokens everywhere; deleting their records can follow the response.
   c.executionCtx.waitUntil(revokeOtherTokens(c.env.TOKENS, user.id, token.id));
   return ok(c, null, 'Password changed successfully. Your other sessions were logged out.');
 };
 
 export const logout: RouteHandler<typeof routes.logout, AppEnv> = async (c) => {
-  await revokeToken(c.env.TOKENS, c.var.token);
+  await revokeToken(c.env.TOKENS, c.get('token'));
   return ok(c, null, 'Logged out successfully.');
 };

@@ -6,13 +6,13 @@ import { ok } from '../../lib/envelope';
 import type * as routes from './routes';
 
 export const recent: RouteHandler<typeof routes.recent, AppEnv> = async (c) =>
-  ok(c, await recentChannels(c.var.d1, c.var.userId, c.req.valid('query').limit), 'Recently played radio channels retrieved successfully.');
+  ok(c, await recentChannels(c.get('d1'), c.get('userId'), c.req.valid('query').limit), 'Recently played radio channels retrieved successfully.');
 
 export const top: RouteHandler<typeof routes.top, AppEnv> = async (c) =>
-  ok(c, await topChannels(c.var.d1, c.var.userId, c.req.valid('query').limit), 'Most played radio channels retrieved successfully.');
+  ok(c, await topChannels(c.get('d1'), c.get('userId'), c.req.valid('query').limit), 'Most played radio channels retrieved successfully.');
 
 export const recommended: RouteHandler<typeof routes.recommended, AppEnv> = async (c) =>
-  ok(c, await recommendedChannels(c.var.d1, c.var.userId, c.req.valid('query').limit), 'Recommended radio channels retrieved successfully.');
+  ok(c, await recommendedChannels(c.get('d1'), c.get('userId'), c.req.valid('query').limit), 'Recommended radio channels retrieved successfully.');
 
 export const discover: RouteHandler<typeof routes.discover, AppEnv> = async (c) =>
-  ok(c, await discoverChannels(c.var.d1, c.var.userId, c.req.valid('query').limit), 'Radio channels to discover retrieved successfully.');
+  ok(c, await discoverChannels(c.get('d1'), c.get('userId'), c.req.valid('query').limit), 'Radio channels to discover retrieved successfully.');

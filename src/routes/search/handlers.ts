@@ -5,11 +5,12 @@ import { fieldInvalid } from '../../lib/errors';
 import { findCountryByName, loadCountries, nameCompletions, searchCatalogue, completions } from '../../search/search';
 import { normaliseSearchTerm, recordSearchTerm, trendingTerms } from '../../search/trending';
 import { normaliseTerm } from '../../catalogue/search-match';
+import { viewerRead, withMarks } from '../../services/read-cache';
 import type * as routes from './routes';
 
 export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
   const query = c.req.valid('query');
-  const d1 = c.var.d1;
+  const d1 = c.get('d1');
   let countryId = query.country_id;
   if (query.country !== undefined) {
     const country = findCountryByName(await loadCountries(d1), query.country);
@@ -17,14 +18,16 @@ export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
     if (countryId !== undefined && countryId !== country.id) throw fieldInvalid('country', 'The country does not match the country id.');
     countryId = country.id;
   }
-  const result = await searchCatalogue(
-    d1,
-    { q: query.q, limit: query.stations_limit, categoriesLimit: query.categories_limit, genreId: query.genre_id, countryId },
-    c.var.userId,
+  const search = { q: query.q, limit: query.stations_limit, categoriesLimit: query.categories_limit, genreId: query.genre_id, countryId };
+  const result = await viewerRead(
+    c,
+    `search:${JSON.stringify(search)}`,
+    (viewerId) => searchCatalogue(d1, search, viewerId),
+    (value, viewer) => ({ ...value, stations: withMarks(value.stations, viewer) }),
   );
   if (result.stations.length || result.categories.length || result.countries.length) {
     // Counted after the answer is sent; the Durable Object's write is durable once it returns.
-    c.executionCtx.waitUntil(recordSearchTerm(c.env, normaliseSearchTerm(query.q), c.var.userId).catch(() => false));
+    c.executionCtx.waitUntil(recordSearchTerm(c.env, normaliseSearchTerm(query.q), c.get('userId')).catch(() => false));
   }
   return ok(c, result, 'Search results retrieved successfully.');
 };
@@ -32,7 +35,10 @@ export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
 export const suggestions: RouteHandler<typeof routes.suggestions, AppEnv> = async (c) => {
   const { q, limit } = c.req.valid('query');
   const folded = normaliseTerm(q);
-  const [names, trending] = await Promise.all([nameCompletions(c.var.d1, q, limit), trendingTerms(c.env, 50)]);
+  const [names, trending] = await Promise.all([
+    viewerRead(c, `suggest:${folded}:${limit}`, () => nameCompletions(c.get('d1'), q, limit), (value) => value),
+    trendingTerms(c.env, 50),
+  ]);
   const fromTrending = trending.map((t) => t.term);
   return ok(c, completions(folded, [...fromTrending, ...names.genres, ...names.channels], limit), 'Suggestions retrieved successfully.');
 };

@@ -1,0 +1,100 @@
+import type { Context } from 'hono';
+import type { RadioResource } from '../catalogue/radio-resource';
+import type { UserRow } from '../db/schema';
+import type { AppEnv, Bindings } from '../env';
+import { Memo } from '../lib/memo';
+import { statement } from '../lib/sql';
+import { userByIdStatement } from './users';
+
+/**
+ * Per-isolate read caches, the way a read replica would serve: answers at most
+ * `READ_CACHE_MS` old (1 s by default), never older.
+ *
+ * - The viewer: a signed-in caller's user row and the ids of the channels they like
+ *   and favorite, loaded in the same D1 batch as the request's first query.
+ * - Catalogue reads: the user-independent part of an answer (a channel page, a chart,
+ *   search results, a playlist), keyed by what was asked; the caller's `is_liked` and
+ *   `is_favorited` are laid over it from the viewer.
+ *
+ * A request that carries `X-D1-Bookmark` (read-your-writes across requests) skips
+ * both, as does `READ_CACHE_MS=0`. Writes through this isolate drop what they change at
+ * once (`forgetAfterWrite` in middleware/caching.ts); writes through other isolates, a
+ * ban or a password change among them, show here within `READ_CACHE_MS`.
+ */
+
+/** What a signed-in caller's reads need besides the catalogue. */
+export interface Viewer {
+  user: UserRow;
+  liked: ReadonlySet<number>;
+  favorited: ReadonlySet<number>;
+}
+
+/** Marks of each kind kept per viewer; a viewer with more reads through to D1. */
+export const VIEWER_MARKS_LIMIT = 2000;
+
+export const readCacheMs = (env: Bindings) => Math.max(0, Number(env.READ_CACHE_MS) || 0);
+
+/** True when this request may be answered from the isolate's read caches. */
+export const mayReadCached = (c: Context<AppEnv>) => readCacheMs(c.env) > 0 && c.req.header('x-d1-bookmark') === undefined;
+
+const viewers = new Memo<Viewer>(60_000, 10_000);
+
+/** The cached viewer, when fresh and allowed for this request. */
+export function cachedViewer(c: Context<AppEnv>, userId: number): Viewer | undefined {
+  return mayReadCached(c) ? viewers.get(String(userId), Date.now(), readCacheMs(c.env)) : undefined;
+}
+
+/** The statements that load a viewer: the user row first, then the two mark lists. */
+export function viewerStatements(d1: D1Database, userId: number): D1PreparedStatement[] {
+  const marks = (table: 'likes' | 'favorites') =>
+    statement(d1, `SELECT channel_id FROM ${table} WHERE user_id = ?1 LIMIT ?2`, [userId, VIEWER_MARKS_LIMIT + 1]);
+  return [userByIdStatement(d1, userId), marks('likes'), marks('favorites')];
+}
+
+/** Keeps the viewer read by `viewerStatements` (not one with more marks than the limit). */
+export function storeViewer(userId: number, [user, likes, favorites]: D1Result[]): void {
+  const row = user?.results[0] as UserRow | undefined;
+  const ids = (result: D1Result | undefined) => (result?.results as { channel_id: number }[] | undefined)?.map((r) => r.channel_id) ?? [];
+  const liked = ids(likes);
+  const favorited = ids(favorites);
+  if (!row || liked.length > VIEWER_MARKS_LIMIT || favorited.length > VIEWER_MARKS_LIMIT) return;
+  viewers.set(String(userId), { user: row, liked: new Set(liked), favorited: new Set(favorited) });
+}
+
+export const forgetViewer = (userId: number) => viewers.delete(String(userId));
+export const forgetAllViewers = () => viewers.clear();
+
+const reads = new Memo<unknown>(60_000, 1000);
+
+/** `load()`'s answer for `key`, shared by this isolate's requests for `READ_CACHE_MS`. */
+export function cachedRead<T>(c: Context<AppEnv>, key: string, load: () => Promise<T>): Promise<T> {
+  return reads.getOrLoad(key, load, readCacheMs(c.env)) as Promise<T>;
+}
+
+export const forgetReads = () => reads.clear();
+
+/** Copies of `channels` (RadioResources, with any extra fields) with the viewer's own marks. */
+export function withMarks<T extends RadioResource>(channels: T[], viewer: Viewer): T[] {
+  return channels.map((channel) => ({
+    ...channel,
+    is_liked: viewer.liked.has(channel.id),
+    is_favorited: viewer.favorited.has(channel.id),
+  }));
+}
+
+/**
+ * A read whose answer holds channels: with a cached viewer, the user-independent
+ * answer comes from the isolate's cache (loaded as nobody, `viewerId` 0) and `mark`
+ * lays the caller's likes and favorites over a copy; otherwise it is loaded for the
+ * caller, flags and all, straight from D1.
+ */
+export async function viewerRead<T>(
+  c: Context<AppEnv>,
+  key: string,
+  load: (viewerId: number) => Promise<T>,
+  mark: (value: T, viewer: Viewer) => T,
+): Promise<T> {
+  const viewer = c.get('viewer');
+  if (!viewer) return load(c.get('userId'));
+  return mark(await cachedRead(c, key, () => load(0)), viewer);
+}

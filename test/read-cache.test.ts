@@ -1,0 +1,148 @@
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../src/app';
+import { BASE, type Json } from './helpers/client';
+import { seedChannels, station } from './helpers/catalogue';
+import { registerUser } from './helpers/users';
+
+// Every request of this file goes through one app with an explicit READ_CACHE_MS, so
+// what is cached and for how long is decided here, not by the suite's configuration.
+const app = createApp();
+const ADMIN = () => env.ADMIN_TOKEN!;
+
+interface Sent {
+  token?: string;
+  json?: unknown;
+  headers?: Record<string, string>;
+  /** READ_CACHE_MS for this request; 60 s unless given. */
+  cacheMs?: number;
+}
+
+async function send(method: string, path: string, options: Sent = {}) {
+  const headers = new Headers(options.headers);
+  if (options.token) headers.set('Authorization', `Bearer ${options.token}`);
+  if (options.json !== undefined) headers.set('Content-Type', 'application/json');
+  const ctx = createExecutionContext();
+  const response = await app.fetch(
+    new Request(`${BASE}${path}`, { method, headers, body: options.json === undefined ? undefined : JSON.stringify(options.json) }),
+    { ...env, READ_CACHE_MS: String(options.cacheMs ?? 60_000) },
+    ctx,
+  );
+  const body = (await response.json()) as Json;
+  await waitOnExecutionContext(ctx);
+  return { status: response.status, headers: response.headers, body };
+}
+
+const roundTrips = (headers: Headers) => Number(/round_trips=(\d+)/.exec(headers.get('Server-Timing') ?? '')?.[1]);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('read caches', () => {
+  it('a caller who read a moment ago is answered without D1, with the same answer', async () => {
+    const [id] = await seedChannels([station()]);
+    const user = await registerUser();
+    const first = await send('GET', `/api/v1/radios/${id}`, { token: user.token });
+    const second = await send('GET', `/api/v1/radios/${id}`, { token: user.token });
+    const third = await send('GET', `/api/v1/radios/${id}`, { token: user.token });
+    // The first loads the caller (user row and marks) with the channel; the second the
+    // user-independent channel; the third needs neither.
+    expect([first, second, third].map((r) => roundTrips(r.headers))).toEqual([1, 1, 0]);
+    expect(third.body).toEqual(first.body);
+    expect(third.headers.get('ETag')).toBe(first.headers.get('ETag'));
+  });
+
+  it("lays each caller's own likes and favorites over the shared answer", async () => {
+    const [id] = await seedChannels([station()]);
+    const [fan, other] = [await registerUser(), await registerUser()];
+    for (const user of [fan, other]) {
+      await send('GET', `/api/v1/radios/${id}`, { token: user.token });
+      await send('GET', `/api/v1/radios/${id}`, { token: user.token });
+    }
+    expect((await send('POST', `/api/v1/radios/${id}/like`, { token: fan.token })).body.data).toEqual({ is_liked: true, likes_count: 1 });
+    expect((await send('POST', '/api/v1/favorites', { token: fan.token, json: { radio_channel_id: id } })).status).toBe(201);
+
+    // The writes went through this isolate: both callers see them at once.
+    const mine = await send('GET', `/api/v1/radios/${id}`, { token: fan.token });
+    expect(mine.body.data).toMatchObject({ likes: 1, is_liked: true, is_favorited: true });
+    const theirs = await send('GET', `/api/v1/radios/${id}`, { token: other.token });
+    expect(theirs.body.data).toMatchObject({ likes: 1, is_liked: false, is_favorited: false });
+    const again = await send('GET', `/api/v1/radios/${id}`, { token: other.token });
+    expect(roundTrips(again.headers)).toBe(0);
+    expect(again.body.data).toMatchObject({ likes: 1, is_liked: false });
+  });
+
+  it('a change made elsewhere shows within READ_CACHE_MS, and at once with X-D1-Bookmark', async () => {
+    const [id] = await seedChannels([station({ name: 'Before' })]);
+    const user = await registerUser();
+    await send('GET', `/api/v1/radios/${id}`, { token: user.token });
+    const cached = await send('GET', `/api/v1/radios/${id}`, { token: user.token });
+    // Another isolate (here: D1 directly) renames the channel.
+    await env.DB.prepare("UPDATE radio_channels SET name = 'After' WHERE id = ?").bind(id).run();
+
+    expect((await send('GET', `/api/v1/radios/${id}`, { token: user.token })).body.data.name).toBe('Before');
+    const bookmark = cached.headers.get('X-D1-Bookmark') ?? (await send('GET', '/api/v1/auth/me', { token: user.token })).headers.get('X-D1-Bookmark');
+    expect(bookmark).toBeTruthy();
+    const withBookmark = await send('GET', `/api/v1/radios/${id}`, { token: user.token, headers: { 'X-D1-Bookmark': bookmark! } });
+    expect(withBookmark.body.data.name).toBe('After');
+    await sleep(5);
+    expect((await send('GET', `/api/v1/radios/${id}`, { token: user.token, cacheMs: 1 })).body.data.name).toBe('After');
+  });
+
+  it('a ban made elsewhere holds within READ_CACHE_MS; one through the admin API at once', async () => {
+    const [id] = await seedChannels([station()]);
+    const [elsewhere, viaApi] = [await registerUser(), await registerUser()];
+    for (const user of [elsewhere, viaApi]) {
+      await send('GET', `/api/v1/radios/${id}`, { token: user.token });
+      await send('GET', `/api/v1/radios/${id}`, { token: user.token });
+    }
+    await env.DB.prepare("UPDATE users SET status = 'banned' WHERE id = ?").bind(elsewhere.id).run();
+    expect((await send('GET', `/api/v1/radios/${id}`, { token: elsewhere.token })).status).toBe(200);
+    await sleep(5);
+    const refused = await send('GET', `/api/v1/radios/${id}`, { token: elsewhere.token, cacheMs: 1 });
+    expect(refused.status).toBe(403);
+    expect(refused.body.data).toEqual({ status: 'banned', requires_logout: true });
+
+    expect(roundTrips((await send('GET', `/api/v1/radios/${id}`, { token: viaApi.token })).headers)).toBe(0);
+    expect((await send('PATCH', `/api/v1/admin/users/${viaApi.id}`, { token: ADMIN(), json: { status: 'banned' } })).status).toBe(200);
+    expect((await send('GET', `/api/v1/radios/${id}`, { token: viaApi.token })).status).toBe(403);
+  });
+
+  it('a password change through this isolate refuses the other tokens at once', async () => {
+    const [id] = await seedChannels([station()]);
+    const user = await registerUser();
+    const login = await send('POST', '/api/v1/auth/login', { json: { email: user.email, password: user.password } });
+    const other = login.body.data.token as string;
+    await send('GET', `/api/v1/radios/${id}`, { token: other });
+    await send('GET', `/api/v1/radios/${id}`, { token: other });
+    expect(roundTrips((await send('GET', `/api/v1/radios/${id}`, { token: other })).headers)).toBe(0);
+    const change = await send('PUT', '/api/v1/auth/password', {
+      token: user.token,
+      json: { current_password: user.password, password: 'a brand new secret', password_confirmation: 'a brand new secret' },
+    });
+    expect(change.status).toBe(200);
+    expect((await send('GET', `/api/v1/radios/${id}`, { token: other })).status).toBe(401);
+    expect((await send('GET', `/api/v1/radios/${id}`, { token: user.token })).status).toBe(200);
+  });
+
+  it('a cached playlist keeps its access rule and shows its owner’s changes at once', async () => {
+    const [first, second] = await seedChannels([station(), station()]);
+    const [owner, stranger] = [await registerUser(), await registerUser()];
+    const playlist = (await send('POST', '/api/v1/playlists', { token: owner.token, json: { name: 'Private mix' } })).body.data;
+    await send('POST', `/api/v1/playlists/${playlist.id}/items`, { token: owner.token, json: { radio_channel_id: first } });
+    for (let i = 0; i < 3; i += 1) expect((await send('GET', `/api/v1/playlists/${playlist.id}`, { token: owner.token })).status).toBe(200);
+    await send('GET', `/api/v1/radios/${first}`, { token: stranger.token });
+    expect((await send('GET', `/api/v1/playlists/${playlist.id}`, { token: stranger.token })).status).toBe(404);
+
+    await send('POST', `/api/v1/playlists/${playlist.id}/items`, { token: owner.token, json: { radio_channel_id: second } });
+    const detail = await send('GET', `/api/v1/playlists/${playlist.id}`, { token: owner.token });
+    expect(detail.body.data.items.map((item: Json) => item.radio_channel.id)).toEqual([first, second]);
+  });
+
+  it('READ_CACHE_MS=0 reads D1 every time', async () => {
+    const [id] = await seedChannels([station()]);
+    const user = await registerUser();
+    const trips = [];
+    for (let i = 0; i < 3; i += 1) trips.push(roundTrips((await send('GET', `/api/v1/radios/${id}`, { token: user.token, cacheMs: 0 })).headers));
+    expect(trips).toEqual([1, 1, 1]);
+  });
+});
