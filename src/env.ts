@@ -45,6 +45,8 @@ export interface Variables {
   user: UserRow;
   /** Set by `requireReader` when the caller's row and marks came from the isolate's cache. */
   viewer?: Viewer;
+  /** Set when a write updated the cached viewer itself (services/read-cache.ts `markViewer`). */
+  viewerKept?: true;
   /** A JSON answer's text, kept by lib/envelope.ts for its entity tag. */
   bodyText?: string;
   /** Set by `requireUser`: the presented token's record. */

@@ -71,6 +71,24 @@ describe('read caches', () => {
     expect(again.body.data).toMatchObject({ likes: 1, is_liked: false });
   });
 
+  it('likes through this isolate keep the caller cached: one D1 round trip each, and the marks follow', async () => {
+    const [a, b] = await seedChannels([station(), station()]);
+    const user = await registerUser();
+    await send('GET', `/api/v1/radios/${a}`, { token: user.token });
+    const likes = [
+      await send('POST', `/api/v1/radios/${a}/like`, { token: user.token }),
+      await send('POST', `/api/v1/radios/${b}/like`, { token: user.token }),
+      await send('POST', `/api/v1/radios/${a}/like`, { token: user.token }),
+    ];
+    expect(likes.map((r) => [r.body.data.is_liked, roundTrips(r.headers)])).toEqual([
+      [true, 1],
+      [true, 1],
+      [false, 1],
+    ]);
+    expect((await send('GET', `/api/v1/radios/${a}`, { token: user.token })).body.data).toMatchObject({ is_liked: false, likes: 0 });
+    expect((await send('GET', `/api/v1/radios/${b}`, { token: user.token })).body.data).toMatchObject({ is_liked: true, likes: 1 });
+  });
+
   it('a change made elsewhere shows within READ_CACHE_MS, and at once with X-D1-Bookmark', async () => {
     const [id] = await seedChannels([station({ name: 'Before' })]);
     const user = await registerUser();

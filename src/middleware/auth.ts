@@ -37,6 +37,28 @@ export const requireUser = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
+ * Writes that need no more of the user row than its status (likes, favorites,
+ * playlists): a viewer the isolate read less than `READ_CACHE_MS` ago decides, as on
+ * reads; otherwise the row is read first, with the caller's marks when caching is on.
+ * Account routes (password, profile) use `requireUser`: always the row of this moment.
+ */
+export const requireWriter = createMiddleware<AppEnv>(async (c, next) => {
+  const record = await presentedToken(c);
+  const viewer = cachedViewer(c, record.userId);
+  if (viewer) {
+    c.set('user', checkUser(viewer.user, record));
+    c.set('viewer', viewer);
+  } else if (mayReadCached(c)) {
+    const results = await c.get('d1').batch(viewerStatements(c.env.DB, record.userId));
+    storeViewer(record.userId, results);
+    c.set('user', checkUser(results[0]!.results[0] as UserRow | undefined, record));
+  } else {
+    c.set('user', checkUser(await findUserById(c.get('d1'), record.userId), record));
+  }
+  await next();
+});
+
+/**
  * Routes whose first D1 call is a read (every read route, and the play): the same
  * checks, but the user row is read in the same D1 batch as the handler's first query
  * (db/client.ts `Prelude`), and a refused user throws before the handler sees any

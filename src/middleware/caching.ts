@@ -125,6 +125,6 @@ export const forgetAfterWrite = createMiddleware<AppEnv>(async (c, next) => {
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || c.res.status >= 400 || PLAY_PATH.test(c.req.path)) return;
   forgetReads();
   const userId = c.get('userId');
-  if (userId !== undefined) forgetViewer(userId);
+  if (userId !== undefined && !c.get('viewerKept')) forgetViewer(userId);
   if (c.req.path.startsWith('/api/v1/admin/')) forgetAllViewers();
 });

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { ZodType } from 'zod';
-import { optionalUser, requireAdmin, requireReader, requireUser } from '../middleware/auth';
+import { optionalUser, requireAdmin, requireReader, requireUser, requireWriter } from '../middleware/auth';
 
 /** `{ success: true, message, data }` around a payload schema. */
 export function successEnvelope<T extends ZodType>(data: T) {
@@ -63,8 +63,10 @@ export function errorResponses<S extends ErrorStatus>(...statuses: S[]) {
 /** Errors of every route that reads a JSON body. */
 export const BODY_ERRORS = [400, 413, 415, 422] as const;
 
-/** Spread into `createRoute`: a user token is required (401, 403 with `requires_logout`). */
+/** Spread into `createRoute`: a user token is required (401, 403 with `requires_logout`); the row of this moment. */
 export const userAuth = { middleware: [requireUser], security: [{ bearerAuth: [] }] };
+/** Spread into `createRoute` of writes that need only the caller's status (see `requireWriter`). */
+export const writerAuth = { middleware: [requireWriter], security: [{ bearerAuth: [] }] };
 /**
  * Spread into `createRoute` of read-only routes: a user token is required, and the user
  * row is checked in the handler's first D1 batch (one round trip).

@@ -27,6 +27,8 @@ export interface Viewer {
   user: UserRow;
   liked: ReadonlySet<number>;
   favorited: ReadonlySet<number>;
+  /** When the row was read: a viewer is fresh for `READ_CACHE_MS` from then, whatever changes its marks. */
+  loadedAt: number;
 }
 
 /** Marks of each kind kept per viewer; a viewer with more reads through to D1. */
@@ -58,7 +60,22 @@ export function storeViewer(userId: number, [user, likes, favorites]: D1Result[]
   const liked = ids(likes);
   const favorited = ids(favorites);
   if (!row || liked.length > VIEWER_MARKS_LIMIT || favorited.length > VIEWER_MARKS_LIMIT) return;
-  viewers.set(String(userId), { user: row, liked: new Set(liked), favorited: new Set(favorited) });
+  const loadedAt = Date.now();
+  viewers.set(String(userId), { user: row, liked: new Set(liked), favorited: new Set(favorited), loadedAt }, loadedAt);
+}
+
+/**
+ * Records in the cached viewer a like or favorite this request just wrote, so the
+ * caller's next reads need no reload (and `forgetAfterWrite` keeps the viewer).
+ */
+export function markViewer(c: Context<AppEnv>, kind: 'liked' | 'favorited', channelId: number, active: boolean): void {
+  const viewer = viewers.get(String(c.get('userId')));
+  if (!viewer) return;
+  const marks = new Set(viewer[kind]);
+  if (active) marks.add(channelId);
+  else marks.delete(channelId);
+  viewers.set(String(c.get('userId')), { ...viewer, [kind]: marks }, viewer.loadedAt);
+  c.set('viewerKept', true);
 }
 
 export const forgetViewer = (userId: number) => viewers.delete(String(userId));

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { idParam } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
-import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, readerAuth, userAuth } from '../../schemas/common';
+import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, readerAuth, writerAuth } from '../../schemas/common';
 
 const tags = ['Favorites'];
 const FavoriteState = z.object({ is_favorited: z.boolean(), favorites_count: z.int() }).openapi('FavoriteState');
@@ -22,7 +22,7 @@ export const toggleFavorite = createRoute({
   path: '/api/v1/favorites/toggle',
   tags,
   summary: 'Toggle a favorite',
-  ...userAuth,
+  ...writerAuth,
   request: { body: ChannelBody },
   responses: { 200: jsonResponse(FavoriteState, 'The state after the toggle'), ...errorResponses(...BODY_ERRORS, 401, 403, 404) },
 });
@@ -48,7 +48,7 @@ export const addFavorite = createRoute({
   path: '/api/v1/favorites',
   tags,
   summary: 'Add a favorite: 201 when added, 200 when it already was one',
-  ...userAuth,
+  ...writerAuth,
   request: { body: ChannelBody },
   responses: {
     201: jsonResponse(FavoriteState, 'Added'),
@@ -62,7 +62,7 @@ export const removeFavorite = createRoute({
   path: '/api/v1/favorites/{id}',
   tags,
   summary: 'Remove a favorite (200 whether or not it was one)',
-  ...userAuth,
+  ...writerAuth,
   request: { params: channelParams },
   responses: { 200: jsonResponse(FavoriteState, 'Removed'), ...errorResponses(401, 403, 404, 422) },
 });

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { MAX_PLAYLIST_ITEMS } from '../../playlists/playlists';
 import { idParam } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
-import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse, readerAuth, userAuth } from '../../schemas/common';
+import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse, readerAuth, writerAuth } from '../../schemas/common';
 
 const tags = ['Playlists'];
 const timestamp = z.string().openapi({ example: '2026-01-02T03:04:05.123000Z' });
@@ -78,7 +78,7 @@ export const createPlaylist = createRoute({
   path: '/api/v1/playlists',
   tags,
   summary: 'Create an empty playlist (private unless is_public)',
-  ...userAuth,
+  ...writerAuth,
   request: { body: jsonBody(z.object(fields).partial().required({ name: true }).openapi('PlaylistCreate')) },
   responses: { 201: jsonResponse(PlaylistDetailSchema, 'The new playlist'), ...errorResponses(...BODY_ERRORS, 401, 403) },
 });
@@ -88,7 +88,7 @@ export const updatePlaylist = createRoute({
   path: '/api/v1/playlists/{id}',
   tags,
   summary: 'Change name, description or is_public (only the given fields)',
-  ...userAuth,
+  ...writerAuth,
   request: { params: playlistParams, body: jsonBody(z.object(fields).partial().openapi('PlaylistUpdate')) },
   responses: { 200: jsonResponse(PlaylistSchema, 'The playlist'), ...writeErrors },
 });
@@ -98,7 +98,7 @@ export const deletePlaylist = createRoute({
   path: '/api/v1/playlists/{id}',
   tags,
   summary: 'Delete a playlist',
-  ...userAuth,
+  ...writerAuth,
   request: { params: playlistParams },
   responses: { 200: jsonResponse(NullData, 'Deleted'), ...readErrors },
 });
@@ -108,7 +108,7 @@ export const addItem = createRoute({
   path: '/api/v1/playlists/{id}/items',
   tags,
   summary: 'Add a channel: appended, or inserted at `position` with the rest shifted down',
-  ...userAuth,
+  ...writerAuth,
   request: {
     params: playlistParams,
     body: jsonBody(z.object({ radio_channel_id: z.int().min(1), position: z.int().min(0).optional() }).openapi('PlaylistItemCreate')),
@@ -121,7 +121,7 @@ export const removeItem = createRoute({
   path: '/api/v1/playlists/{id}/items/{channel_id}',
   tags,
   summary: 'Remove a channel; later items move up',
-  ...userAuth,
+  ...writerAuth,
   request: { params: z.object({ id: idParam('id'), channel_id: idParam('channel_id') }) },
   responses: { 200: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...readErrors },
 });
@@ -131,7 +131,7 @@ export const reorderItems = createRoute({
   path: '/api/v1/playlists/{id}/reorder',
   tags,
   summary: 'Move the listed channels to their positions; the others keep their order',
-  ...userAuth,
+  ...writerAuth,
   request: {
     params: playlistParams,
     body: jsonBody(

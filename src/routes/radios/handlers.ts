@@ -3,7 +3,7 @@ import { chart, likedChannels, trendingChannels } from '../../activity/lists';
 import { recordPlay } from '../../activity/plays';
 import { toggle } from '../../activity/reactions';
 import { featuredChannels, findVisibleChannel, listChannels, type ChannelListQuery } from '../../catalogue/channels';
-import { viewerRead, withMarks } from '../../services/read-cache';
+import { cachedRead, markViewer, viewerRead, withMarks } from '../../services/read-cache';
 import { isVisible, visibleChannelStatement } from '../../catalogue/radio-resource';
 import { isoTimestamp } from '../../lib/time';
 import type { AppEnv } from '../../env';
@@ -77,13 +77,17 @@ export const likedRadios: RouteHandler<typeof routes.likedRadios, AppEnv> = asyn
 export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   const d1 = c.get('d1');
-  if (!isVisible(await visibleChannelStatement(d1, id).all())) throw notFound('Radio channel');
+  const visible = () => visibleChannelStatement(d1, id).all().then(isVisible);
+  // With a cached viewer the visibility may come from the read cache too (same window).
+  if (!(await (c.get('viewer') ? cachedRead(c, `visible:${id}`, visible) : visible()))) throw notFound('Radio channel');
   await recordPlay(c.env, d1, c.get('userId'), id);
   return ok(c, null, 'Play tracked successfully.');
 };
 
 export const likeRadio: RouteHandler<typeof routes.likeRadio, AppEnv> = async (c) => {
-  const state = await toggle(c.get('d1'), 'likes', c.get('userId'), c.req.valid('param').id, isoTimestamp());
+  const { id } = c.req.valid('param');
+  const state = await toggle(c.get('d1'), 'likes', c.get('userId'), id, isoTimestamp());
   if (!state) throw notFound('Radio channel');
+  markViewer(c, 'liked', id, state.active);
   return ok(c, { is_liked: state.active, likes_count: state.total }, state.active ? 'Radio channel liked.' : 'Radio channel unliked.');
 };

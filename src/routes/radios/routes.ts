@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { CHANNEL_SORTS } from '../../catalogue/channels';
 import { idParam, intParam, limitQuery } from '../../lib/validation';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
-import { NullData, errorResponses, jsonResponse, successEnvelope, userAuth, readerAuth } from '../../schemas/common';
+import { NullData, errorResponses, jsonResponse, successEnvelope, writerAuth, readerAuth } from '../../schemas/common';
 
 const tags = ['Radio channels'];
 
@@ -112,7 +112,7 @@ export const likeRadio = createRoute({
   path: '/api/v1/radios/{id}/like',
   tags,
   summary: 'Toggle the like of a channel',
-  ...userAuth,
+  ...writerAuth,
   request: { params: channelParams },
   responses: {
     200: jsonResponse(z.object({ is_liked: z.boolean(), likes_count: z.int() }), 'The like state after the toggle'),
