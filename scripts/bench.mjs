@@ -1,15 +1,17 @@
 #!/usr/bin/env node
-// npm run bench [-- --duration S] [--connections N] [--channels N] [--only a,b]
+// npm run bench [-- --duration S] [--connections N] [--channels N] [--only a,b] [--tool wrk|autocannon]
 //
 // Bundles the Worker (`wrangler deploy --dry-run --outdir`), serves the bundle from
 // Miniflare directly (no `wrangler dev` proxy), loads a synthetic catalogue through the
-// API's own import, then drives each endpoint with autocannon, alternating with a
-// baseline Worker on the same runtime that answers a fixed JSON body. Prints, per
-// endpoint: requests/s, p50 and p99 latency, errors, D1 queries/round trips/rows per
-// request (from Server-Timing) and the ratio to the baseline; writes bench/results.md,
-// bench/results.json and bench/results.svg.
+// API's own import, then drives each endpoint with wrk (Debian's package; autocannon
+// when wrk is not installed), alternating with a baseline Worker on the same runtime
+// that answers a fixed JSON body. Prints, per endpoint: requests/s, p50 and p99
+// latency, errors, D1 queries/round trips/rows per request (from Server-Timing) and the
+// ratio to the baseline; then the runtime's own ceilings (a Worker that makes one D1
+// query, one KV read or one Durable Object call per request, nothing else); writes
+// bench/results.md, bench/results.json and bench/results.svg.
 import autocannon from 'autocannon';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -25,6 +27,9 @@ const CONNECTIONS = Number(option('connections', 16));
 const CHANNELS = Number(option('channels', 50_000));
 const ONLY = option('only', '')?.split(',').filter(Boolean);
 const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
+const TOOL = option('tool', hasWrk ? 'wrk' : 'autocannon');
+if (TOOL === 'wrk' && !hasWrk) throw new Error('wrk is not installed (apt-get install wrk), or pass --tool autocannon');
 
 // Miniflare as wrangler resolves it: the version that matches wrangler's workerd.
 const { Miniflare } = await import(createRequire(createRequire(import.meta.url).resolve('wrangler/package.json')).resolve('miniflare'));
@@ -64,8 +69,31 @@ const baseline = new Miniflare({
   script: `export default { fetch() { return new Response(${JSON.stringify(baselineBody)}, { headers: { 'content-type': 'application/json; charset=UTF-8' } }); } };`,
   compatibilityDate,
 });
+// The runtime's ceilings: one I/O of each kind per request and nothing else, so an
+// endpoint's figure can be read against what its I/O alone allows on this machine.
+const probe = new Miniflare({
+  host: '127.0.0.1',
+  port: 0,
+  modules: true,
+  compatibilityDate,
+  d1Databases: { DB: 'probe' },
+  kvNamespaces: { KV: 'probe' },
+  durableObjects: { PROBE: { className: 'Probe', useSQLite: true } },
+  script: `import { DurableObject } from 'cloudflare:workers';
+export class Probe extends DurableObject { ping() { return 1; } }
+const headers = { 'content-type': 'application/json; charset=UTF-8' };
+export default { async fetch(request, env) {
+  const path = new URL(request.url).pathname;
+  let data = null;
+  if (path === '/d1') data = await env.DB.prepare('SELECT 1 AS one').first();
+  else if (path === '/kv') data = await env.KV.get('key');
+  else if (path === '/do') data = await env.PROBE.get(env.PROBE.idFromName('probe')).ping();
+  return new Response(JSON.stringify({ success: true, message: 'Probe.', data }), { headers });
+} };`,
+});
 const url = (await worker.ready).toString().replace(/\/$/, '');
 const baselineUrl = (await baseline.ready).toString().replace(/\/$/, '');
+const probeUrl = (await probe.ready).toString().replace(/\/$/, '');
 
 try {
   console.log('Applying migrations...');
@@ -135,7 +163,13 @@ try {
     { name: 'playlist detail', path: () => `/api/v1/playlists/${playlist.id}` },
   ].filter((e) => !ONLY?.length || ONLY.includes(e.name));
 
-  const load = (target, endpoint) =>
+  const request = (endpoint, n) => ({
+    method: endpoint?.method ?? 'GET',
+    path: endpoint ? endpoint.path(n) : '/',
+    headers: endpoint && !endpoint.anonymous ? { authorization: `Bearer ${pick(tokens, n)}` } : {},
+  });
+  const load = (target, endpoint) => (TOOL === 'wrk' ? loadWithWrk(target, endpoint) : loadWithAutocannon(target, endpoint));
+  const loadWithAutocannon = (target, endpoint) =>
     new Promise((resolve, reject) => {
       let n = 0;
       autocannon(
@@ -143,43 +177,56 @@ try {
           url: target,
           connections: CONNECTIONS,
           duration: DURATION,
-          requests: [
-            {
-              setupRequest(request) {
-                n += 1;
-                if (!endpoint) return request;
-                return {
-                  ...request,
-                  method: endpoint.method ?? 'GET',
-                  path: endpoint.path(n),
-                  headers: endpoint.anonymous ? {} : { authorization: `Bearer ${pick(tokens, n)}` },
-                };
-              },
-            },
-          ],
+          requests: [{ setupRequest: (r) => ({ ...r, ...request(endpoint, (n += 1)) }) }],
         },
-        (error, result) => (error ? reject(error) : resolve(result)),
+        (error, result) =>
+          error
+            ? reject(error)
+            : resolve({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx }),
       );
     });
-  const summary = (result) => ({
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts + result.non2xx,
-  });
+  // wrk (one thread: the other core is the runtime's) cycles through 1,000 prepared requests.
+  const loadWithWrk = async (target, endpoint) => {
+    const script = `${out}/wrk-${endpoint ? endpoint.name.replace(/\W+/g, '-') : 'baseline'}.lua`;
+    const requests = Array.from({ length: 1000 }, (_, i) => ({ ...request(endpoint, i + 1), ...(endpoint ? {} : { path: new URL(target).pathname }) }));
+    // Formatted in init(): wrk fills in the Host header only once the script has loaded.
+    writeFileSync(
+      script,
+      `local specs = {\n${requests
+        .map((r) => `  { ${JSON.stringify(r.method)}, ${JSON.stringify(r.path)}, {${Object.entries(r.headers).map(([k, v]) => `[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join(', ')}} },`)
+        .join('\n')}\n}\nlocal requests = {}\nlocal i = 0\nfunction init(args)\n  for n, spec in ipairs(specs) do requests[n] = wrk.format(spec[1], spec[2], spec[3]) end\nend\nfunction request()\n  i = i % #requests + 1\n  return requests[i]\nend\n`,
+    );
+    const { stdout } = await new Promise((resolve, reject) =>
+      execFile('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${DURATION}s`, '--latency', '-s', script, target], (error, stdout) => (error ? reject(error) : resolve({ stdout }))),
+    );
+    const ms = (label) => {
+      const [, value, unit] = new RegExp(`^\\s*${label}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(stdout) ?? [];
+      return Math.round(Number(value) * ({ us: 0.001, ms: 1, s: 1000 }[unit] ?? NaN) * 100) / 100;
+    };
+    const count = (pattern) => [...stdout.matchAll(pattern)].reduce((sum, m) => sum + m.slice(1).reduce((a, x) => a + Number(x), 0), 0);
+    return {
+      rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1]),
+      p50: ms(50),
+      p99: ms(99),
+      errors: count(/Non-2xx or 3xx responses: (\d+)/g) + count(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/g),
+    };
+  };
+  const summary = (result) => result;
 
   const rows = [];
   for (const endpoint of endpoints) {
     const base = summary(await load(baselineUrl));
     const run = summary(await load(url, endpoint));
+    // D1 figures per request: 200 requests like the load's, right after it and as many
+    // at a time as the load's connections (warm caches, as under load).
     const samples = [];
-    for (let i = 0; i < 5; i += 1) {
-      const response = await fetch(`${url}${endpoint.path(i + 1000)}`, {
-        method: endpoint.method ?? 'GET',
-        headers: endpoint.anonymous ? {} : { Authorization: `Bearer ${pick(tokens, i + 3)}` },
-      });
-      await response.arrayBuffer();
-      samples.push(serverTiming(response.headers));
+    for (let i = 0; i < 200; i += CONNECTIONS) {
+      const batch = Array.from({ length: CONNECTIONS }, (_, j) => request(endpoint, i + j + 1));
+      const responses = await Promise.all(batch.map((r) => fetch(`${url}${r.path}`, { method: r.method, headers: r.headers })));
+      for (const response of responses) {
+        await response.arrayBuffer();
+        samples.push(serverTiming(response.headers));
+      }
     }
     const mean = (key) => samples.reduce((s, x) => s + x[key], 0) / samples.length;
     const row = {
@@ -190,6 +237,7 @@ try {
       errors: run.errors,
       queries: mean('queries'),
       roundTrips: mean('roundTrips'),
+      maxRoundTrips: Math.max(...samples.map((x) => x.roundTrips)),
       rowsRead: Math.round(mean('rowsRead')),
       baselineRps: Math.round(base.rps),
       ratio: run.rps / base.rps,
@@ -198,32 +246,49 @@ try {
     rows.push(row);
     console.log(
       `${row.endpoint.padEnd(20)} ${String(row.rps).padStart(6)} req/s  p50 ${String(row.p50).padStart(3)} ms  p99 ${String(row.p99).padStart(4)} ms  ` +
-        `errors ${row.errors}  D1 ${row.queries.toFixed(1)} q / ${row.roundTrips.toFixed(1)} rt / ${row.rowsRead} rows  ` +
+        `errors ${row.errors}  D1 ${row.queries.toFixed(1)} q / ${row.roundTrips.toFixed(2)} rt (max ${row.maxRoundTrips}) / ${row.rowsRead} rows  ` +
         `baseline ${row.baselineRps} req/s  ratio ${row.ratio.toFixed(2)} (target ${row.target})`,
     );
+  }
+
+  for (const [name, path] of [
+    ['ceiling: one D1 query', '/d1'],
+    ['ceiling: one KV read', '/kv'],
+    ['ceiling: one DO call', '/do'],
+  ].filter(([name]) => !ONLY?.length || ONLY.includes('ceilings'))) {
+    const base = await load(baselineUrl);
+    const run = await load(`${probeUrl}${path}`);
+    const row = { endpoint: name, rps: Math.round(run.rps), p50: run.p50, p99: run.p99, errors: run.errors, baselineRps: Math.round(base.rps), ratio: run.rps / base.rps, target: null };
+    rows.push(row);
+    console.log(`${name.padEnd(22)} ${String(row.rps).padStart(6)} req/s  baseline ${row.baselineRps} req/s  ratio ${row.ratio.toFixed(2)}`);
   }
 
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model?.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const date = new Date().toISOString().slice(0, 10);
   const table = [
-    '| endpoint | req/s | p50 ms | p99 ms | errors | D1 queries | D1 round trips | rows read | baseline req/s | ratio | target |',
+    '| endpoint | req/s | p50 ms | p99 ms | errors | D1 queries | D1 round trips (max) | rows read | baseline req/s | ratio | target |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
-    ...rows.map(
-      (r) =>
-        `| ${r.endpoint} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.queries.toFixed(1)} | ${r.roundTrips.toFixed(1)} | ${r.rowsRead} | ${r.baselineRps} | ${r.ratio.toFixed(2)} | ${r.ratio >= r.target ? '≥' : '<'} ${r.target} |`,
+    ...rows.map((r) =>
+      r.target === null
+        ? `| *${r.endpoint}* | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | | | | ${r.baselineRps} | ${r.ratio.toFixed(2)} | (runtime) |`
+        : `| ${r.endpoint} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.queries.toFixed(2)} | ${r.roundTrips.toFixed(2)} (${r.maxRoundTrips}) | ${r.rowsRead} | ${r.baselineRps} | ${r.ratio.toFixed(2)} | ${r.ratio >= r.target ? '≥' : '<'} ${r.target} |`,
     ),
   ].join('\n');
   writeFileSync(
     `${root}/bench/results.md`,
-    `# Benchmark\n\n${date}; ${machine}; ${CHANNELS} channels; autocannon, ${CONNECTIONS} connections, ${DURATION} s per run, ` +
-      `each endpoint run right after a baseline run (fixed JSON on the same workerd); bundle served by Miniflare directly.\n\n${table}\n\n![chart](results.svg)\n`,
+    `# Benchmark\n\n${date}; ${machine}; ${CHANNELS} channels; ${TOOL === 'wrk' ? 'wrk, 1 thread' : 'autocannon'}, ${CONNECTIONS} connections, ${DURATION} s per run, ` +
+      `each endpoint run right after a baseline run (fixed JSON on the same workerd); bundle served by Miniflare directly. ` +
+      `D1 figures: mean of 200 requests like the load's, sent right after it ${CONNECTIONS} at a time; round trips also as the maximum seen. ` +
+      `The *ceiling* rows are a Worker that makes one D1 query, one KV read or one Durable Object call per request and nothing else: ` +
+      `what that I/O alone allows on this machine.\n\n${table}\n\n![chart](results.svg)\n`,
   );
-  writeFileSync(`${root}/bench/results.json`, JSON.stringify({ date, machine, channels: CHANNELS, connections: CONNECTIONS, duration: DURATION, rows }, null, 2));
+  writeFileSync(`${root}/bench/results.json`, JSON.stringify({ date, machine, tool: TOOL, channels: CHANNELS, connections: CONNECTIONS, duration: DURATION, rows }, null, 2));
   writeFileSync(`${root}/bench/results.svg`, chart(rows, `${date} · ${CHANNELS} channels · ratio of requests/s to the baseline Worker`));
   console.log(`\n${table}\n\nWritten: bench/results.md, bench/results.json, bench/results.svg`);
 } finally {
   await worker.dispose();
   await baseline.dispose();
+  await probe.dispose();
 }
 
 /** A horizontal bar chart of the ratios with each endpoint's target marked. */
@@ -235,10 +300,10 @@ function chart(rows, title) {
   const bars = rows
     .map((r, i) => {
       const y = 40 + i * (barHeight + 8);
-      const color = r.ratio >= r.target ? '#2a9d5c' : '#d9534f';
+      const color = r.target === null ? '#8a8a8a' : r.ratio >= r.target ? '#2a9d5c' : '#d9534f';
       return `<text x="${left - 8}" y="${y + 18}" text-anchor="end">${r.endpoint}</text>
 <rect x="${left}" y="${y}" width="${(r.ratio * scale).toFixed(1)}" height="${barHeight}" fill="${color}"/>
-<line x1="${left + r.target * scale}" x2="${left + r.target * scale}" y1="${y - 2}" y2="${y + barHeight + 2}" stroke="#222" stroke-dasharray="3,2"/>
+${r.target === null ? '' : `<line x1="${left + r.target * scale}" x2="${left + r.target * scale}" y1="${y - 2}" y2="${y + barHeight + 2}" stroke="#222" stroke-dasharray="3,2"/>`}
 <text x="${left + r.ratio * scale + 6}" y="${y + 18}">${r.ratio.toFixed(2)} (${r.rps}/s)</text>`;
     })
     .join('\n');

@@ -3,6 +3,7 @@ import type { PlayCounter } from './durable-objects/play-counter';
 import type { RateLimiter } from './durable-objects/rate-limiter';
 import type { SearchTrends } from './durable-objects/search-trends';
 import type { UserRow } from './db/schema';
+import type { SerialisedBody } from './lib/envelope';
 import type { Viewer } from './services/read-cache';
 import type { TokenRecord } from './services/tokens';
 
@@ -47,8 +48,8 @@ export interface Variables {
   viewer?: Viewer;
   /** Set when a write updated the cached viewer itself (services/read-cache.ts `markViewer`). */
   viewerKept?: true;
-  /** A JSON answer's text, kept by lib/envelope.ts for its entity tag. */
-  bodyText?: string;
+  /** A JSON answer's text (and tag), kept by lib/envelope.ts for its entity tag. */
+  body?: SerialisedBody;
   /** Set by `requireUser`: the presented token's record. */
   token: TokenRecord;
 }

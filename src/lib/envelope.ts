@@ -10,19 +10,45 @@ export function envelope<D>(data: D, message: string) {
 /** What `c.json()` returns, so that typed routes accept our own JSON answers. */
 export type JsonAnswer<T, S extends ContentfulStatusCode> = Response & TypedResponse<JSONParsed<T>, S, 'json'>;
 
+/** A serialised answer, and its entity tag once computed (middleware/caching.ts). */
+export interface SerialisedBody {
+  text: string;
+  tag?: string;
+}
+
+/**
+ * Answers serialised before, by the frozen data object they carry: the read caches
+ * freeze what they keep and hand the same object to every caller whose own marks do
+ * not change it, so such an answer is serialised and tagged once, not per request.
+ */
+const serialised = new WeakMap<object, { message: string; body: SerialisedBody }>();
+
 /**
  * A JSON answer serialised once, here: its text is kept on the context so the entity
- * tag is computed from it, without reading the response body back.
+ * tag is computed from it, without reading the response body back. `reuse` names the
+ * object the answer is made of, when the same object always gives the same answer.
  */
-export function json<T, S extends ContentfulStatusCode>(c: Context, value: T, status: S): JsonAnswer<T, S> {
-  const text = JSON.stringify(value);
-  c.set('bodyText', text);
-  return c.body(text, status, { 'Content-Type': 'application/json; charset=UTF-8' }) as unknown as JsonAnswer<T, S>;
+export function json<T, S extends ContentfulStatusCode>(c: Context, value: T, status: S, reuse?: { key: object; message: string }): JsonAnswer<T, S> {
+  let body: SerialisedBody | undefined;
+  if (reuse) {
+    const known = serialised.get(reuse.key);
+    if (known?.message === reuse.message) body = known.body;
+  }
+  if (!body) {
+    body = { text: JSON.stringify(value) };
+    if (reuse) serialised.set(reuse.key, { message: reuse.message, body });
+  }
+  c.set('body', body);
+  return c.body(body.text, status, { 'Content-Type': 'application/json; charset=UTF-8' }) as unknown as JsonAnswer<T, S>;
 }
+
+/** What `json` may reuse the serialisation of: `data` when it is a frozen object. */
+export const reusable = (data: unknown, message: string) =>
+  typeof data === 'object' && data !== null && Object.isFrozen(data) ? { key: data, message } : undefined;
 
 /** 200 with a success envelope. */
 export function ok<D>(c: Context, data: D, message: string) {
-  return json(c, envelope(data, message), 200);
+  return json(c, envelope(data, message), 200, reusable(data, message));
 }
 
 /** 201 with a success envelope, for what a request created. */

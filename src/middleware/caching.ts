@@ -33,9 +33,10 @@ export const conditionalGet = createMiddleware<AppEnv>(async (c, next) => {
   // Answers from a cache, and handlers that know their version, carry their tag already.
   let tag = headers.get('ETag');
   if (tag === null) {
-    // JSON answers keep their text (lib/envelope.ts); anything else is read back once.
-    const text = c.get('bodyText');
-    tag = await bodyTag(text ?? (await c.res.clone().arrayBuffer()));
+    // JSON answers keep their text, and a reused one its tag (lib/envelope.ts); anything else is read back once.
+    const body = c.get('body');
+    tag = body?.tag ?? (await bodyTag(body?.text ?? (await c.res.clone().arrayBuffer())));
+    if (body) body.tag = tag;
     headers.set('ETag', tag);
   }
   if (matches(c.req.header('if-none-match'), tag)) c.res = notModified(headers);
@@ -65,7 +66,7 @@ export const edgeCache = createMiddleware<AppEnv>(async (c, next) => {
   const key = new Request(c.req.url, { method: 'GET' });
   const hit = await cache.match(key);
   if (hit) {
-    const body = await hit.arrayBuffer();
+    const body = await hit.text();
     const headers = new Headers(hit.headers);
     headers.set('X-Cache', 'HIT');
     addSecurityHeaders(headers);
@@ -77,7 +78,7 @@ export const edgeCache = createMiddleware<AppEnv>(async (c, next) => {
   if (c.res.status !== 200) return;
   const headers = responseHeaders(c);
   headers.set('Cache-Control', `public, max-age=${PUBLIC_MAX_AGE}, s-maxage=${PUBLIC_MAX_AGE}`);
-  const body = await c.res.clone().arrayBuffer();
+  const body = c.get('body')?.text ?? (await c.res.clone().text());
   headers.set('ETag', await bodyTag(body));
   const copyHeaders = new Headers(headers);
   copyHeaders.set('X-Cache', 'HIT');
@@ -88,7 +89,7 @@ export const edgeCache = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /** Public answers kept in the isolate for the same `PUBLIC_MAX_AGE`. */
-const isolateCopies = new Memo<{ body: ArrayBuffer; headers: Headers }>(PUBLIC_MAX_AGE * 1000, 200);
+const isolateCopies = new Memo<{ body: string; headers: Headers }>(PUBLIC_MAX_AGE * 1000, 200);
 
 /**
  * The isolate's copy of a public answer, served in front of the router: a hit costs
@@ -104,7 +105,7 @@ export function servePublicCopy(request: Request, env: Bindings): Response | nul
   const requestId = requestIdOf(request);
   const stats = newDbStats();
   let response = new Response(copy.body, { status: 200, headers: copy.headers });
-  finishHeaders(response.headers, requestId, stats, 0);
+  finishHeaders(response.headers, request, requestId, stats, 0);
   if (matches(request.headers.get('if-none-match'), copy.headers.get('ETag') ?? '')) response = notModified(response.headers);
   logRequest(env.LOG_LEVEL, request, { requestId, status: response.status, startedAt, durationMs: Date.now() - startedAt, stats, userId: null });
   return response;

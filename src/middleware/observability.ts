@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import { addSecurityHeaders, corsPreflight } from './headers';
+import { addCorsHeaders, addSecurityHeaders, corsPreflight } from './headers';
 import { instrumentD1, newDbStats, type DbStats } from '../db/client';
 import type { AppEnv } from '../env';
 
@@ -49,9 +49,10 @@ export function responseHeaders(c: Context<AppEnv>): Headers {
 /** The request's id: Cloudflare's `CF-Ray` when it sent one, else a fresh UUID. */
 export const requestIdOf = (request: Request) => request.headers.get('cf-ray') ?? crypto.randomUUID();
 
-/** The headers every answer leaves with: request id, `Server-Timing`, security and CORS. */
-export function finishHeaders(headers: Headers, requestId: string, stats: DbStats, durationMs: number): void {
+/** The headers every answer leaves with: request id, `Server-Timing`, security, and CORS when asked. */
+export function finishHeaders(headers: Headers, request: Request, requestId: string, stats: DbStats, durationMs: number): void {
   headers.set('X-Request-Id', requestId);
+  if (request.headers.has('origin')) addCorsHeaders(headers);
   // The contract's content type names the charset; Hono's c.json() leaves it out.
   if (headers.get('content-type') === 'application/json') headers.set('Content-Type', 'application/json; charset=UTF-8');
   headers.set('Server-Timing', serverTiming(stats, durationMs));
@@ -103,7 +104,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
 
   const durationMs = Date.now() - startedAt;
   const headers = responseHeaders(c);
-  finishHeaders(headers, requestId, dbStats, durationMs);
+  finishHeaders(headers, c.req.raw, requestId, dbStats, durationMs);
   const bookmark = session && dbStats.roundTrips > 0 ? session.getBookmark() : null;
   if (bookmark) headers.set('X-D1-Bookmark', bookmark);
   logRequest(c.env.LOG_LEVEL, c.req.raw, { requestId, status: c.res.status, startedAt, durationMs, stats: dbStats, userId: c.get('user')?.id ?? null });

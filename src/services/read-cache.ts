@@ -81,17 +81,42 @@ export function markViewer(c: Context<AppEnv>, kind: 'liked' | 'favorited', chan
 export const forgetViewer = (userId: number) => viewers.delete(String(userId));
 export const forgetAllViewers = () => viewers.clear();
 
-const reads = new Memo<unknown>(60_000, 1000);
+/**
+ * Answers about one channel (detail, visibility) and answers that list many, kept
+ * apart so that neither evicts the other: many small entries, fewer large ones.
+ */
+const channelReads = new Memo<unknown>(60_000, 10_000);
+const listReads = new Memo<unknown>(60_000, 500);
 
-/** `load()`'s answer for `key`, shared by this isolate's requests for `READ_CACHE_MS`. */
-export function cachedRead<T>(c: Context<AppEnv>, key: string, load: () => Promise<T>): Promise<T> {
-  return reads.getOrLoad(key, load, readCacheMs(c.env)) as Promise<T>;
+/** Freezes what a cache hands to many requests: nobody may change it, and lib/envelope.ts reuses its text. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }
 
-export const forgetReads = () => reads.clear();
+/**
+ * `load()`'s answer for `key`, shared (frozen) by this isolate's requests for
+ * `READ_CACHE_MS`. Keys starting `radio:` or `visible:` are one channel's.
+ */
+export function cachedRead<T>(c: Context<AppEnv>, key: string, load: () => Promise<T>): Promise<T> {
+  const memo = key.startsWith('radio:') || key.startsWith('visible:') ? channelReads : listReads;
+  return memo.getOrLoad(key, () => load().then(deepFreeze), readCacheMs(c.env)) as Promise<T>;
+}
 
-/** Copies of `channels` (RadioResources, with any extra fields) with the viewer's own marks. */
+export const forgetReads = () => {
+  channelReads.clear();
+  listReads.clear();
+};
+
+/**
+ * `channels` with the viewer's own marks: the same array when none of them is marked
+ * (cached channels are loaded unmarked), copies otherwise.
+ */
 export function withMarks<T extends RadioResource>(channels: T[], viewer: Viewer): T[] {
+  if (!channels.some((channel) => viewer.liked.has(channel.id) || viewer.favorited.has(channel.id))) return channels;
   return channels.map((channel) => ({
     ...channel,
     is_liked: viewer.liked.has(channel.id),

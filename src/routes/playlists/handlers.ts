@@ -19,7 +19,12 @@ export const showPlaylist: RouteHandler<typeof routes.showPlaylist, AppEnv> = as
     c,
     `playlist:${id}`,
     (viewerId) => playlists.loadPlaylistDetail(c.get('d1'), id, viewerId),
-    (value, viewer) => value && { ...value, items: value.items.map((item) => ({ ...item, radio_channel: withMarks([item.radio_channel], viewer)[0]! })) },
+    (value, viewer) => {
+      const channels = value?.items.map((item) => item.radio_channel) ?? [];
+      const marked = withMarks(channels, viewer);
+      if (!value || marked === channels) return value;
+      return { ...value, items: value.items.map((item, i) => ({ ...item, radio_channel: marked[i]! })) };
+    },
   );
   return ok(c, playlists.readableDetail(detail, c.get('userId')), 'Playlist retrieved successfully.');
 };

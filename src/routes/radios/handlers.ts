@@ -7,7 +7,7 @@ import { cachedRead, markViewer, viewerRead, withMarks } from '../../services/re
 import { isVisible, visibleChannelStatement } from '../../catalogue/radio-resource';
 import { isoTimestamp } from '../../lib/time';
 import type { AppEnv } from '../../env';
-import { envelope, json, ok } from '../../lib/envelope';
+import { envelope, json, ok, reusable } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
 import type * as routes from './routes';
 
@@ -26,9 +26,13 @@ export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async 
     c,
     `radios:${JSON.stringify(list)}`,
     (viewerId) => listChannels(c.get('d1'), list, viewerId),
-    (value, viewer) => ({ ...value, items: withMarks(value.items, viewer) }),
+    (value, viewer) => {
+      const items = withMarks(value.items, viewer);
+      return items === value.items ? value : { ...value, items };
+    },
   );
-  return json(c, { ...envelope(page.items, 'Radio channels retrieved successfully.'), meta: page.meta }, 200);
+  const message = 'Radio channels retrieved successfully.';
+  return json(c, { ...envelope(page.items, message), meta: page.meta }, 200, reusable(page, message));
 };
 
 export const featuredRadios: RouteHandler<typeof routes.featuredRadios, AppEnv> = async (c) => {

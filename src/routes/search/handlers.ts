@@ -23,7 +23,10 @@ export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
     c,
     `search:${JSON.stringify(search)}`,
     (viewerId) => searchCatalogue(d1, search, viewerId),
-    (value, viewer) => ({ ...value, stations: withMarks(value.stations, viewer) }),
+    (value, viewer) => {
+      const stations = withMarks(value.stations, viewer);
+      return stations === value.stations ? value : { ...value, stations };
+    },
   );
   if (result.stations.length || result.categories.length || result.countries.length) {
     // Counted after the answer is sent; the Durable Object's write is durable once it returns.
