@@ -10,6 +10,12 @@ export class Memo<V> {
     private readonly max = 1000,
   ) {}
 
+  /** Milliseconds since `key` was stored, or undefined when absent or expired. */
+  age(key: string, now = Date.now()): number | undefined {
+    const entry = this.entries.get(key);
+    return entry && entry.expires > now ? now - entry.stored : undefined;
+  }
+
   /** The value, unless it expired or (with `maxAgeMs`) was stored longer ago than that. */
   get(key: string, now = Date.now(), maxAgeMs = Infinity): V | undefined {
     const entry = this.entries.get(key);
@@ -24,6 +30,7 @@ export class Memo<V> {
   set(key: string, value: V, now = Date.now()): void {
     this.entries.delete(key);
     this.entries.set(key, { value, expires: now + this.ttlMs, stored: now });
+    this.refreshing.delete(key);
     if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string);
   }
 
@@ -47,5 +54,45 @@ export class Memo<V> {
     const value = await load();
     this.set(key, value);
     return value;
+  }
+
+  private readonly refreshing = new Map<string, number>();
+
+  /**
+   * Like `getOrLoad`, but while one request of this isolate reloads a value that just
+   * went stale, the others keep getting the stale one, for at most `graceMs` more,
+   * instead of all reloading at once. Nobody waits on another request's load.
+   */
+  async getOrRefresh(key: string, load: () => Promise<V>, maxAgeMs: number, graceMs: number): Promise<V> {
+    const now = Date.now();
+    const age = this.age(key, now);
+    if (age !== undefined && (age < maxAgeMs || (age < maxAgeMs + graceMs && this.isRefreshing(key, now, graceMs)))) {
+      return this.entries.get(key)!.value;
+    }
+    this.markRefreshing(key, now);
+    try {
+      const value = await load();
+      this.set(key, value);
+      return value;
+    } finally {
+      this.refreshing.delete(key);
+    }
+  }
+
+  /** Marks `key` as being reloaded by a request (see `getOrRefresh`). */
+  markRefreshing(key: string, now = Date.now()): void {
+    this.refreshing.set(key, now);
+    if (this.refreshing.size > this.max) this.refreshing.delete(this.refreshing.keys().next().value as string);
+  }
+
+  /** True while a reload of `key` started less than `graceMs` ago has not stored its value. */
+  isRefreshing(key: string, now: number, graceMs: number): boolean {
+    const started = this.refreshing.get(key);
+    return started !== undefined && now - started < graceMs;
+  }
+
+  /** Ends a reload mark without a value (the reload stored it elsewhere or failed). */
+  doneRefreshing(key: string): void {
+    this.refreshing.delete(key);
   }
 }

@@ -8,7 +8,9 @@ import { userByIdStatement } from './users';
 
 /**
  * Per-isolate read caches, the way a read replica would serve: answers at most
- * `READ_CACHE_MS` old (1 s by default), never older.
+ * `READ_CACHE_MS` old (1 s by default). While one request reloads an entry that just
+ * went stale, the isolate's other requests keep the stale one for at most half that
+ * again, instead of all reloading at once: never older than 1.5 × `READ_CACHE_MS`.
  *
  * - The viewer: a signed-in caller's user row and the ids of the channels they like
  *   and favorite, loaded in the same D1 batch as the request's first query.
@@ -41,9 +43,20 @@ export const mayReadCached = (c: Context<AppEnv>) => readCacheMs(c.env) > 0 && c
 
 const viewers = new Memo<Viewer>(60_000, 10_000);
 
-/** The cached viewer, when fresh and allowed for this request. */
+/**
+ * The cached viewer, when fresh and allowed for this request (or stale within the
+ * grace while another request reloads it). Undefined tells the caller to load it, and
+ * marks that reload so that concurrent requests keep the stale viewer meanwhile.
+ */
 export function cachedViewer(c: Context<AppEnv>, userId: number): Viewer | undefined {
-  return mayReadCached(c) ? viewers.get(String(userId), Date.now(), readCacheMs(c.env)) : undefined;
+  if (!mayReadCached(c)) return undefined;
+  const ms = readCacheMs(c.env);
+  const key = String(userId);
+  const now = Date.now();
+  const age = viewers.age(key, now);
+  if (age !== undefined && (age < ms || (age < ms * 1.5 && viewers.isRefreshing(key, now, ms / 2)))) return viewers.get(key, now);
+  viewers.markRefreshing(key, now);
+  return undefined;
 }
 
 /** The statements that load a viewer: the user row first, then the two mark lists. */
@@ -59,7 +72,7 @@ export function storeViewer(userId: number, [user, likes, favorites]: D1Result[]
   const ids = (result: D1Result | undefined) => (result?.results as { channel_id: number }[] | undefined)?.map((r) => r.channel_id) ?? [];
   const liked = ids(likes);
   const favorited = ids(favorites);
-  if (!row || liked.length > VIEWER_MARKS_LIMIT || favorited.length > VIEWER_MARKS_LIMIT) return;
+  if (!row || liked.length > VIEWER_MARKS_LIMIT || favorited.length > VIEWER_MARKS_LIMIT) return viewers.doneRefreshing(String(userId));
   const loadedAt = Date.now();
   viewers.set(String(userId), { user: row, liked: new Set(liked), favorited: new Set(favorited), loadedAt }, loadedAt);
 }
@@ -99,11 +112,13 @@ function deepFreeze<T>(value: T): T {
 
 /**
  * `load()`'s answer for `key`, shared (frozen) by this isolate's requests for
- * `READ_CACHE_MS`. Keys starting `radio:` or `visible:` are one channel's.
+ * `READ_CACHE_MS` (see the top of this file for the reload grace). Keys starting
+ * `radio:` or `visible:` are one channel's.
  */
 export function cachedRead<T>(c: Context<AppEnv>, key: string, load: () => Promise<T>): Promise<T> {
   const memo = key.startsWith('radio:') || key.startsWith('visible:') ? channelReads : listReads;
-  return memo.getOrLoad(key, () => load().then(deepFreeze), readCacheMs(c.env)) as Promise<T>;
+  const ms = readCacheMs(c.env);
+  return memo.getOrRefresh(key, () => load().then(deepFreeze), ms, ms / 2) as Promise<T>;
 }
 
 export const forgetReads = () => {
