@@ -270,7 +270,7 @@ try {
     ['ceiling: one D1 query', '/d1'],
     ['ceiling: one KV read', '/kv'],
     ['ceiling: one DO call', '/do'],
-  ].filter(([name]) => !ONLY?.length || ONLY.includes('ceilings'))) {
+  ].filter(() => !ONLY?.length || ONLY.includes('ceilings'))) {
     const { base, run } = await alternate(() => load(`${probeUrl}${path}`));
     const row = { endpoint: name, rps: Math.round(run.rps), p50: run.p50, p99: run.p99, errors: run.errors, baselineRps: Math.round(base.rps), baselineP99: base.p99, ratio: run.rps / base.rps, target: null };
     rows.push(row);
