@@ -169,15 +169,16 @@ try {
     path: endpoint ? endpoint.path(n) : '/',
     headers: endpoint && !endpoint.anonymous ? { authorization: `Bearer ${pick(tokens, n)}` } : {},
   });
-  const load = (target, endpoint) => (TOOL === 'wrk' ? loadWithWrk(target, endpoint) : loadWithAutocannon(target, endpoint));
-  const loadWithAutocannon = (target, endpoint) =>
+  const load = (target, endpoint, seconds = DURATION) =>
+    TOOL === 'wrk' ? loadWithWrk(target, endpoint, seconds) : loadWithAutocannon(target, endpoint, seconds);
+  const loadWithAutocannon = (target, endpoint, seconds) =>
     new Promise((resolve, reject) => {
       let n = 0;
       autocannon(
         {
           url: target,
           connections: CONNECTIONS,
-          duration: DURATION,
+          duration: seconds,
           requests: [{ setupRequest: (r) => (endpoint ? { ...r, ...request(endpoint, (n += 1)) } : r) }],
         },
         (error, result) =>
@@ -187,7 +188,7 @@ try {
       );
     });
   // wrk (one thread: the other core is the runtime's) cycles through 1,000 prepared requests.
-  const loadWithWrk = async (target, endpoint) => {
+  const loadWithWrk = async (target, endpoint, seconds) => {
     const script = `${out}/wrk-${endpoint ? endpoint.name.replace(/\W+/g, '-') : 'baseline'}.lua`;
     const requests = Array.from({ length: 1000 }, (_, i) => ({ ...request(endpoint, i + 1), ...(endpoint ? {} : { path: new URL(target).pathname }) }));
     // Formatted in init(): wrk fills in the Host header only once the script has loaded.
@@ -199,7 +200,7 @@ try {
     );
     const { stdout } = await new Promise((resolve, reject) =>
       // A slow answer is a latency, not an error: wrk's 2 s timeout would count the runtime's tail as failures.
-      execFile('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${DURATION}s`, '--timeout', '10s', '--latency', '-s', script, target], (error, stdout) => (error ? reject(error) : resolve({ stdout }))),
+      execFile('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '10s', '--latency', '-s', script, target], (error, stdout) => (error ? reject(error) : resolve({ stdout }))),
     );
     const ms = (label) => {
       const [, value, unit] = new RegExp(`^\\s*${label}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(stdout) ?? [];
@@ -231,17 +232,21 @@ try {
   const rows = [];
   for (const endpoint of endpoints) {
     const { base, run } = await alternate(() => load(url, endpoint));
-    // D1 figures per request: 200 requests like the load's, right after it and as many
-    // at a time as the load's connections (warm caches, as under load).
+    // D1 figures per request: 200 requests like the load's, sent 8 at a time while a
+    // further 3-second load runs (steady state: the caches as the load keeps them).
     const samples = [];
-    for (let i = 0; i < 200; i += CONNECTIONS) {
-      const batch = Array.from({ length: CONNECTIONS }, (_, j) => request(endpoint, i + j + 1));
-      const responses = await Promise.all(batch.map((r) => fetch(`${url}${r.path}`, { method: r.method, headers: r.headers })));
-      for (const response of responses) {
-        await response.arrayBuffer();
-        samples.push(serverTiming(response.headers));
+    const sample = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      for (let i = 0; i < 200; i += 8) {
+        const batch = Array.from({ length: 8 }, (_, j) => request(endpoint, i + j + 1));
+        const responses = await Promise.all(batch.map((r) => fetch(`${url}${r.path}`, { method: r.method, headers: r.headers })));
+        for (const response of responses) {
+          await response.arrayBuffer();
+          samples.push(serverTiming(response.headers));
+        }
       }
-    }
+    };
+    await Promise.all([load(url, endpoint, 3), sample()]);
     const mean = (key) => samples.reduce((s, x) => s + x[key], 0) / samples.length;
     const row = {
       endpoint: endpoint.name,
@@ -292,7 +297,7 @@ try {
     `${root}/bench/results.md`,
     `# Benchmark\n\n${date}; ${machine}; ${CHANNELS} channels; ${TOOL === 'wrk' ? 'wrk, 1 thread' : 'autocannon'}, ${CONNECTIONS} connections, ${DURATION} s per run, ` +
       `each endpoint run right after a baseline run (fixed JSON on the same workerd), ${ROUNDS} rounds, the round with the median ratio shown (errors: all rounds); bundle served by Miniflare directly. ` +
-      `D1 figures: mean of 200 requests like the load's, sent right after it ${CONNECTIONS} at a time; round trips also as the maximum seen. ` +
+      `D1 figures: mean of 200 requests like the load's, sent during a further load; round trips also as the maximum seen. ` +
       `The *ceiling* rows are a Worker that makes one D1 query, one KV read or one Durable Object call per request and nothing else: ` +
       `what that I/O alone allows on this machine.\n\n${table}\n\n` +
       `The baseline's own p99 ranged ${Math.min(...rows.map((r) => r.baselineP99))}–${Math.max(...rows.map((r) => r.baselineP99))} ms in these runs: ` +
