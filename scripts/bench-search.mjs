@@ -28,7 +28,8 @@ async function measure(size) {
   const persist = `${root}/bench/out/state-search-${size}`;
   rmSync(persist, { recursive: true, force: true });
   migrateLocal(['--persist-to', persist]);
-  const worker = await startLocalWorker(['--persist-to', persist]);
+  // Read caches off: this measures the search itself, not a cached answer.
+  const worker = await startLocalWorker(['--persist-to', persist, '--var', 'READ_CACHE_MS:0']);
   try {
     await importStations({ url: worker.url, token, stations: JSON.parse(readFileSync(file, 'utf8')) });
     const user = await registerUser(worker.url);
