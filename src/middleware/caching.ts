@@ -1,13 +1,12 @@
 import { createMiddleware } from 'hono/factory';
-import type { AppEnv } from '../env';
+import { newDbStats } from '../db/client';
+import type { AppEnv, Bindings } from '../env';
 import { Memo } from '../lib/memo';
-
-const encoder = new TextEncoder();
+import { forgetAllViewers, forgetReads, forgetViewer } from '../services/read-cache';
 import { addSecurityHeaders } from './headers';
 import { finishHeaders, logRequest, requestIdOf, responseHeaders } from './observability';
-import { newDbStats } from '../db/client';
-import type { Bindings } from '../env';
-import { forgetAllViewers, forgetReads, forgetViewer } from '../services/read-cache';
+
+const encoder = new TextEncoder();
 
 /** A strong entity tag: base64url of the first 18 bytes of the body's SHA-256. */
 export async function bodyTag(body: ArrayBuffer | string): Promise<string> {
