@@ -96,10 +96,12 @@ export const forgetAllViewers = () => viewers.clear();
 
 /**
  * Answers about one channel (detail, visibility) and answers that list many, kept
- * apart so that neither evicts the other: many small entries, fewer large ones.
+ * apart so that neither evicts the other: many small entries (about 2 KB), fewer large
+ * ones (up to about 80 KB), some 25 MB at most with their serialised text, well inside
+ * an isolate's 128 MB.
  */
-const channelReads = new Memo<unknown>(60_000, 10_000);
-const listReads = new Memo<unknown>(60_000, 500);
+const channelReads = new Memo<unknown>(60_000, 5000);
+const listReads = new Memo<unknown>(60_000, 200);
 
 /** Freezes what a cache hands to many requests: nobody may change it, and lib/envelope.ts reuses its text. */
 function deepFreeze<T>(value: T): T {
