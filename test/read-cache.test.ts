@@ -5,6 +5,7 @@ import { createApp } from '../src/app';
 import { BASE, type Json } from './helpers/client';
 import { seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
+import { VIEWER_MARKS_LIMIT } from '../src/services/read-cache';
 
 // Every request of this file goes through one app with an explicit READ_CACHE_MS, so
 // what is cached and for how long is decided here, not by the suite's configuration.
@@ -154,6 +155,23 @@ describe('read caches', () => {
     await send('POST', `/api/v1/playlists/${playlist.id}/items`, { token: owner.token, json: { radio_channel_id: second } });
     const detail = await send('GET', `/api/v1/playlists/${playlist.id}`, { token: owner.token });
     expect(detail.body.data.items.map((item: Json) => item.radio_channel.id)).toEqual([first, second]);
+  });
+
+  it('a caller with more marks than VIEWER_MARKS_LIMIT is read from D1, flags and all', async () => {
+    const ids = await seedChannels(Array.from({ length: VIEWER_MARKS_LIMIT + 1 }, () => station()));
+    const user = await registerUser();
+    await env.DB.prepare(
+      `INSERT INTO likes (user_id, channel_id, created_at) SELECT ?1, id, '2026-01-01T00:00:00.000000Z' FROM radio_channels WHERE id IN (SELECT value FROM json_each(?2))`,
+    )
+      .bind(user.id, JSON.stringify(ids))
+      .run();
+    const reads = [];
+    for (let i = 0; i < 3; i += 1) reads.push(await send('GET', `/api/v1/radios/${ids.at(-1)}`, { token: user.token }));
+    expect(reads.map((r) => [r.body.data.is_liked, roundTrips(r.headers)])).toEqual([
+      [true, 1],
+      [true, 1],
+      [true, 1],
+    ]);
   });
 
   it('READ_CACHE_MS=0 reads D1 every time', async () => {

@@ -33,15 +33,18 @@ export interface Viewer {
   loadedAt: number;
 }
 
-/** Marks of each kind kept per viewer; a viewer with more reads through to D1. */
-export const VIEWER_MARKS_LIMIT = 2000;
+/**
+ * Marks of each kind kept per viewer; a viewer with more reads through to D1 (flags
+ * in SQL). With at most 2,000 viewers that bounds them to some 20 MB.
+ */
+export const VIEWER_MARKS_LIMIT = 500;
 
 export const readCacheMs = (env: Bindings) => Math.max(0, Number(env.READ_CACHE_MS) || 0);
 
 /** True when this request may be answered from the isolate's read caches. */
 export const mayReadCached = (c: Context<AppEnv>) => readCacheMs(c.env) > 0 && c.req.header('x-d1-bookmark') === undefined;
 
-const viewers = new Memo<Viewer>(60_000, 10_000);
+const viewers = new Memo<Viewer>(60_000, 2000);
 
 /**
  * The cached viewer, when fresh and allowed for this request (or stale within the
@@ -97,8 +100,7 @@ export const forgetAllViewers = () => viewers.clear();
 /**
  * Answers about one channel (detail, visibility) and answers that list many, kept
  * apart so that neither evicts the other: many small entries (about 2 KB), fewer large
- * ones (up to about 80 KB), some 25 MB at most with their serialised text, well inside
- * an isolate's 128 MB.
+ * ones (up to about 80 KB): about 50 MB at most with their serialised text.
  */
 const channelReads = new Memo<unknown>(60_000, 5000);
 const listReads = new Memo<unknown>(60_000, 200);
