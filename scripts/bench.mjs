@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // npm run bench [-- --duration S] [--rounds N] [--connections N] [--channels N] [--only a,b] [--tool wrk|autocannon]
+//                 [--var NAME=value ...]   (overrides a wrangler.toml var, e.g. --var READ_CACHE_MS=0)
 //
 // Bundles the Worker (`wrangler deploy --dry-run --outdir`), serves the bundle from
 // Miniflare directly (no `wrangler dev` proxy), loads a synthetic catalogue through the
@@ -45,6 +46,12 @@ if (build.status !== 0) throw new Error('wrangler deploy --dry-run failed');
 const toml = readFileSync(`${root}/wrangler.toml`, 'utf8');
 const compatibilityDate = /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1];
 const vars = Object.fromEntries([...toml.split('[vars]')[1].split('\n[')[0].matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm)].map((m) => [m[1], m[2]]));
+const overrides = {};
+args.forEach((arg, i) => {
+  if (arg !== '--var') return;
+  const [name, ...value] = (args[i + 1] ?? '').split('=');
+  overrides[name] = vars[name] = value.join('=');
+});
 
 const worker = new Miniflare({
   host: '127.0.0.1',
@@ -295,7 +302,7 @@ try {
   ].join('\n');
   writeFileSync(
     `${root}/bench/results.md`,
-    `# Benchmark\n\n${date}; ${machine}; ${CHANNELS} channels; ${TOOL === 'wrk' ? 'wrk, 1 thread' : 'autocannon'}, ${CONNECTIONS} connections, ${DURATION} s per run, ` +
+    `# Benchmark\n\n${date}; ${machine}; ${CHANNELS} channels; ${Object.entries(overrides).map(([k, v]) => `${k}=${v}; `).join('')}${TOOL === 'wrk' ? 'wrk, 1 thread' : 'autocannon'}, ${CONNECTIONS} connections, ${DURATION} s per run, ` +
       `each endpoint run right after a baseline run (fixed JSON on the same workerd), ${ROUNDS} rounds, the round with the median ratio shown (errors: all rounds); bundle served by Miniflare directly. ` +
       `D1 figures: mean of 200 requests like the load's, sent during a further load; round trips also as the maximum seen. ` +
       `The *ceiling* rows are a Worker that makes one D1 query, one KV read or one Durable Object call per request and nothing else: ` +
@@ -303,7 +310,7 @@ try {
       `The baseline's own p99 ranged ${Math.min(...rows.map((r) => r.baselineP99))}–${Math.max(...rows.map((r) => r.baselineP99))} ms in these runs: ` +
       `the tail is the runtime's queueing on this machine, not the endpoints'.\n\n![chart](results.svg)\n`,
   );
-  writeFileSync(`${root}/bench/results.json`, JSON.stringify({ date, machine, tool: TOOL, channels: CHANNELS, connections: CONNECTIONS, duration: DURATION, rounds: ROUNDS, rows }, null, 2));
+  writeFileSync(`${root}/bench/results.json`, JSON.stringify({ date, machine, tool: TOOL, overrides, channels: CHANNELS, connections: CONNECTIONS, duration: DURATION, rounds: ROUNDS, rows }, null, 2));
   writeFileSync(`${root}/bench/results.svg`, chart(rows, `${date} · ${CHANNELS} channels · ratio of requests/s to the baseline Worker`));
   console.log(`\n${table}\n\nWritten: bench/results.md, bench/results.json, bench/results.svg`);
 } finally {
