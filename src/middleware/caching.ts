@@ -112,19 +112,25 @@ export function servePublicCopy(request: Request, env: Bindings): Response | nul
 
 /** `POST /api/v1/radios/{id}/play`. */
 const PLAY_PATH = /^\/api\/v1\/radios\/\d+\/play$/;
+const AUTH_PREFIX = '/api/v1/auth/';
+const ADMIN_PREFIX = '/api/v1/admin/';
 
 /**
  * A write through this isolate drops, once it succeeded, what it may have changed from
- * the read caches (services/read-cache.ts): every cached catalogue answer, the caller's
- * viewer, and after an admin write every viewer. Plays are the exception: they change
- * counts the contract lets show within 5 seconds, and they are the busiest write.
+ * the read caches (services/read-cache.ts): every cached catalogue answer and the
+ * caller's viewer; after an admin write every viewer. Account writes (login, profile,
+ * password, logout) change no catalogue answer: only the caller's viewer goes. Plays
+ * drop nothing: they move counts the contract lets show within 5 seconds, and they
+ * are the busiest write.
  */
 export const forgetAfterWrite = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   const method = c.req.method;
-  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || c.res.status >= 400 || PLAY_PATH.test(c.req.path)) return;
-  forgetReads();
+  const path = c.req.path;
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || c.res.status >= 400 || PLAY_PATH.test(path)) return;
   const userId = c.get('userId');
   if (userId !== undefined && !c.get('viewerKept')) forgetViewer(userId);
-  if (c.req.path.startsWith('/api/v1/admin/')) forgetAllViewers();
+  if (path.startsWith(AUTH_PREFIX)) return;
+  forgetReads();
+  if (path.startsWith(ADMIN_PREFIX)) forgetAllViewers();
 });
