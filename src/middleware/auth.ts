@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
+import type { Prelude } from '../db/client';
 import type { UserRow } from '../db/schema';
 import { accountInactive, forbidden, unauthenticated } from '../lib/errors';
 import { constantTimeEqual } from '../lib/crypto';
@@ -36,65 +37,66 @@ export const requireUser = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
+/** A viewer the isolate read less than `READ_CACHE_MS` ago decides at once (no D1; services/read-cache.ts). */
+function fromCachedViewer(c: Context<AppEnv>, record: TokenRecord): boolean {
+  const viewer = cachedViewer(c, record.userId);
+  if (!viewer) return false;
+  c.set('user', checkUser(viewer.user, record));
+  c.set('viewer', viewer);
+  return true;
+}
+
+/**
+ * The statements that load the caller (their row; with caching on, their marks too,
+ * kept for the next requests) and the check of their results. The statements use the
+ * raw binding: a prelude is sent by the instrumented one, inside its first batch.
+ */
+function callerLoad(c: Context<AppEnv>, record: TokenRecord): Prelude {
+  const caching = mayReadCached(c);
+  return {
+    statements: caching ? viewerStatements(c.env.DB, record.userId) : [userByIdStatement(c.env.DB, record.userId)],
+    check: (results) => {
+      if (caching) storeViewer(record.userId, results);
+      c.set('user', checkUser(results[0]!.results[0] as UserRow | undefined, record));
+    },
+  };
+}
+
 /**
  * Writes that need no more of the user row than its status (likes, favorites,
- * playlists): a viewer the isolate read less than `READ_CACHE_MS` ago decides, as on
- * reads; otherwise the row is read first, with the caller's marks when caching is on.
- * Account routes (password, profile) use `requireUser`: always the row of this moment.
+ * playlists): a cached viewer decides, as on reads; otherwise the caller is loaded
+ * first. Account routes (password, profile) use `requireUser`: the row of this moment.
  */
 export const requireWriter = createMiddleware<AppEnv>(async (c, next) => {
   const record = await presentedToken(c);
-  const viewer = cachedViewer(c, record.userId);
-  if (viewer) {
-    c.set('user', checkUser(viewer.user, record));
-    c.set('viewer', viewer);
-  } else if (mayReadCached(c)) {
-    const results = await c.get('d1').batch(viewerStatements(c.env.DB, record.userId));
-    storeViewer(record.userId, results);
-    c.set('user', checkUser(results[0]!.results[0] as UserRow | undefined, record));
-  } else {
-    c.set('user', checkUser(await findUserById(c.get('d1'), record.userId), record));
+  if (!fromCachedViewer(c, record)) {
+    const load = callerLoad(c, record);
+    load.check(await c.get('d1').batch(load.statements));
   }
   await next();
 });
 
 /**
- * Routes whose first D1 call is a read (every read route, and the play): the same
- * checks, but the user row is read in the same D1 batch as the handler's first query
- * (db/client.ts `Prelude`), and a refused user throws before the handler sees any
- * result or writes anything. One round trip instead of two. A handler that never
- * touches D1 is checked after it ran, before its answer leaves.
+ * Routes whose first D1 call is a read (every read route, and the play): a cached
+ * viewer decides at once; otherwise the caller is loaded in the same D1 batch as the
+ * handler's first query (db/client.ts `Prelude`), and a refused user throws before the
+ * handler sees any result or writes anything. One round trip instead of two. A handler
+ * that never touches D1 is checked after it ran, before its answer leaves.
  */
 export const requireReader = createMiddleware<AppEnv>(async (c, next) => {
   const record = await presentedToken(c);
   await checkReader(c, record, next);
 });
 
-/**
- * A viewer the isolate read less than `READ_CACHE_MS` ago answers at once (no D1; see
- * services/read-cache.ts); otherwise the user row, and with caching on the caller's
- * marks, ride in the handler's first D1 batch and are kept for the next requests.
- */
 async function checkReader(c: Context<AppEnv>, record: TokenRecord, next: () => Promise<void>) {
-  const viewer = cachedViewer(c, record.userId);
-  if (viewer) {
-    c.set('user', checkUser(viewer.user, record));
-    c.set('viewer', viewer);
-    return next();
-  }
-  const caching = mayReadCached(c);
-  // The raw binding: the prelude is sent by the instrumented one, inside its first batch.
-  const statements = caching ? viewerStatements(c.env.DB, record.userId) : [userByIdStatement(c.env.DB, record.userId)];
-  const check = (results: D1Result[]) => {
-    if (caching) storeViewer(record.userId, results);
-    c.set('user', checkUser(results[0]!.results[0] as UserRow | undefined, record));
-  };
+  if (fromCachedViewer(c, record)) return next();
+  const load = callerLoad(c, record);
   const state = c.get('d1State');
-  state.prelude = { statements, check };
+  state.prelude = load;
   await next();
   if (state.prelude) {
     state.prelude = undefined;
-    check(await c.get('d1').batch(statements));
+    load.check(await c.get('d1').batch(load.statements));
   }
 }
 
