@@ -10,21 +10,15 @@ export class Memo<V> {
     private readonly max = 1000,
   ) {}
 
-  /** Milliseconds since `key` was stored, or undefined when absent or expired. */
-  age(key: string, now = Date.now()): number | undefined {
-    const entry = this.entries.get(key);
-    return entry && entry.expires > now ? now - entry.stored : undefined;
-  }
-
-  /** The value, unless it expired or (with `maxAgeMs`) was stored longer ago than that. */
-  get(key: string, now = Date.now(), maxAgeMs = Infinity): V | undefined {
+  /** The value, unless it expired. */
+  get(key: string, now = Date.now()): V | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.expires <= now) {
       this.entries.delete(key);
       return undefined;
     }
-    return now - entry.stored < maxAgeMs ? entry.value : undefined;
+    return entry.value;
   }
 
   set(key: string, value: V, now = Date.now()): void {
@@ -32,6 +26,14 @@ export class Memo<V> {
     this.entries.set(key, { value, expires: now + this.ttlMs, stored: now });
     this.refreshing.delete(key);
     if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  /** Replaces the value of a live entry and keeps when it was stored (its freshness); false when there is none. */
+  replace(key: string, value: V, now = Date.now()): boolean {
+    const entry = this.entries.get(key);
+    if (!entry || entry.expires <= now) return false;
+    entry.value = value;
+    return true;
   }
 
   delete(key: string): void {
@@ -43,33 +45,44 @@ export class Memo<V> {
   }
 
   /**
-   * The cached value, or `load()`'s, cached. `maxAgeMs` narrows the freshness below the
-   * cache's own TTL for this caller. Concurrent misses each load: a Worker request may
-   * not wait on I/O started by another request (workerd cancels it as hung), so a load
-   * in flight is never shared.
+   * The cached value, or `load()`'s, cached. Concurrent misses each load: a Worker
+   * request may not wait on I/O started by another request (workerd cancels it as
+   * hung), so a load in flight is never shared.
    */
-  async getOrLoad(key: string, load: () => Promise<V>, maxAgeMs = Infinity): Promise<V> {
-    const hit = this.get(key, Date.now(), maxAgeMs);
+  async getOrLoad(key: string, load: () => Promise<V>): Promise<V> {
+    const hit = this.get(key);
     if (hit !== undefined) return hit;
     const value = await load();
     this.set(key, value);
     return value;
   }
 
+  /** When each key's reload started, while one is under way (see `fresh`). */
   private readonly refreshing = new Map<string, number>();
 
   /**
-   * Like `getOrLoad`, but while one request of this isolate reloads a value that just
-   * went stale, the others keep getting the stale one, for at most `graceMs` more,
-   * instead of all reloading at once. Nobody waits on another request's load.
+   * The value if stored less than `maxAgeMs` ago, or stale by at most `graceMs` more
+   * while another request reloads it. Otherwise undefined, and the caller is now the
+   * one reloading it: until it stores a value (or `graceMs` passes), the isolate's
+   * other requests keep the stale one instead of all reloading at once. Nobody waits
+   * on another request's load.
    */
-  async getOrRefresh(key: string, load: () => Promise<V>, maxAgeMs: number, graceMs: number): Promise<V> {
-    const now = Date.now();
-    const age = this.age(key, now);
-    if (age !== undefined && (age < maxAgeMs || (age < maxAgeMs + graceMs && this.isRefreshing(key, now, graceMs)))) {
-      return this.entries.get(key)!.value;
+  fresh(key: string, maxAgeMs: number, graceMs: number, now = Date.now()): V | undefined {
+    const entry = this.entries.get(key);
+    if (entry && entry.expires > now) {
+      const age = now - entry.stored;
+      const started = this.refreshing.get(key);
+      if (age < maxAgeMs || (age < maxAgeMs + graceMs && started !== undefined && now - started < graceMs)) return entry.value;
     }
-    this.markRefreshing(key, now);
+    this.refreshing.set(key, now);
+    if (this.refreshing.size > this.max) this.refreshing.delete(this.refreshing.keys().next().value as string);
+    return undefined;
+  }
+
+  /** `fresh`, or `load()`'s value, stored. */
+  async getOrRefresh(key: string, load: () => Promise<V>, maxAgeMs: number, graceMs: number): Promise<V> {
+    const hit = this.fresh(key, maxAgeMs, graceMs);
+    if (hit !== undefined) return hit;
     try {
       const value = await load();
       this.set(key, value);
@@ -79,19 +92,7 @@ export class Memo<V> {
     }
   }
 
-  /** Marks `key` as being reloaded by a request (see `getOrRefresh`). */
-  markRefreshing(key: string, now = Date.now()): void {
-    this.refreshing.set(key, now);
-    if (this.refreshing.size > this.max) this.refreshing.delete(this.refreshing.keys().next().value as string);
-  }
-
-  /** True while a reload of `key` started less than `graceMs` ago has not stored its value. */
-  isRefreshing(key: string, now: number, graceMs: number): boolean {
-    const started = this.refreshing.get(key);
-    return started !== undefined && now - started < graceMs;
-  }
-
-  /** Ends a reload mark without a value (the reload stored it elsewhere or failed). */
+  /** Ends a reload that `fresh` handed out without storing a value. */
   doneRefreshing(key: string): void {
     this.refreshing.delete(key);
   }

@@ -29,8 +29,6 @@ export interface Viewer {
   user: UserRow;
   liked: ReadonlySet<number>;
   favorited: ReadonlySet<number>;
-  /** When the row was read: a viewer is fresh for `READ_CACHE_MS` from then, whatever changes its marks. */
-  loadedAt: number;
 }
 
 /**
@@ -40,6 +38,9 @@ export interface Viewer {
 export const VIEWER_MARKS_LIMIT = 500;
 
 export const readCacheMs = (env: Bindings) => Math.max(0, Number(env.READ_CACHE_MS) || 0);
+
+/** How much longer a stale entry may serve while one request reloads it: half the window. */
+const graceMs = (env: Bindings) => readCacheMs(env) / 2;
 
 /** True when this request may be answered from the isolate's read caches. */
 export const mayReadCached = (c: Context<AppEnv>) => readCacheMs(c.env) > 0 && c.req.header('x-d1-bookmark') === undefined;
@@ -52,14 +53,7 @@ const viewers = new Memo<Viewer>(60_000, 2000);
  * marks that reload so that concurrent requests keep the stale viewer meanwhile.
  */
 export function cachedViewer(c: Context<AppEnv>, userId: number): Viewer | undefined {
-  if (!mayReadCached(c)) return undefined;
-  const ms = readCacheMs(c.env);
-  const key = String(userId);
-  const now = Date.now();
-  const age = viewers.age(key, now);
-  if (age !== undefined && (age < ms || (age < ms * 1.5 && viewers.isRefreshing(key, now, ms / 2)))) return viewers.get(key, now);
-  viewers.markRefreshing(key, now);
-  return undefined;
+  return mayReadCached(c) ? viewers.fresh(String(userId), readCacheMs(c.env), graceMs(c.env)) : undefined;
 }
 
 /** The statements that load a viewer: the user row first, then the two mark lists. */
@@ -76,8 +70,7 @@ export function storeViewer(userId: number, [user, likes, favorites]: D1Result[]
   const liked = ids(likes);
   const favorited = ids(favorites);
   if (!row || liked.length > VIEWER_MARKS_LIMIT || favorited.length > VIEWER_MARKS_LIMIT) return viewers.doneRefreshing(String(userId));
-  const loadedAt = Date.now();
-  viewers.set(String(userId), { user: row, liked: new Set(liked), favorited: new Set(favorited), loadedAt }, loadedAt);
+  viewers.set(String(userId), { user: row, liked: new Set(liked), favorited: new Set(favorited) });
 }
 
 /**
@@ -85,13 +78,14 @@ export function storeViewer(userId: number, [user, likes, favorites]: D1Result[]
  * caller's next reads need no reload (and `forgetAfterWrite` keeps the viewer).
  */
 export function markViewer(c: Context<AppEnv>, kind: 'liked' | 'favorited', channelId: number, active: boolean): void {
-  const viewer = viewers.get(String(c.get('userId')));
+  const key = String(c.get('userId'));
+  const viewer = viewers.get(key);
   if (!viewer) return;
   const marks = new Set(viewer[kind]);
   if (active) marks.add(channelId);
   else marks.delete(channelId);
-  viewers.set(String(c.get('userId')), { ...viewer, [kind]: marks }, viewer.loadedAt);
-  c.set('viewerKept', true);
+  // The row keeps the age it was read at: new marks do not make it fresher.
+  if (viewers.replace(key, { ...viewer, [kind]: marks })) c.set('viewerKept', true);
 }
 
 export const forgetViewer = (userId: number) => viewers.delete(String(userId));
@@ -121,8 +115,7 @@ function deepFreeze<T>(value: T): T {
  */
 export function cachedRead<T>(c: Context<AppEnv>, key: string, load: () => Promise<T>): Promise<T> {
   const memo = key.startsWith('radio:') || key.startsWith('visible:') ? channelReads : listReads;
-  const ms = readCacheMs(c.env);
-  return memo.getOrRefresh(key, () => load().then(deepFreeze), ms, ms / 2) as Promise<T>;
+  return memo.getOrRefresh(key, () => load().then(deepFreeze), readCacheMs(c.env), graceMs(c.env)) as Promise<T>;
 }
 
 export const forgetReads = () => {
