@@ -3,26 +3,41 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  plugins: [
-    cloudflareTest(async () => ({
-      wrangler: { configPath: './wrangler.toml' },
-      miniflare: {
-        bindings: {
-          TEST_MIGRATIONS: await readD1Migrations(
-            fileURLToPath(new URL('./drizzle/migrations', import.meta.url)),
-          ),
-          ADMIN_TOKEN: 'test-admin-token-0123456789abcdef',
-          // Failures (500s) print their cause; ordinary requests stay quiet.
-          LOG_LEVEL: 'error',
-          // Far above production's 1 s: a write that fails to drop what it changed from
-          // the read caches shows as a failing test, not as a flaky one.
-          READ_CACHE_MS: '60000',
+  test: {
+    projects: [
+      {
+        // The API's tests, inside workerd: storage isolated per test file.
+        plugins: [
+          cloudflareTest(async () => ({
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: {
+              bindings: {
+                TEST_MIGRATIONS: await readD1Migrations(fileURLToPath(new URL('./drizzle/migrations', import.meta.url))),
+                ADMIN_TOKEN: 'test-admin-token-0123456789abcdef',
+                // Failures (500s) print their cause; ordinary requests stay quiet.
+                LOG_LEVEL: 'error',
+                // Far above production's 1 s: a write that fails to drop what it changed from
+                // the read caches shows as a failing test, not as a flaky one.
+                READ_CACHE_MS: '60000',
+              },
+            },
+          })),
+        ],
+        test: {
+          name: 'worker',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/scripts/**'],
+          setupFiles: ['./test/apply-migrations.ts'],
         },
       },
-    })),
-  ],
-  test: {
-    include: ['test/**/*.test.ts'],
-    setupFiles: ['./test/apply-migrations.ts'],
+      {
+        // The Node-side scripts (dev, import), run as a user runs them.
+        test: {
+          name: 'scripts',
+          include: ['test/scripts/**/*.test.ts'],
+          environment: 'node',
+        },
+      },
+    ],
   },
 });

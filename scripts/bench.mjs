@@ -17,6 +17,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { root, serverTiming } from './lib/local-api.mjs';
+import { onShutdown, runWrangler } from './lib/local-worker.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -40,7 +41,7 @@ const out = `${root}/bench/out`;
 mkdirSync(out, { recursive: true });
 
 console.log('Bundling the Worker (wrangler deploy --dry-run)...');
-const build = spawnSync('npx', ['--no-install', 'wrangler', 'deploy', '--dry-run', '--outdir', `${out}/bundle`], { cwd: root, stdio: 'ignore' });
+const build = runWrangler(['deploy', '--dry-run', '--outdir', `${out}/bundle`], { stdio: 'ignore' });
 if (build.status !== 0) throw new Error('wrangler deploy --dry-run failed');
 
 const toml = readFileSync(`${root}/wrangler.toml`, 'utf8');
@@ -99,6 +100,9 @@ export default { async fetch(request, env) {
   return new Response(JSON.stringify({ success: true, message: 'Probe.', data }), { headers });
 } };`,
 });
+// Interrupted or failed, the bench still takes its three runtimes down with it.
+const disposeAll = () => Promise.allSettled([worker.dispose(), baseline.dispose(), probe.dispose()]);
+const forgetCleanup = onShutdown(disposeAll);
 const url = (await worker.ready).toString().replace(/\/$/, '');
 const baselineUrl = (await baseline.ready).toString().replace(/\/$/, '');
 const probeUrl = (await probe.ready).toString().replace(/\/$/, '');
@@ -314,9 +318,8 @@ try {
   writeFileSync(`${root}/bench/results.svg`, chart(rows, `${date} · ${CHANNELS} channels · ratio of requests/s to the baseline Worker`));
   console.log(`\n${table}\n\nWritten: bench/results.md, bench/results.json, bench/results.svg`);
 } finally {
-  await worker.dispose();
-  await baseline.dispose();
-  await probe.dispose();
+  forgetCleanup();
+  await disposeAll();
 }
 
 /** A horizontal bar chart of the ratios with each endpoint's target marked. */

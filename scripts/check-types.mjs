@@ -4,18 +4,16 @@
 // one back. (`wrangler types --check` in wrangler 4.86 also weighs whether a .dev.vars
 // exists, so it disagrees between a developer's checkout and a clean clone; and the
 // output path argument is not honoured, hence the in-place round trip.)
-import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { root } from './lib/local-api.mjs';
+import { root, runWrangler } from './lib/local-worker.mjs';
 
 const file = join(root, 'worker-configuration.d.ts');
 const checkedIn = readFileSync(file, 'utf8');
 rmSync(file);
-const run = spawnSync(
-  'npx',
-  ['--no-install', 'wrangler', 'types', '--include-runtime=false', '--strict-vars=false', '--env-file', '.dev.vars.example', 'worker-configuration.d.ts'],
-  { cwd: root, encoding: 'utf8' },
+const run = runWrangler(
+  ['types', '--include-runtime=false', '--strict-vars=false', '--env-file', '.dev.vars.example', 'worker-configuration.d.ts'],
+  { encoding: 'utf8' },
 );
 let fresh = '';
 try {

@@ -4,9 +4,8 @@
 // on the Cloudflare account (CLOUDFLARE_API_TOKEN, CLOUDFLARE_ACCOUNT_ID), by name, and
 // writes their ids into wrangler.toml. CI runs it before migrating and deploying, so a
 // fresh account needs nothing but the two repository secrets. Safe to run again.
-import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { root } from './lib/local-api.mjs';
+import { root, runWrangler } from './lib/local-worker.mjs';
 
 const env = process.argv[2];
 if (!env) {
@@ -14,7 +13,7 @@ if (!env) {
   process.exit(2);
 }
 const wrangler = (...args) => {
-  const run = spawnSync('npx', ['--no-install', 'wrangler', ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, CI: 'true' } });
+  const run = runWrangler(args, { encoding: 'utf8', env: { ...process.env, CI: 'true' } });
   if (run.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed:\n${run.stdout}${run.stderr}`);
   return run.stdout;
 };

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// npm run catalogue:import -- FILE [--remote] [--url URL] [--batch N]
+// npm run catalogue:import -- FILE [--remote] [--url URL] [--batch N] [--persist-to DIR]
 //
 // Imports a Radio Browser station export (a JSON array) through the admin import
 // endpoint, in batches of up to 5,000, with a progress bar and a summary.
 //   local (default): migrates the local D1 and starts a local Worker on .wrangler/ state
-//     (the one `npm run dev` uses), with ADMIN_TOKEN from .dev.vars;
+//     (the one `npm run dev` uses; --persist-to DIR for another), with ADMIN_TOKEN from
+//     .dev.vars; the Worker runs in a process group of its own, stopped when the import
+//     ends, fails or is interrupted (scripts/lib/local-worker.mjs);
 //   --url URL: a Worker that is already running (local or deployed);
 //   --remote: the deployed Worker at RADIO_API_URL, with ADMIN_TOKEN from the environment.
 import { readFileSync } from 'node:fs';
@@ -15,9 +17,9 @@ const option = (name) => {
   const i = args.indexOf(name);
   return i === -1 ? undefined : args[i + 1];
 };
-const file = args.find((a, i) => !a.startsWith('--') && !['--url', '--batch'].includes(args[i - 1]));
+const file = args.find((a, i) => !a.startsWith('--') && !['--url', '--batch', '--persist-to'].includes(args[i - 1]));
 if (!file) {
-  console.error('Usage: npm run catalogue:import -- FILE [--remote] [--url URL] [--batch N]');
+  console.error('Usage: npm run catalogue:import -- FILE [--remote] [--url URL] [--batch N] [--persist-to DIR]');
   process.exit(2);
 }
 
@@ -42,11 +44,12 @@ if (args.includes('--remote')) {
   ensureDevVars();
   token = process.env.ADMIN_TOKEN ?? devVar('ADMIN_TOKEN');
   if (!url) {
-    migrateLocal();
+    const stateArgs = option('--persist-to') ? ['--persist-to', option('--persist-to')] : [];
+    migrateLocal(stateArgs);
     process.stdout.write('Starting a local Worker... ');
-    worker = await startLocalWorker();
+    worker = await startLocalWorker(stateArgs);
     url = worker.url;
-    console.log(url);
+    console.log(`${url} (process group ${worker.pgid})`);
   }
 }
 

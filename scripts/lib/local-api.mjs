@@ -1,12 +1,10 @@
-// Helpers shared by the Node-side scripts: local setup, a local Worker to talk to, and
-// the admin import client. Everything goes through the API itself, so scripts use the
+// Helpers shared by the Node-side scripts: local setup and the admin import client (the
+// local Worker itself is started by local-worker.mjs). Everything goes through the API itself, so scripts use the
 // same validation and import code as any other client.
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
-import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { root, runWrangler } from './local-worker.mjs';
 
-export const root = fileURLToPath(new URL('../..', import.meta.url));
+export { freePort, root, startLocalWorker, waitForApi } from './local-worker.mjs';
 
 /** Creates .dev.vars from the example when missing (local values only). */
 export function ensureDevVars() {
@@ -26,59 +24,11 @@ export function devVar(name) {
 
 /** Applies drizzle/migrations to the local D1 (CI=true: wrangler does not ask for confirmation). */
 export function migrateLocal(extraArgs = []) {
-  const result = spawnSync('npx', ['--no-install', 'wrangler', 'd1', 'migrations', 'apply', 'DB', '--local', ...extraArgs], {
-    cwd: root,
+  const result = runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...extraArgs], {
     stdio: extraArgs.length ? 'ignore' : 'inherit',
     env: { ...process.env, CI: 'true' },
   });
   if (result.status !== 0) throw new Error('Applying the local D1 migrations failed.');
-}
-
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Waits until the API answers on `url`, or throws after `timeoutMs`. */
-export async function waitForApi(url, timeoutMs = 90_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(`${url}/api/v1/openapi.json`);
-      if (response.ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`The API did not answer on ${url} within ${timeoutMs / 1000} s.`);
-}
-
-/** Starts `wrangler dev` on the local state (.wrangler/) and answers its URL and a stop(). */
-export async function startLocalWorker(extraArgs = [], { quiet = true } = {}) {
-  const port = await freePort();
-  const child = spawn('npx', ['--no-install', 'wrangler', 'dev', '--port', String(port), '--ip', '127.0.0.1', ...extraArgs], {
-    cwd: root,
-    stdio: quiet ? 'ignore' : 'inherit',
-    env: { ...process.env, LOG_LEVEL: 'error' },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitForApi(url);
-  return {
-    url,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', resolve);
-        child.kill('SIGTERM');
-      }),
-  };
 }
 
 /**

@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+// @ts-expect-error -- a plain .mjs module of the scripts, without type declarations
+import { freePort, groupMembers, root } from '../../scripts/lib/local-worker.mjs';
+
+/**
+ * The scripts that start a local Worker leave nothing behind (issue: servers competing
+ * with the next measurement). Each script prints the process group it created; after
+ * the script is gone, that group must have no living process.
+ */
+const state = mkdtempSync(join(tmpdir(), 'radio-api-scripts-'));
+afterAll(() => rmSync(state, { recursive: true, force: true }));
+
+/** Runs `npm run <args>` and collects its output; `onOutput` sees it as it comes. */
+function npmRun(args: string[], onOutput: (text: string) => void = () => {}) {
+  const child = spawn('npm', ['run', '--silent', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+    onOutput(output);
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, exited, output: () => output };
+}
+
+const groupsIn = (text: string) => [...text.matchAll(/process group (\d+)/g)].map((m) => Number(m[1]));
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe('scripts that start a local Worker', () => {
+  it('catalogue:import stops its Worker and every process of its group', async () => {
+    const file = join(state, 'one-station.json');
+    writeFileSync(
+      file,
+      JSON.stringify([{ name: 'One FM', url: 'https://one.example.org/live.mp3', countrycode: 'DE', codec: 'MP3', tags: 'jazz' }]),
+    );
+    const run = npmRun(['catalogue:import', '--', file, '--persist-to', join(state, 'import')]);
+    expect(await run.exited).toBe(0);
+    expect(run.output()).toContain('1 created');
+    const groups = groupsIn(run.output());
+    expect(groups).toHaveLength(1);
+    expect(groupMembers(groups[0])).toEqual([]);
+  }, 120_000);
+
+  it('dev serves the seeded catalogue at once and leaves nothing behind after SIGTERM', async () => {
+    const port = await freePort();
+    let child: ChildProcess | undefined;
+    const run = npmRun(['dev', '--', '--port', String(port), '--persist-to', join(state, 'dev')]);
+    child = run.child;
+    try {
+      await waitFor(() => /process group \d+; Ctrl-C/.test(run.output()), 120_000);
+      let genres: { data: unknown[] } | undefined;
+      await waitFor(async () => {
+        genres = await fetch(`http://127.0.0.1:${port}/api/v1/genres`)
+          .then((r) => r.json() as Promise<{ data: unknown[] }>)
+          .catch(() => undefined);
+        return genres !== undefined;
+      }, 60_000);
+      // The very first answer already has the demo catalogue (seeded before the API listens).
+      expect(genres!.data.length).toBeGreaterThan(10);
+      const groups = groupsIn(run.output());
+      expect(groups).toHaveLength(2); // the seeding Worker, then wrangler dev
+      expect(groupMembers(groups[0])).toEqual([]);
+      // wrangler and workerd at least: the group is real while the API runs.
+      expect(groupMembers(groups[1]).length).toBeGreaterThanOrEqual(2);
+
+      child.kill('SIGTERM');
+      await run.exited;
+      child = undefined;
+      for (const group of groups) expect(groupMembers(group)).toEqual([]);
+      await expect(fetch(`http://127.0.0.1:${port}/api/v1/genres`)).rejects.toThrow();
+    } finally {
+      child?.kill('SIGKILL');
+    }
+  }, 240_000);
+});
