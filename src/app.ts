@@ -1,7 +1,8 @@
 import { HTTPException } from 'hono/http-exception';
 import type { Context } from 'hono';
 import type { AppEnv } from './env';
-import { ApiError, malformedJson, methodNotAllowed, routeNotFound } from './lib/errors';
+import { DEPENDENCY_RETRY_AFTER_SECONDS, DependencyError } from './lib/dependencies';
+import { ApiError, malformedJson, methodNotAllowed, routeNotFound, serviceUnavailable } from './lib/errors';
 import { createRouter } from './lib/router';
 import { limitBodySize, requireJsonBody } from './middleware/body';
 import { conditionalGet, forgetAfterWrite } from './middleware/caching';
@@ -24,10 +25,19 @@ function errorResponse(c: Context<AppEnv>, error: ApiError) {
   return c.json({ success: false, message: error.message, code: error.status, data: error.data }, error.status);
 }
 
+/** The cause chain of an error as text, for the log (never for the client). */
+function describeCause(cause: unknown): string | undefined {
+  if (cause === undefined) return undefined;
+  if (!(cause instanceof Error)) return String(cause);
+  const inner = describeCause(cause.cause);
+  return inner ? `${cause.message} (caused by: ${inner})` : cause.message;
+}
+
 /**
- * Three tiers: our `ApiError` as it is; Hono's `HTTPException` (a body that is not
- * JSON) mapped to the envelope; anything else logged with its cause and answered as
- * a bare 500, no internals.
+ * Four tiers: our `ApiError` as it is; Hono's `HTTPException` (a body that is not JSON)
+ * mapped to the envelope; a failing dependency (lib/dependencies.ts) logged with its
+ * cause and answered 503 with `Retry-After`; anything else logged and answered as a bare
+ * 500, no internals.
  */
 function onError(error: Error, c: Context<AppEnv>) {
   if (error instanceof ApiError) return errorResponse(c, error);
@@ -35,16 +45,19 @@ function onError(error: Error, c: Context<AppEnv>) {
   if (error instanceof HTTPException && error.status < 500) {
     return errorResponse(c, new ApiError(error.status, error.message || 'The request could not be handled.'));
   }
+  const unavailable = error instanceof DependencyError;
   logLine(c.env.LOG_LEVEL, {
     level: 'error',
     time: new Date().toISOString(),
     request_id: c.get('requestId'),
     method: c.req.method,
     path: c.req.path,
+    status: unavailable ? 503 : 500,
     error: error.message,
-    stack: error.stack,
-    cause: error.cause instanceof Error ? error.cause.message : error.cause === undefined ? undefined : String(error.cause),
+    stack: unavailable ? undefined : error.stack,
+    cause: describeCause(error.cause),
   });
+  if (unavailable) return errorResponse(c, serviceUnavailable(DEPENDENCY_RETRY_AFTER_SECONDS));
   return errorResponse(c, new ApiError(500, 'Server error.'));
 }
 
@@ -59,7 +72,8 @@ function pathMatcher(path: string): RegExp {
       return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     })
     .join('/');
-  return new RegExp(`^${pattern}/?$`);
+  // Exact: `/api/v1/radios/` is not `/api/v1/radios` (404, not a 405 that lists GET).
+  return new RegExp(`^${pattern}$`);
 }
 
 /** Builds the Worker's app: middleware, every router, the docs and the error hooks. */

@@ -22,10 +22,24 @@ export interface Bindings {
   SEARCH_TREND_SHARDS: string;
   /** Secret: bearer token of the admin API. Unset or empty disables the admin API. */
   ADMIN_TOKEN?: string;
+  /** `development` (local and tests), `staging` or `production`. */
+  ENVIRONMENT: string;
   TOKEN_TTL_DAYS: string;
   REGISTER_LIMIT_PER_HOUR: string;
+  /** Failed logins per email and client IP within the window (contract 2). */
   LOGIN_MAX_FAILURES: string;
+  /** Failed logins per email from all IPs within the window, after which only known IPs may try. */
+  LOGIN_EMAIL_MAX_FAILURES: string;
+  /** Failed logins per client IP over every email within the window (before any hash). */
+  LOGIN_IP_MAX_FAILURES: string;
   LOGIN_WINDOW_MINUTES: string;
+  /** Per-user limits per minute (contract 10). */
+  RATE_LIMIT_PLAYS_PER_MINUTE: string;
+  RATE_LIMIT_WRITES_PER_MINUTE: string;
+  RATE_LIMIT_SEARCHES_PER_MINUTE: string;
+  RATE_LIMIT_READS_PER_MINUTE: string;
+  /** Milliseconds D1, KV or a Durable Object may take before the request answers 503. */
+  DEPENDENCY_TIMEOUT_MS: string;
   /** Milliseconds a read may be answered from the isolate's caches (services/read-cache.ts); 0 turns them off. */
   READ_CACHE_MS: string;
   /** `info` logs every request, `error` only 5xx, `silent` nothing. */

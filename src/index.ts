@@ -1,5 +1,6 @@
 import { createApp } from './app';
 import type { Bindings } from './env';
+import { guardBindings } from './lib/dependencies';
 import { servePublicCopy } from './middleware/caching';
 
 const app = createApp();
@@ -10,7 +11,8 @@ const app = createApp();
  * Object classes are exported here for wrangler to bind.
  */
 export default {
-  fetch: (request, env, ctx) => servePublicCopy(request, env) ?? app.fetch(request, env, ctx),
+  // KV and the Durable Objects answer within a timeout or fail as 503 (lib/dependencies.ts).
+  fetch: (request, env, ctx) => servePublicCopy(request, env) ?? app.fetch(request, guardBindings(env), ctx),
 } satisfies ExportedHandler<Bindings>;
 export { PlayCounter } from './durable-objects/play-counter';
 export { RateLimiter } from './durable-objects/rate-limiter';

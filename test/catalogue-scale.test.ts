@@ -29,7 +29,7 @@ describe(`a list page over ${SIZE} channels`, () => {
     ['?country_id=GB', 'one country'],
   ])('%s reads a bounded number of rows (%s)', async (query, _label) => {
     const resolved = query.replace('GB', String(await countryId('GB'))).replace('=jazz', `=${await genreId('jazz')}`);
-    const res = await call('GET', `/api/v1/radios${resolved}`, { token: user.token });
+    const res = await call('GET', `/api/v1/radios${resolved}`, { token: user.token, debug: true });
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(20);
     expect(res.body.meta.total).toBe(query.includes('_id') ? SIZE / 5 : SIZE);
@@ -41,13 +41,13 @@ describe(`a list page over ${SIZE} channels`, () => {
   // No index orders a genre's channels by name, so a genre page reads that genre's links
   // (a fifth of this catalogue), still far from the whole table.
   it('one genre reads in proportion to the genre, not the table', async () => {
-    const res = await call('GET', `/api/v1/radios?genre_id=${await genreId('jazz')}`, { token: user.token });
+    const res = await call('GET', `/api/v1/radios?genre_id=${await genreId('jazz')}`, { token: user.token, debug: true });
     expect(res.body.meta.total).toBe(SIZE / 5);
     expect(rowsRead(res.headers)).toBeLessThan((SIZE / 5) * 1.5);
   });
 
   it('a selective search reads a bounded number of rows', async () => {
-    const res = await call('GET', '/api/v1/radios?search=0424', { token: user.token });
+    const res = await call('GET', '/api/v1/radios?search=0424', { token: user.token, debug: true });
     expect(res.body.data.map((r: { name: string }) => r.name)).toEqual(['Scale Station 00424', 'Scale Station 04240', 'Scale Station 04241', 'Scale Station 04242', 'Scale Station 04243', 'Scale Station 04244', 'Scale Station 04245', 'Scale Station 04246', 'Scale Station 04247', 'Scale Station 04248', 'Scale Station 04249']);
     expect(rowsRead(res.headers)).toBeLessThan(400);
   });
@@ -57,19 +57,19 @@ describe(`search over ${SIZE} channels`, () => {
   it('a term every channel matches still reads a bounded number of rows', async () => {
     // At most 300 candidates come from the index, most popular first (writes.ts), so the
     // figure does not grow with the catalogue; scripts/bench-search.mjs shows it at 100,000.
-    const res = await call('GET', '/api/v1/search?q=station', { token: user.token });
+    const res = await call('GET', '/api/v1/search?q=station', { token: user.token, debug: true });
     expect(res.body.data.stations).toHaveLength(20);
     expect(rowsRead(res.headers)).toBeLessThan(2500);
   });
 
   it('finds the exact name first, whatever the catalogue size', async () => {
-    const res = await call('GET', '/api/v1/search?q=scale station 04242', { token: user.token });
+    const res = await call('GET', '/api/v1/search?q=scale station 04242', { token: user.token, debug: true });
     expect(res.body.data.stations[0].name).toBe('Scale Station 04242');
     expect(rowsRead(res.headers)).toBeLessThan(1500);
   });
 
   it('suggestions read a bounded number of rows', async () => {
-    const res = await call('GET', '/api/v1/search/suggestions?q=scale', { token: user.token });
+    const res = await call('GET', '/api/v1/search/suggestions?q=scale', { token: user.token, debug: true });
     expect(res.body.data).toHaveLength(8);
     expect(rowsRead(res.headers)).toBeLessThan(1500);
   });

@@ -109,18 +109,23 @@ describe('the error envelope', () => {
 });
 
 describe('cross-cutting headers', () => {
-  it('security headers, request id and Server-Timing with D1 figures on every response', async () => {
+  it('security headers, request id and Server-Timing with durations only on every response', async () => {
     const user = await registerUser();
     const res = await call('GET', '/api/v1/auth/me', { token: user.token });
+    // Row counts would tell who has an account or how long a private playlist is (contract 8).
+    expect(res.headers.get('Server-Timing')).toMatch(/^db;dur=\d+\.\d, total;dur=\d+\.\d$/);
+    const debug = await call('GET', '/api/v1/auth/me', { token: user.token, debug: true });
     expect(res.headers.get('X-Content-Type-Options')).toBe('nosniff');
     expect(res.headers.get('X-Frame-Options')).toBe('DENY');
     expect(res.headers.get('Content-Security-Policy')).toContain("default-src 'none'");
     expect(res.headers.get('Strict-Transport-Security')).toMatch(/max-age=\d+/);
     expect(res.headers.get('Referrer-Policy')).toBe('no-referrer');
     expect(res.headers.get('X-Request-Id')).toMatch(/^[0-9a-f-]{36}$/);
-    expect(res.headers.get('Server-Timing')).toMatch(
+    expect(debug.headers.get('Server-Timing')).toMatch(
       /^db;dur=\d+\.\d;desc="queries=1 round_trips=1 rows_read=1 rows_written=0", total;dur=\d+\.\d$/,
     );
+    const wrongToken = await call('GET', '/api/v1/auth/me', { token: user.token, headers: { 'X-Debug-Token': 'guess-0123456789abcdef' } });
+    expect(wrongToken.headers.get('Server-Timing')).not.toContain('rows_read');
   });
 
   it('takes the request id from CF-Ray', async () => {
@@ -165,20 +170,25 @@ describe('cross-cutting headers', () => {
 describe('caching', () => {
   it('answers 304 to If-None-Match with the ETag of the same answer', async () => {
     const user = await registerUser();
-    const first = await exports.default.fetch(new Request(`${BASE}/api/v1/auth/me`, { headers: { Authorization: `Bearer ${user.token}` } }));
+    const path = `${BASE}/api/v1/radios/featured`;
+    const first = await exports.default.fetch(new Request(path, { headers: { Authorization: `Bearer ${user.token}` } }));
     const tag = first.headers.get('ETag');
     expect(tag).toMatch(/^"[A-Za-z0-9_-]{24}"$/);
     expect(first.headers.get('Cache-Control')).toBe('private, no-cache');
-    const again = await exports.default.fetch(
-      new Request(`${BASE}/api/v1/auth/me`, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': tag! } }),
-    );
+    const again = await exports.default.fetch(new Request(path, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': tag! } }));
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
     expect(again.headers.get('ETag')).toBe(tag);
-    const changed = await exports.default.fetch(
-      new Request(`${BASE}/api/v1/auth/me`, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': '"other"' } }),
-    );
+    const changed = await exports.default.fetch(new Request(path, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': '"other"' } }));
     expect(changed.status).toBe(200);
+  });
+
+  it('no cache keeps an answer that carries a token or account data, errors included', async () => {
+    const user = await registerUser();
+    expect((await call('GET', '/api/v1/auth/me', { token: user.token })).headers.get('Cache-Control')).toBe('no-store');
+    expect((await call('POST', '/api/v1/auth/login', { json: { email: user.email, password: user.password } })).headers.get('Cache-Control')).toBe('no-store');
+    expect((await call('GET', '/api/v1/auth/me')).headers.get('Cache-Control')).toBe('no-store');
+    expect((await call('PATCH', `/api/v1/admin/users/${user.id}`, { token: env.ADMIN_TOKEN, json: { status: 'active' } })).headers.get('Cache-Control')).toBe('no-store');
   });
 
   it('serves anonymous genre reads from the edge cache, never with a token', async () => {

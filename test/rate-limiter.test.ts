@@ -1,38 +1,69 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { expect, it } from 'vitest';
+import type { LimitRule } from '../src/durable-objects/rate-limiter';
 
 const stub = (name: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name));
 const WINDOW = 15 * 60_000;
+const rule = (limit: number, bucket = 'b'): LimitRule => ({ bucket, limit, windowMs: WINDOW });
 
-it('allows up to the limit in a sliding window, then says when to retry', async () => {
+it('reserves up to the limit in a sliding window, then says when to retry', async () => {
   const limiter = stub('window');
   const start = Date.now();
-  for (let i = 0; i < 3; i += 1) await limiter.hit(3, WINDOW, start + i * 60_000);
-  const blocked = await limiter.check(3, WINDOW, start + 5 * 60_000);
-  expect(blocked).toEqual({ allowed: false, count: 3, retryAfterMs: 10 * 60_000 });
+  for (let i = 0; i < 3; i += 1) expect((await limiter.reserve([rule(3)], start + i * 60_000)).ok).toBe(true);
+  expect(await limiter.reserve([rule(3)], start + 5 * 60_000)).toEqual({ ok: false, bucket: 'b', retryAfterMs: 10 * 60_000 });
   // The first hit leaves the window; one attempt is free again.
-  expect(await limiter.check(3, WINDOW, start + WINDOW + 1)).toEqual({ allowed: true, count: 2, retryAfterMs: 0 });
+  expect((await limiter.reserve([rule(3)], start + WINDOW + 1)).ok).toBe(true);
 });
 
-it('reset forgets every hit', async () => {
-  const limiter = stub('reset');
+it('a burst of parallel reservations gets exactly the limit', async () => {
+  const limiter = stub('burst');
   const now = Date.now();
-  await limiter.hit(1, WINDOW, now);
-  expect((await limiter.check(1, WINDOW, now)).allowed).toBe(false);
-  await limiter.reset();
-  expect(await limiter.check(1, WINDOW, now)).toEqual({ allowed: true, count: 0, retryAfterMs: 0 });
+  const answers = await Promise.all(Array.from({ length: 40 }, () => limiter.reserve([rule(10)], now)));
+  expect(answers.filter((a) => a.ok)).toHaveLength(10);
+  expect(await limiter.count('b', WINDOW, now)).toBe(10);
 });
 
-it('the alarm clears storage once the window has passed', async () => {
+it('every rule must allow, and a refusal records nothing', async () => {
+  const limiter = stub('rules');
+  const now = Date.now();
+  expect((await limiter.reserve([rule(5, 'wide'), rule(1, 'narrow')], now)).ok).toBe(true);
+  expect(await limiter.reserve([rule(5, 'wide'), rule(1, 'narrow')], now)).toMatchObject({ ok: false, bucket: 'narrow' });
+  expect(await limiter.count('wide', WINDOW, now)).toBe(1);
+});
+
+it('settle gives hits back, clears buckets, and marks exempt a rule', async () => {
+  const limiter = stub('settle');
+  const now = Date.now();
+  const first = await limiter.reserve([rule(1)], now);
+  if (!first.ok) throw new Error('expected a reservation');
+  await limiter.settle(first.id, { keep: false }, now);
+  expect(await limiter.count('b', WINDOW, now)).toBe(0);
+
+  const kept = await limiter.reserve([rule(1)], now);
+  if (!kept.ok) throw new Error('expected a reservation');
+  expect((await limiter.reserve([rule(1)], now)).ok).toBe(false);
+  await limiter.settle(kept.id, { keep: true, clear: ['b'], mark: { name: 'trusted', ttlMs: 60_000 } }, now);
+  expect(await limiter.count('b', WINDOW, now)).toBe(0);
+
+  await limiter.reserve([rule(1)], now);
+  const exempt: LimitRule = { ...rule(1), unlessMarked: 'trusted' };
+  expect((await limiter.reserve([exempt], now)).ok).toBe(true);
+  // The mark expires: the rule applies again.
+  expect((await limiter.reserve([exempt], now + 61_000)).ok).toBe(false);
+});
+
+it('the alarm clears what no window needs and reschedules for the rest', async () => {
   const limiter = stub('alarm');
-  await limiter.hit(5, WINDOW, Date.now());
-  const alarm = await runInDurableObject(limiter, (_instance, state) => state.storage.getAlarm());
-  expect(alarm).toBeGreaterThan(Date.now() + WINDOW - 5_000);
+  const now = Date.now();
+  await limiter.reserve([rule(5)], now);
+  expect(await runInDurableObject(limiter, (_instance, state) => state.storage.getAlarm())).toBe(now + WINDOW);
+  // A hit from long ago and a mark that expired are dropped; the live hit stays.
+  await limiter.reserve([rule(5, 'old')], now - 2 * WINDOW);
+  await limiter.settle('none', { keep: true, mark: { name: 'gone', ttlMs: 1 } }, now - WINDOW);
+  await runInDurableObject(limiter, (instance) => instance.alarm?.());
+  expect(await limiter.count('old', WINDOW * 10, now)).toBe(0);
+  expect(await limiter.count('b', WINDOW, now)).toBe(1);
+  expect(await runInDurableObject(limiter, (_instance, state) => state.storage.getAlarm())).toBe(now + WINDOW);
   expect(await runDurableObjectAlarm(limiter)).toBe(true);
-  const rows = await runInDurableObject(limiter, (_instance, state) => {
-    state.storage.sql.exec('CREATE TABLE IF NOT EXISTS hits (at INTEGER NOT NULL)');
-    return state.storage.sql.exec('SELECT count(*) AS n FROM hits').one().n;
-  });
-  expect(rows).toBe(0);
 });

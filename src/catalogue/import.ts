@@ -1,7 +1,7 @@
 import { STREAM_FORMATS, type StreamFormat } from '../db/schema';
 import { sha256Hex } from '../lib/crypto';
 import { statement } from '../lib/sql';
-import { foldText, slugify } from '../lib/text';
+import { canonicalHttpUrl, cleanImportedText, foldText, slugify } from '../lib/text';
 import { genreDefinition, genresForTags } from './genre-map';
 import { isLanguageCode } from './reference-data';
 import { indexChannelsStatements, recountStatements } from './writes';
@@ -57,17 +57,8 @@ const CODECS: Record<string, StreamFormat> = {
 };
 const EXTENSIONS: Record<string, StreamFormat> = { m3u8: 'hls', mp3: 'mp3', aac: 'aac', ogg: 'ogg', opus: 'opus', flac: 'flac' };
 
-function httpUrl(value: unknown): string | null {
-  if (typeof value !== 'string') return null;
-  const text = value.trim();
-  if (text.length === 0 || text.length > 2048) return null;
-  try {
-    const url = new URL(text);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? text : null;
-  } catch {
-    return null;
-  }
-}
+/** A URL of the record in its canonical form (lib/text.ts), or null when it is not one. */
+const httpUrl = (value: unknown) => (typeof value === 'string' ? canonicalHttpUrl(value) : null);
 
 function streamFormat(codec: unknown, hls: unknown, streamUrl: string): StreamFormat | null {
   if (hls === 1 || hls === '1' || hls === true) return 'hls';
@@ -89,7 +80,8 @@ function streamFormat(codec: unknown, hls: unknown, streamUrl: string): StreamFo
 export function mapRadioBrowserStation(raw: unknown, isCountryCode: (code: string) => boolean): StationInput | { reason: string } {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { reason: 'not a station object' };
   const record = raw as Record<string, unknown>;
-  const name = typeof record.name === 'string' ? record.name.trim().replace(/\s+/g, ' ') : '';
+  // Controls and line breaks would reach exports (.m3u, .pls) and the search index.
+  const name = typeof record.name === 'string' ? cleanImportedText(record.name) : '';
   if (!name) return { reason: 'missing name' };
   if (name.length > 255) return { reason: 'name longer than 255 characters' };
   const streamUrl = httpUrl(record.url_resolved) ?? httpUrl(record.url);
@@ -106,7 +98,7 @@ export function mapRadioBrowserStation(raw: unknown, isCountryCode: (code: strin
       .map((code) => code.trim().toLowerCase())
       .find((code) => isLanguageCode(code)) ?? null;
   const bitrate = Number(record.bitrate);
-  const description = typeof record.description === 'string' ? record.description.trim().slice(0, 5000) : '';
+  const description = typeof record.description === 'string' ? cleanImportedText(record.description).slice(0, 5000) : '';
   return {
     name,
     description,

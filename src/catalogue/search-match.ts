@@ -1,8 +1,5 @@
-import { foldText } from '../lib/text';
+import { normaliseTerm } from '../lib/text';
 import { SEARCH_ROWID_SPAN } from './writes';
-
-/** The folded search term: accents and case removed, whitespace collapsed. */
-export const normaliseTerm = (term: string) => foldText(term).replace(/\s+/g, ' ').trim();
 
 /**
  * A row source of the ids (`m.id`) of channels whose name or description contains

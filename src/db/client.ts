@@ -1,3 +1,5 @@
+import { DependencyError, callDependency } from '../lib/dependencies';
+
 /** What one request asked of D1, reported in `Server-Timing` and the request log. */
 export interface DbStats {
   /** Statements executed (a batch of three counts three). */
@@ -45,10 +47,30 @@ export interface Prelude {
   check: (results: D1Result[]) => void;
 }
 
+/**
+ * Errors of the SQL itself (a bug, answered 500) or of a constraint (which callers
+ * handle, such as a unique email): everything else D1 throws, and a call that does not
+ * answer in time, is the database failing (503, lib/dependencies.ts).
+ */
+const SQL_ERROR = /SQLITE_(ERROR|CONSTRAINT|MISMATCH|RANGE|TOOBIG)|D1_TYPE_ERROR|constraint failed|no such (table|column)|syntax error|too many SQL variables/i;
+
+/** `work()`, with D1's failures turned into a `DependencyError` (SQL errors pass as they are). */
+async function callD1<T>(work: () => Promise<T>, timeoutMs: number): Promise<T> {
+  try {
+    return await callDependency('D1', work, timeoutMs);
+  } catch (error) {
+    if (error instanceof DependencyError && error.cause instanceof Error && SQL_ERROR.test(`${error.cause.message} ${String(error.cause.cause ?? '')}`)) {
+      throw error.cause;
+    }
+    throw error;
+  }
+}
+
 export function instrumentD1(
   binding: D1Database | (() => D1Database | D1DatabaseSession),
   stats: DbStats,
   state: { prelude?: Prelude } = {},
+  timeoutMs = 10_000,
 ): D1Database {
   // A getter lets the caller open a D1 session only when a request really queries.
   const target = typeof binding === 'function' ? binding : () => binding;
@@ -57,7 +79,7 @@ export function instrumentD1(
     const prelude = state.prelude;
     state.prelude = undefined;
     const startedAt = performance.now();
-    const results = await target().batch(prelude ? [...prelude.statements, ...statements] : statements);
+    const results = await callD1(() => target().batch(prelude ? [...prelude.statements, ...statements] : statements), timeoutMs);
     record(stats, startedAt, results, results.length);
     if (!prelude) return results;
     prelude.check(results.slice(0, prelude.statements.length));
@@ -67,7 +89,7 @@ export function instrumentD1(
     const all = async <T>() => {
       if (state.prelude) return (await send([statement]))[0] as D1Result<T>;
       const startedAt = performance.now();
-      const result = await statement.all<T>();
+      const result = await callD1(() => statement.all<T>(), timeoutMs);
       record(stats, startedAt, [result], 1);
       return result;
     };
@@ -77,7 +99,7 @@ export function instrumentD1(
       run: async <T>() => {
         if (state.prelude) return (await send([statement]))[0] as D1Result<T>;
         const startedAt = performance.now();
-        const result = await statement.run<T>();
+        const result = await callD1(() => statement.run<T>(), timeoutMs);
         record(stats, startedAt, [result], 1);
         return result;
       },
@@ -102,7 +124,7 @@ export function instrumentD1(
     batch: async <T>(statements: D1PreparedStatement[]) => (await send(statements.map((s) => unwrapped.get(s) ?? s))) as D1Result<T>[],
     exec: async (query: string) => {
       const startedAt = performance.now();
-      const result = await (target() as D1Database).exec(query);
+      const result = await callD1(() => (target() as D1Database).exec(query), timeoutMs);
       stats.durationMs += performance.now() - startedAt;
       stats.roundTrips += 1;
       stats.queries += result.count;

@@ -1,63 +1,126 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Bindings } from '../env';
 
-/** The answer of a limiter: whether one more attempt may go ahead, and when it may if not. */
-export interface LimitState {
-  allowed: boolean;
-  /** Hits in the window, this one included when it was recorded. */
-  count: number;
-  /** Milliseconds until the oldest hit leaves the window; 0 when allowed. */
-  retryAfterMs: number;
+/** One limit of a reservation: at most `limit` hits in `bucket` within the last `windowMs`. */
+export interface LimitRule {
+  bucket: string;
+  limit: number;
+  windowMs: number;
+  /** The rule does not apply while this mark is set (an IP that logged in successfully). */
+  unlessMarked?: string;
+}
+
+/** The answer of `reserve`: the reservation, or which rule refused it and for how long. */
+export type Reservation =
+  | { ok: true; id: string }
+  | { ok: false; bucket: string; retryAfterMs: number };
+
+/** What to do with a reservation once the guarded work is done. */
+export interface Settlement {
+  /** Keep its hits (a failed login, a registration that happened) or give them back. */
+  keep: boolean;
+  /** Buckets to empty (a successful login clears the failures of its email and IP pair). */
+  clear?: string[];
+  /** A mark to set, for `ttlMs` (an IP that logged in to this account is known for 30 days). */
+  mark?: { name: string; ttlMs: number };
 }
 
 /**
- * A sliding-window counter for one key (one email's failed logins, one IP's
- * registrations), one object per key so that no key waits on another. Hits are rows
- * in the object's SQLite storage; an alarm deletes them once the window has passed.
- * Times come from the caller so that tests can move the clock.
+ * The one limiter primitive: sliding windows of hits per bucket, one object per key
+ * (an email's logins, an IP's registrations), so that keys never wait on each other.
+ *
+ * `reserve` checks every rule and records a hit in each bucket in one step: a Durable
+ * Object runs one call at a time and nothing here awaits between the check and the
+ * insert, so a burst of parallel requests gets exactly `limit` reservations, as a
+ * sequence of requests does. The guarded work (a password hash, an account) happens
+ * only after a reservation; `settle` then keeps the hits or gives them back.
+ * Times come from the caller so that tests can move the clock. An alarm clears what
+ * no window needs any more.
  */
 export class RateLimiter extends DurableObject<Bindings> {
-  /** The object's SQLite, with its table (re-created after `deleteAll` drops it). */
+  /** The object's SQLite, with its tables (re-created after `deleteAll` dropped them). */
   private get sql(): SqlStorage {
     const sql = this.ctx.storage.sql;
-    sql.exec('CREATE TABLE IF NOT EXISTS hits (at INTEGER NOT NULL)');
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS hits (bucket TEXT NOT NULL, at INTEGER NOT NULL, reservation TEXT NOT NULL, expires INTEGER NOT NULL);
+      CREATE INDEX IF NOT EXISTS hits_bucket ON hits (bucket, at);
+      CREATE INDEX IF NOT EXISTS hits_reservation ON hits (reservation);
+      CREATE TABLE IF NOT EXISTS marks (name TEXT PRIMARY KEY, expires INTEGER NOT NULL);
+    `);
     return sql;
   }
 
-  private state(limit: number, windowMs: number, now: number): LimitState {
-    const since = now - windowMs;
-    const row = this.sql
-      .exec<{ count: number; oldest: number | null }>('SELECT count(*) AS count, min(at) AS oldest FROM hits WHERE at > ?', since)
-      .one();
-    const allowed = row.count < limit;
-    return {
-      allowed,
-      count: row.count,
-      retryAfterMs: allowed || row.oldest === null ? 0 : row.oldest + windowMs - now,
-    };
-  }
-
-  /** Whether another attempt is allowed, without recording one. */
-  async check(limit: number, windowMs: number, now: number = Date.now()): Promise<LimitState> {
-    return this.state(limit, windowMs, now);
-  }
-
-  /** Records one hit (a failed login, a registration) and answers the state after it. */
-  async hit(limit: number, windowMs: number, now: number = Date.now()): Promise<LimitState> {
+  /** Reserves one attempt under every rule, or none: see the class comment. */
+  async reserve(rules: LimitRule[], now: number = Date.now()): Promise<Reservation> {
     const sql = this.sql;
-    sql.exec('INSERT INTO hits (at) VALUES (?)', now);
-    sql.exec('DELETE FROM hits WHERE at <= ?', now - windowMs);
-    await this.ctx.storage.setAlarm(now + windowMs);
-    return this.state(limit, windowMs, now);
+    for (const rule of rules) {
+      if (rule.unlessMarked && this.isMarked(sql, rule.unlessMarked, now)) continue;
+      const row = sql
+        .exec<{ count: number; oldest: number | null }>(
+          'SELECT count(*) AS count, min(at) AS oldest FROM hits WHERE bucket = ? AND at > ?',
+          rule.bucket,
+          now - rule.windowMs,
+        )
+        .one();
+      if (row.count >= rule.limit) {
+        // Free again when enough of the oldest hits have left the window.
+        const freeAt = sql
+          .exec<{ at: number }>(
+            'SELECT at FROM hits WHERE bucket = ? AND at > ? ORDER BY at LIMIT 1 OFFSET ?',
+            rule.bucket,
+            now - rule.windowMs,
+            row.count - rule.limit,
+          )
+          .one().at;
+        return { ok: false, bucket: rule.bucket, retryAfterMs: Math.max(1000, freeAt + rule.windowMs - now) };
+      }
+    }
+    const id = crypto.randomUUID();
+    let longest = 0;
+    for (const rule of rules) {
+      sql.exec('INSERT INTO hits (bucket, at, reservation, expires) VALUES (?, ?, ?, ?)', rule.bucket, now, id, now + rule.windowMs);
+      longest = Math.max(longest, rule.windowMs);
+    }
+    await this.scheduleCleanup(now + longest);
+    return { ok: true, id };
   }
 
-  /** Forgets every hit (a successful login clears its failures). */
-  async reset(): Promise<void> {
-    await this.ctx.storage.deleteAll();
+  /** Keeps or gives back a reservation's hits, and applies the settlement's side effects. */
+  async settle(id: string, settlement: Settlement, now: number = Date.now()): Promise<void> {
+    const sql = this.sql;
+    if (!settlement.keep) sql.exec('DELETE FROM hits WHERE reservation = ?', id);
+    for (const bucket of settlement.clear ?? []) sql.exec('DELETE FROM hits WHERE bucket = ?', bucket);
+    if (settlement.mark) {
+      const expires = now + settlement.mark.ttlMs;
+      sql.exec('INSERT INTO marks (name, expires) VALUES (?, ?) ON CONFLICT DO UPDATE SET expires = excluded.expires', settlement.mark.name, expires);
+      await this.scheduleCleanup(expires);
+    }
   }
 
-  /** The window of the newest hit has passed: nothing in storage is needed any more. */
+  /** Hits in a bucket within the window (for tests and operations). */
+  async count(bucket: string, windowMs: number, now: number = Date.now()): Promise<number> {
+    return this.sql.exec<{ n: number }>('SELECT count(*) AS n FROM hits WHERE bucket = ? AND at > ?', bucket, now - windowMs).one().n;
+  }
+
+  private isMarked(sql: SqlStorage, name: string, now: number): boolean {
+    return sql.exec('SELECT 1 FROM marks WHERE name = ? AND expires > ?', name, now).toArray().length > 0;
+  }
+
+  /** The alarm runs when the last thing stored here expires (not earlier than any set before). */
+  private async scheduleCleanup(at: number) {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current < at) await this.ctx.storage.setAlarm(at);
+  }
+
   override async alarm(): Promise<void> {
-    await this.ctx.storage.deleteAll();
+    const now = Date.now();
+    const sql = this.sql;
+    sql.exec('DELETE FROM hits WHERE expires <= ?', now);
+    sql.exec('DELETE FROM marks WHERE expires <= ?', now);
+    const next = sql
+      .exec<{ at: number | null }>('SELECT max(at) AS at FROM (SELECT max(expires) AS at FROM hits UNION ALL SELECT max(expires) FROM marks)')
+      .one().at;
+    if (next === null) await this.ctx.storage.deleteAll();
+    else await this.ctx.storage.setAlarm(next);
   }
 }

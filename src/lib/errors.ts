@@ -47,6 +47,14 @@ export const tooManyRequests = (retryAfterSeconds: number, message = 'Too many r
   const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
   return new ApiError(429, message, { retry_after: seconds }, { 'Retry-After': String(seconds) });
 };
+/** 503: a dependency (D1, KV, a Durable Object) failed or did not answer; retry shortly. */
+export const serviceUnavailable = (retryAfterSeconds: number) =>
+  new ApiError(
+    503,
+    'The service is briefly unavailable. Please try again shortly.',
+    { retry_after: retryAfterSeconds },
+    { 'Retry-After': String(retryAfterSeconds) },
+  );
 /** 422 with every failing field; the message is the first problem in words. */
 export const validationFailed = (errors: FieldErrors) => {
   const first = Object.values(errors)[0]?.[0] ?? 'The given data was invalid.';

@@ -13,6 +13,14 @@ export function foldText(text: string): string {
     .replace(/[ßæœøđðłþı]/g, (ch) => SPECIAL_LETTERS[ch] ?? ch);
 }
 
+/**
+ * The key a search term is matched, counted and suggested by (one normaliser for the
+ * search index, suggestions and trending terms): folded (above), NFKD first, so that
+ * full-width letters and combining accents fold too, with whitespace collapsed.
+ * `Ｚürich ` and `zu\u0308rich` are both `zurich`.
+ */
+export const normaliseTerm = (term: string) => foldText(term).replace(/\s+/g, ' ').trim();
+
 /** URL-safe identifier from a name: `Radio Zürich 1` → `radio-zurich-1`. */
 export function slugify(name: string, fallback = 'item'): string {
   const slug = foldText(name)
@@ -21,4 +29,58 @@ export function slugify(name: string, fallback = 'item'): string {
     .slice(0, 80)
     .replace(/-+$/, '');
   return slug || fallback;
+}
+
+/**
+ * Characters no text field may hold: C0 and C1 controls (NUL among them) and the bidi
+ * overrides that make text display in another order than it is stored (a way to spoof
+ * names). Line breaks and tabs are only allowed where text may span lines.
+ */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const FORBIDDEN_ONE_LINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const FORBIDDEN_MULTILINE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
+
+/**
+ * The one text normaliser for what clients send (queries, names, descriptions): NFC
+ * form (a letter with a combining accent and the precomposed letter become one), then
+ * either the text, or null when it holds a forbidden character or a lone surrogate
+ * (not valid Unicode), which callers answer with a 422.
+ */
+export function normaliseText(text: string, options: { multiline?: boolean } = {}): string | null {
+  if (!text.isWellFormed()) return null;
+  const normal = text.normalize('NFC');
+  return (options.multiline ? FORBIDDEN_MULTILINE : FORBIDDEN_ONE_LINE).test(normal) ? null : normal;
+}
+
+/**
+ * Text from a source we cannot ask to fix it (a catalogue import): forbidden characters
+ * removed instead of refused, line breaks and runs of spaces made single spaces.
+ */
+export function cleanImportedText(text: string): string {
+  return text
+    .toWellFormed()
+    .normalize('NFC')
+    // eslint-disable-next-line no-control-regex -- finding control characters is the point
+    .replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/**
+ * A URL as stored: the parsed URL's canonical form (`new URL(...).href`), http(s) only.
+ * Null for anything else, and for text with whitespace or controls inside it (the URL
+ * parser would silently drop a line break, which must not decide what is stored).
+ */
+export function canonicalHttpUrl(text: string): string | null {
+  const trimmed = text.trim();
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  if (trimmed.length === 0 || trimmed.length > 2048 || /[\s\u0000-\u001f\u007f-\u009f]/u.test(trimmed)) return null;
+  try {
+    const url = new URL(trimmed);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+    return url.href.length <= 2048 ? url.href : null;
+  } catch {
+    return null;
+  }
 }

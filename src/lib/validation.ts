@@ -3,6 +3,7 @@ import type { Hook } from '@hono/zod-openapi';
 import type { ZodError } from 'zod';
 import type { core } from 'zod';
 import { validationFailed, type FieldErrors } from './errors';
+import { canonicalHttpUrl, normaliseText } from './text';
 import type { AppEnv } from '../env';
 
 /** `password_confirmation` → "password confirmation", as the messages name fields. */
@@ -56,6 +57,12 @@ function describeIssue(issue: core.$ZodRawIssue): string | undefined {
       return `${field} field must be one of: ${issue.values.map(String).join(', ')}.`;
     case 'not_multiple_of':
       return `${field} field must be a multiple of ${String(issue.divisor)}.`;
+    case 'custom': {
+      const rule = (issue.params as { rule?: string } | undefined)?.rule;
+      if (rule === 'text') return `${field} field must not contain control characters.`;
+      if (rule === 'url') return `${field} field must be a valid URL.`;
+      return undefined;
+    }
     default:
       return undefined;
   }
@@ -82,14 +89,47 @@ export const validationHook: Hook<any, AppEnv, any, undefined> = (result) => {
 
 /**
  * An integer taken from a query string or path: digits only ("1e3", "", " 2" and
- * "1.5" are 422, where `Number()` would accept some of them).
+ * "1.5" are 422, where `Number()` would accept some of them), up to 2^53-1 (a larger one
+ * could not be told from its neighbours).
  */
 export function intParam(options: { min?: number; max?: number } = {}) {
   let schema = z.int();
   if (options.min !== undefined) schema = schema.min(options.min);
   if (options.max !== undefined) schema = schema.max(options.max);
-  return z.preprocess((value) => (typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value), schema);
+  return z.preprocess((value) => (typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value), schema);
 }
+
+/**
+ * A text field (query or body): trimmed, NFC-normalised, `min`..`max` characters, and
+ * 422 when it holds control characters or invalid Unicode (lib/text.ts
+ * `normaliseText`), so that nothing of the kind reaches the search index, storage or
+ * an export.
+ */
+export function textField(options: { min?: number; max: number; multiline?: boolean }) {
+  let schema = z.string().trim().normalize('NFC');
+  if (options.min !== undefined) schema = schema.min(options.min);
+  schema = schema.max(options.max);
+  return schema.superRefine((value, context) => {
+    if (normaliseText(value, { multiline: options.multiline }) === null) {
+      context.addIssue({ code: 'custom', params: { rule: 'text' }, input: value });
+    }
+  });
+}
+
+/** An http(s) URL, stored in its canonical form (lib/text.ts `canonicalHttpUrl`). */
+export const httpUrlField = () =>
+  z
+    .string()
+    .max(2048)
+    .transform((value, context) => {
+      const url = canonicalHttpUrl(value);
+      if (url === null) {
+        context.addIssue({ code: 'custom', params: { rule: 'url' }, input: value });
+        return z.NEVER;
+      }
+      return url;
+    })
+    .openapi({ type: 'string', format: 'uri', maxLength: 2048 });
 
 /** A positive integer identifier in a path, documented as `{id}`. */
 export const idParam = (name: string) =>

@@ -4,7 +4,7 @@ import type { AppEnv, Bindings } from '../env';
 import { Memo } from '../lib/memo';
 import { forgetAllViewers, forgetReads, forgetViewer } from '../services/read-cache';
 import { addSecurityHeaders } from './headers';
-import { finishHeaders, logRequest, requestIdOf, responseHeaders } from './observability';
+import { finishHeaders, isDebugRequest, logRequest, requestIdOf, responseHeaders, serverTiming } from './observability';
 
 const encoder = new TextEncoder();
 
@@ -104,7 +104,7 @@ export function servePublicCopy(request: Request, env: Bindings): Response | nul
   const requestId = requestIdOf(request);
   const stats = newDbStats();
   let response = new Response(copy.body, { status: 200, headers: copy.headers });
-  finishHeaders(response.headers, request, requestId, stats, 0);
+  finishHeaders(response.headers, request, requestId, serverTiming(stats, 0, isDebugRequest(request, env)));
   if (matches(request.headers.get('if-none-match'), copy.headers.get('ETag') ?? '')) response = notModified(response.headers);
   logRequest(env.LOG_LEVEL, request, { requestId, status: response.status, startedAt, durationMs: Date.now() - startedAt, stats, userId: null });
   return response;

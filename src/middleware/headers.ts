@@ -1,5 +1,5 @@
 const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
-const ALLOWED_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Request-Id, X-D1-Bookmark';
+const ALLOWED_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Request-Id, X-D1-Bookmark, X-Debug-Token';
 
 /**
  * Security headers and CORS on every answer, from one precomputed list;

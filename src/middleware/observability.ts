@@ -2,12 +2,29 @@ import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { addCorsHeaders, addSecurityHeaders, corsPreflight } from './headers';
 import { instrumentD1, newDbStats, type DbStats } from '../db/client';
-import type { AppEnv } from '../env';
+import type { AppEnv, Bindings } from '../env';
+import { constantTimeEqual } from '../lib/crypto';
+import { dependencyTimeoutMs } from '../lib/dependencies';
 
-/** `db;dur=1.2;desc="queries=2 round_trips=1 rows_read=40 rows_written=0"` plus the total. */
-export function serverTiming(stats: DbStats, totalMs: number): string {
-  const desc = `queries=${stats.queries} round_trips=${stats.roundTrips} rows_read=${stats.rowsRead} rows_written=${stats.rowsWritten}`;
-  return `db;dur=${stats.durationMs.toFixed(1)};desc="${desc}", total;dur=${totalMs.toFixed(1)}`;
+/**
+ * `Server-Timing` tells durations only (`db;dur=1.2, total;dur=3.0`). With `debug` (the
+ * request carried `X-Debug-Token` equal to `ADMIN_TOKEN`) the D1 row is described too:
+ * `db;dur=1.2;desc="queries=2 round_trips=1 rows_read=40 rows_written=0"`. Counts told to
+ * anyone would say which emails have accounts (rows read by a failed login) and how long
+ * someone's private playlist is (contract 8); the log line always has them.
+ */
+export function serverTiming(stats: DbStats, totalMs: number, debug: boolean): string {
+  const desc = debug
+    ? `;desc="queries=${stats.queries} round_trips=${stats.roundTrips} rows_read=${stats.rowsRead} rows_written=${stats.rowsWritten}"`
+    : '';
+  return `db;dur=${stats.durationMs.toFixed(1)}${desc}, total;dur=${totalMs.toFixed(1)}`;
+}
+
+/** True when the request carries the operators' debug token (`X-Debug-Token` = `ADMIN_TOKEN`). */
+export function isDebugRequest(request: Request, env: Bindings): boolean {
+  const presented = request.headers.get('x-debug-token');
+  const expected = env.ADMIN_TOKEN ?? '';
+  return presented !== null && expected.length >= 16 && constantTimeEqual(presented, expected);
 }
 
 const BOOKMARK = /^[0-9a-f]{8}(-[0-9a-f]{8,})+$/i;
@@ -46,16 +63,27 @@ export function responseHeaders(c: Context<AppEnv>): Headers {
   return c.res.headers;
 }
 
-/** The request's id: Cloudflare's `CF-Ray` when it sent one, else a fresh UUID. */
-export const requestIdOf = (request: Request) => request.headers.get('cf-ray') ?? crypto.randomUUID();
+/** A request id a client may choose (contract 1): 1 to 128 of `[A-Za-z0-9._-]`. */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * The request's id: the client's own `X-Request-Id` when it is a valid one, else
+ * Cloudflare's `CF-Ray`, else a fresh UUID. An invalid client id is ignored, never
+ * echoed (it could carry anything into logs and headers).
+ */
+export function requestIdOf(request: Request): string {
+  const own = request.headers.get('x-request-id');
+  if (own !== null && CLIENT_REQUEST_ID.test(own)) return own;
+  return request.headers.get('cf-ray') ?? crypto.randomUUID();
+}
 
 /** The headers every answer leaves with: request id, `Server-Timing`, security, and CORS when asked. */
-export function finishHeaders(headers: Headers, request: Request, requestId: string, stats: DbStats, durationMs: number): void {
+export function finishHeaders(headers: Headers, request: Request, requestId: string, timing: string): void {
   headers.set('X-Request-Id', requestId);
   if (request.headers.has('origin')) addCorsHeaders(headers);
   // The contract's content type names the charset; Hono's c.json() leaves it out.
   if (headers.get('content-type') === 'application/json') headers.set('Content-Type', 'application/json; charset=UTF-8');
-  headers.set('Server-Timing', serverTiming(stats, durationMs));
+  headers.set('Server-Timing', timing);
   addSecurityHeaders(headers);
 }
 
@@ -96,7 +124,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   let session: D1DatabaseSession | undefined;
   const openOnce = () => (session ??= openSession(c.env.DB, c.req.header('x-d1-bookmark')));
   c.set('d1State', d1State);
-  c.set('d1', instrumentD1(openOnce, dbStats, d1State));
+  c.set('d1', instrumentD1(openOnce, dbStats, d1State, dependencyTimeoutMs(c.env)));
 
   const preflight = corsPreflight(c.req.raw);
   if (preflight) c.res = preflight;
@@ -104,7 +132,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
 
   const durationMs = Date.now() - startedAt;
   const headers = responseHeaders(c);
-  finishHeaders(headers, c.req.raw, requestId, dbStats, durationMs);
+  finishHeaders(headers, c.req.raw, requestId, serverTiming(dbStats, durationMs, isDebugRequest(c.req.raw, c.env)));
   const bookmark = session && dbStats.roundTrips > 0 ? session.getBookmark() : null;
   if (bookmark) headers.set('X-D1-Bookmark', bookmark);
   logRequest(c.env.LOG_LEVEL, c.req.raw, { requestId, status: c.res.status, startedAt, durationMs, stats: dbStats, userId: c.get('user')?.id ?? null });

@@ -51,9 +51,6 @@ export const PageMetaSchema = z
   .object({ current_page: z.int(), per_page: z.int(), total: z.int(), last_page: z.int() })
   .openapi('PageMeta');
 
-/** An http(s) URL of at most 2,048 characters. */
-export const httpUrl = z.url({ protocol: /^https?$/ }).max(2048);
-
 /** An ISO 639-1 code, lower-cased. */
 export const languageCode = z
   .string()

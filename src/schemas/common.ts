@@ -1,6 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import type { ZodType } from 'zod';
+import type { Context } from 'hono';
+import type { AppEnv } from '../env';
 import { optionalUser, requireAdmin, requireReader, requireUser, requireWriter } from '../middleware/auth';
+import { userRateLimit, type UserPolicy } from '../middleware/rate-limit';
 
 /** `{ success: true, message, data }` around a payload schema. */
 export function successEnvelope<T extends ZodType>(data: T) {
@@ -47,31 +50,42 @@ const errorResponseTable = {
   413: json(ErrorSchema, 'The body is larger than 64 KiB.'),
   415: json(ErrorSchema, 'The body is not JSON.'),
   422: json(ValidationErrorSchema, 'Validation failed; every failing field is listed.'),
-  429: json(RateLimitErrorSchema, 'Too many attempts; see Retry-After.'),
+  429: json(RateLimitErrorSchema, 'Too many requests; see Retry-After and the RateLimit headers.'),
+  503: json(RateLimitErrorSchema, 'A dependency failed or did not answer in time; retry after Retry-After seconds.'),
   500: json(ErrorSchema, 'Unexpected failure.'),
 } as const;
 
 type ErrorStatus = keyof typeof errorResponseTable;
 
-/** The error responses a route can give, 500 always included. */
+/** The error responses a route can give, 500 and 503 always included. */
 export function errorResponses<S extends ErrorStatus>(...statuses: S[]) {
-  const responses: Partial<Record<ErrorStatus, unknown>> = { 500: errorResponseTable[500] };
+  const responses: Partial<Record<ErrorStatus, unknown>> = { 500: errorResponseTable[500], 503: errorResponseTable[503] };
   for (const status of statuses) responses[status] = errorResponseTable[status];
-  return responses as Pick<typeof errorResponseTable, S | 500>;
+  return responses as Pick<typeof errorResponseTable, S | 500 | 503>;
 }
 
 /** Errors of every route that reads a JSON body. */
 export const BODY_ERRORS = [400, 413, 415, 422] as const;
 
-/** Spread into `createRoute`: a user token is required (401, 403 with `requires_logout`); the row of this moment. */
-export const userAuth = { middleware: [requireUser], security: [{ bearerAuth: [] }] };
+const bearer = [{ bearerAuth: [] }];
+const byMethod = (c: Context<AppEnv>): UserPolicy => (c.req.method === 'GET' ? 'reads' : 'writes');
+
+/**
+ * Spread into `createRoute` of account routes: a user token is required (401, 403 with
+ * `requires_logout`) and the user row of this moment is read; limited as reads or writes.
+ */
+export const userAuth = { middleware: [requireUser, userRateLimit(byMethod)], security: bearer };
 /** Spread into `createRoute` of writes that need only the caller's status (see `requireWriter`). */
-export const writerAuth = { middleware: [requireWriter], security: [{ bearerAuth: [] }] };
+export const writerAuth = { middleware: [requireWriter, userRateLimit('writes')], security: bearer };
 /**
  * Spread into `createRoute` of read-only routes: a user token is required, and the user
  * row is checked in the handler's first D1 batch (one round trip).
  */
-export const readerAuth = { middleware: [requireReader], security: [{ bearerAuth: [] }] };
+export const readerAuth = { middleware: [requireReader, userRateLimit('reads')], security: bearer };
+/** Like `readerAuth`, counted as searches (contract 10). */
+export const searchAuth = { middleware: [requireReader, userRateLimit('searches')], security: bearer };
+/** Like `readerAuth`, counted as plays (contract 10). */
+export const playAuth = { middleware: [requireReader, userRateLimit('plays')], security: bearer };
 /** Spread into `createRoute`: a user token may be sent; when sent it must be valid. */
 export const optionalAuth = { middleware: [optionalUser], security: [{}, { bearerAuth: [] }] as Record<string, string[]>[] };
 /** Spread into `createRoute`: the admin token is required. */

@@ -1,6 +1,6 @@
 import { GENRE_COLUMNS, type GenreResource } from '../catalogue/genres';
 import { RADIO_VISIBLE, radioColumns, toRadioResource, type RadioResource, type RadioRow } from '../catalogue/radio-resource';
-import { normaliseTerm } from '../catalogue/search-match';
+import { normaliseTerm } from '../lib/text';
 import { SEARCH_ROWID_SPAN } from '../catalogue/writes';
 import { sqlParams, statement } from '../lib/sql';
 import { foldText } from '../lib/text';

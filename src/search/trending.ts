@@ -2,9 +2,6 @@ import type { Bindings } from '../env';
 import type { TermCount } from '../durable-objects/search-trends';
 import { Memo } from '../lib/memo';
 
-/** Trending terms are trimmed, lower-case, with single spaces (contract 6). */
-export const normaliseSearchTerm = (q: string) => q.trim().toLowerCase().replace(/\s+/g, ' ');
-
 function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i += 1) {

@@ -1,34 +1,123 @@
-import { tooManyRequests } from '../lib/errors';
-import type { Bindings } from '../env';
+import type { Context } from 'hono';
+import type { LimitRule, Reservation } from '../durable-objects/rate-limiter';
+import type { AppEnv, Bindings } from '../env';
+import { clientIpKey } from '../lib/client-ip';
+import { ApiError, tooManyRequests } from '../lib/errors';
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+/** An IP that logged in to an account keeps its own allowance for this long (contract 2). */
+const KNOWN_IP_MS = 30 * DAY_MS;
 
 const limiter = (env: Bindings, key: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(key));
+const number = (value: string | undefined, fallback: number) => {
+  const parsed = Number(value);
+  return Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
+};
 
-/** Failed logins of one email (contract 2: 10 in 15 minutes, then 429 until the window passes). */
-export function loginThrottle(env: Bindings, email: string) {
-  const stub = limiter(env, `login:${email}`);
-  const limit = Number(env.LOGIN_MAX_FAILURES);
-  const windowMs = Number(env.LOGIN_WINDOW_MINUTES) * 60_000;
+/**
+ * The client address the limits are keyed by (lib/client-ip.ts). Cloudflare sets
+ * `CF-Connecting-IP` on every request from the internet; a request without it cannot
+ * come from a client, so outside local development it is refused rather than put in
+ * one bucket shared by everyone who lacks it.
+ */
+export function clientIp(c: Context<AppEnv>): string {
+  const key = clientIpKey(c.req.header('cf-connecting-ip'));
+  if (key) return key;
+  if (c.env.ENVIRONMENT === 'development') return 'local';
+  throw new ApiError(400, 'The request does not carry the client address (CF-Connecting-IP).');
+}
+
+/**
+ * A reservation held on one limiter object. Its hits stay unless given back, so keeping
+ * it (a failed login, a registration that happened) needs no call at all; `release`
+ * gives it back once the guarded work turned out not to count.
+ */
+class Held {
+  constructor(
+    private readonly stub: ReturnType<typeof limiter>,
+    readonly id: string,
+  ) {}
+  release = (extra: { clear?: string[]; mark?: { name: string; ttlMs: number } } = {}) =>
+    this.stub.settle(this.id, { keep: false, ...extra });
+}
+
+/** Reserves under `rules` on the object of `key`; throws 429 with `message` when refused. */
+async function reserve(env: Bindings, key: string, rules: LimitRule[], message: string): Promise<Held> {
+  const stub = limiter(env, key);
+  const reservation: Reservation = await stub.reserve(rules, Date.now());
+  if (!reservation.ok) throw tooManyRequests(reservation.retryAfterMs / 1000, message);
+  return new Held(stub, reservation.id);
+}
+
+const loginWindow = (env: Bindings) => number(env.LOGIN_WINDOW_MINUTES, 15) * MINUTE_MS;
+const LOGIN_REFUSED = 'Too many login attempts. Please try again later.';
+
+/**
+ * A login attempt (contract 2), reserved before any password is hashed:
+ * - per client IP, at most `LOGIN_IP_MAX_FAILURES` failed attempts in the window, over
+ *   every email: an anonymous client cannot make the Worker hash passwords without end;
+ * - per email and IP pair, `LOGIN_MAX_FAILURES` failures;
+ * - per email from all IPs together, `LOGIN_EMAIL_MAX_FAILURES`, which then hold every IP
+ *   except those that logged in to that account in the last 30 days (they keep their
+ *   own pair allowance), so nobody can lock an account's owner out.
+ * Success gives the attempt back, clears the pair's failures and marks the IP as known;
+ * a failure keeps it (nothing to call). Refusals are 429 with `Retry-After`.
+ */
+export async function reserveLogin(env: Bindings, email: string, ip: string) {
+  const windowMs = loginWindow(env);
+  const perIp = await reserve(
+    env,
+    `login-ip:${ip}`,
+    [{ bucket: 'failures', limit: number(env.LOGIN_IP_MAX_FAILURES, 100), windowMs }],
+    LOGIN_REFUSED,
+  );
+  let perEmail: Held;
+  try {
+    perEmail = await reserve(
+      env,
+      `login:${email}`,
+      [
+        { bucket: `ip:${ip}`, limit: number(env.LOGIN_MAX_FAILURES, 10), windowMs },
+        { bucket: 'all', limit: number(env.LOGIN_EMAIL_MAX_FAILURES, 100), windowMs, unlessMarked: `known:${ip}` },
+      ],
+      LOGIN_REFUSED,
+    );
+  } catch (error) {
+    await perIp.release();
+    throw error;
+  }
   return {
-    /** Throws 429 when the email has used up its failures. */
-    async assertAllowed(now = Date.now()) {
-      const state = await stub.check(limit, windowMs, now);
-      if (!state.allowed) throw tooManyRequests(state.retryAfterMs / 1000, 'Too many login attempts. Please try again later.');
-    },
-    recordFailure: (now = Date.now()) => stub.hit(limit, windowMs, now),
-    clear: () => stub.reset(),
+    succeeded: () =>
+      Promise.all([perIp.release(), perEmail.release({ clear: [`ip:${ip}`], mark: { name: `known:${ip}`, ttlMs: KNOWN_IP_MS } })]),
   };
 }
 
-/** Successful registrations of one client IP (contract 2: `REGISTER_LIMIT_PER_HOUR`). */
-export function registrationLimit(env: Bindings, ip: string) {
-  const stub = limiter(env, `register:${ip}`);
-  const limit = Number(env.REGISTER_LIMIT_PER_HOUR);
-  const windowMs = 3_600_000;
-  return {
-    async assertAllowed(now = Date.now()) {
-      const state = await stub.check(limit, windowMs, now);
-      if (!state.allowed) throw tooManyRequests(state.retryAfterMs / 1000, 'Too many accounts created from this address. Please try again later.');
-    },
-    recordRegistration: (now = Date.now()) => stub.hit(limit, windowMs, now),
-  };
+/**
+ * A password change (`PUT /auth/password`), throttled like a login: `LOGIN_MAX_FAILURES`
+ * wrong current passwords per user in the window, reserved before the hash.
+ */
+export async function reservePasswordCheck(env: Bindings, userId: number) {
+  const held = await reserve(
+    env,
+    `password:${userId}`,
+    [{ bucket: 'failures', limit: number(env.LOGIN_MAX_FAILURES, 10), windowMs: loginWindow(env) }],
+    'Too many wrong passwords. Please try again later.',
+  );
+  return { succeeded: () => held.release({ clear: ['failures'] }) };
+}
+
+/**
+ * An account creation: `REGISTER_LIMIT_PER_HOUR` successful registrations per client IP
+ * (contract 2), reserved before the email check and the hash; given back when the
+ * registration does not happen.
+ */
+export async function reserveRegistration(env: Bindings, ip: string) {
+  const held = await reserve(
+    env,
+    `register:${ip}`,
+    [{ bucket: 'accounts', limit: number(env.REGISTER_LIMIT_PER_HOUR, 60), windowMs: 60 * MINUTE_MS }],
+    'Too many accounts created from this address. Please try again later.',
+  );
+  return { abandoned: () => held.release() };
 }

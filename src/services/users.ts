@@ -1,4 +1,6 @@
 import type { UserRow, UserStatus } from '../db/schema';
+
+export type { UserRow };
 import { sha256Hex } from '../lib/crypto';
 import { isUniqueViolation, statement } from '../lib/sql';
 import { isoTimestamp } from '../lib/time';
@@ -105,6 +107,11 @@ export async function changePassword(d1: D1Database, id: number, passwordHash: s
     'UPDATE users SET password_hash = ?2, tokens_revoked_before = ?3, token_kept_id = ?4, updated_at = ?5 WHERE id = ?1',
     [id, passwordHash, now, keepTokenId, isoTimestamp(now)],
   ).run();
+}
+
+/** Removes an account (a registration whose token could not be issued). */
+export async function deleteUser(d1: D1Database, id: number) {
+  await statement(d1, 'DELETE FROM users WHERE id = ?1', [id]).run();
 }
 
 /** Upgrades a hash made with older parameters; tokens are untouched. */

@@ -1,4 +1,4 @@
-import { exports } from 'cloudflare:workers';
+import { env, exports } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import { assertMatchesDocument } from './openapi';
 
@@ -11,6 +11,8 @@ export interface CallOptions {
   /** Sent as it is (for malformed or non-JSON bodies). */
   body?: BodyInit;
   headers?: Record<string, string>;
+  /** Sends the operators' `X-Debug-Token`, so `Server-Timing` carries the D1 counts. */
+  debug?: boolean;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read response bodies freely
@@ -29,6 +31,7 @@ export interface ApiResponse {
 export async function call(method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> {
   const headers = new Headers(options.headers);
   if (options.token) headers.set('Authorization', `Bearer ${options.token}`);
+  if (options.debug) headers.set('X-Debug-Token', env.ADMIN_TOKEN ?? '');
   let body = options.body;
   if (options.json !== undefined) {
     body = JSON.stringify(options.json);

@@ -1,9 +1,13 @@
 import { createRouter } from '../../lib/router';
+import { noStore } from '../../middleware/no-store';
 import * as handlers from './handlers';
 import * as routes from './routes';
 
 /** `/api/v1/admin/*`: operators and import scripts, with the admin token (contract 7). */
-export const adminRouter = createRouter()
+export const adminRouter = createRouter();
+// Accounts and operators' answers: never cached (this router is mounted at '/').
+adminRouter.use('/api/v1/admin/*', noStore);
+adminRouter
   .openapi(routes.setUserStatus, handlers.setUserStatus)
   .openapi(routes.importRadios, handlers.importRadios)
   .openapi(routes.createRadio, handlers.createRadio)

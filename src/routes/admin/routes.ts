@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { MAX_IMPORT_STATIONS } from '../../catalogue/import';
 import { STREAM_FORMATS, USER_STATUSES } from '../../db/schema';
-import { idParam } from '../../lib/validation';
-import { AdminGenreSchema, RadioSchema, httpUrl, languageCode, slugField } from '../../schemas/catalogue';
+import { httpUrlField, idParam, textField } from '../../lib/validation';
+import { AdminGenreSchema, RadioSchema, languageCode, slugField } from '../../schemas/catalogue';
 import { BODY_ERRORS, adminAuth, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
 import { UserSchema } from '../../schemas/user';
 
@@ -24,11 +24,11 @@ export const setUserStatus = createRoute({
 });
 
 const channelFields = {
-  name: z.string().trim().min(1).max(255),
+  name: textField({ min: 1, max: 255 }),
   slug: slugField,
-  description: z.string().trim().max(5000),
-  stream_url: httpUrl,
-  logo: httpUrl.nullable(),
+  description: textField({ max: 5000, multiline: true }),
+  stream_url: httpUrlField(),
+  logo: httpUrlField().nullable(),
   country_id: z.int().min(1),
   country_code: z.string().trim().toUpperCase().length(2).openapi({ description: 'ISO 3166-1 alpha-2, instead of country_id' }),
   language: languageCode.nullable(),
@@ -37,7 +37,7 @@ const channelFields = {
   is_active: z.boolean(),
   is_featured: z.boolean(),
   social_links: z
-    .object({ website: httpUrl.nullable(), facebook: httpUrl.nullable(), twitter: httpUrl.nullable(), instagram: httpUrl.nullable() })
+    .object({ website: httpUrlField().nullable(), facebook: httpUrlField().nullable(), twitter: httpUrlField().nullable(), instagram: httpUrlField().nullable() })
     .partial(),
   genre_ids: z.array(z.int().min(1)).max(20),
 };
@@ -107,10 +107,10 @@ export const importRadios = createRoute({
 });
 
 const genreFields = {
-  name: z.string().trim().min(1).max(100),
+  name: textField({ min: 1, max: 100 }),
   slug: slugField,
-  logo: httpUrl.nullable(),
-  description: z.string().trim().max(2000),
+  logo: httpUrlField().nullable(),
+  description: textField({ max: 2000, multiline: true }),
   is_active: z.boolean(),
 };
 

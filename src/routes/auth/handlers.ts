@@ -3,7 +3,7 @@ import type { AppEnv } from '../../env';
 import { accountInactive, fieldInvalid, unauthenticated } from '../../lib/errors';
 import { created, ok } from '../../lib/envelope';
 import { DUMMY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from '../../services/passwords';
-import { loginThrottle, registrationLimit } from '../../services/rate-limits';
+import { clientIp, reserveLogin, reservePasswordCheck, reserveRegistration } from '../../services/rate-limits';
 import { issueToken, revokeOtherTokens, revokeToken } from '../../services/tokens';
 import * as usersService from '../../services/users';
 import type * as routes from './routes';
@@ -13,39 +13,44 @@ const ttlDays = (env: AppEnv['Bindings']) => Number(env.TOKEN_TTL_DAYS);
 
 export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) => {
   const body = c.req.valid('json');
-  const limit = registrationLimit(c.env, c.req.header('cf-connecting-ip') ?? 'unknown');
-  await limit.assertAllowed();
-  if (await usersService.findUserByEmail(c.get('d1'), body.email)) throw fieldInvalid('email', EMAIL_TAKEN);
-
-  const user = await usersService.createUser(c.get('d1'), {
-    name: body.name,
-    email: body.email,
-    passwordHash: await hashPassword(body.password),
-    applicationId: body.application_id,
-  });
-  if (!user) throw fieldInvalid('email', EMAIL_TAKEN);
-  const [{ token }] = await Promise.all([issueToken(c.env.TOKENS, user.id, ttlDays(c.env)), limit.recordRegistration()]);
-  return created(c, { user: await usersService.toUserResource(user), token }, 'Registered successfully.');
+  // Reserved before the email check and the hash: a burst gets no more accounts than the limit.
+  const attempt = await reserveRegistration(c.env, clientIp(c));
+  let user: usersService.UserRow | null = null;
+  try {
+    if (await usersService.findUserByEmail(c.get('d1'), body.email)) throw fieldInvalid('email', EMAIL_TAKEN);
+    user = await usersService.createUser(c.get('d1'), {
+      name: body.name,
+      email: body.email,
+      passwordHash: await hashPassword(body.password),
+      applicationId: body.application_id,
+    });
+    if (!user) throw fieldInvalid('email', EMAIL_TAKEN);
+    const { token } = await issueToken(c.env.TOKENS, user.id, ttlDays(c.env));
+    return created(c, { user: await usersService.toUserResource(user), token }, 'Registered successfully.');
+  } catch (error) {
+    // No account without its token: a failure after the insert takes the account back.
+    if (user) await usersService.deleteUser(c.get('d1'), user.id).catch(() => undefined);
+    await attempt.abandoned().catch(() => undefined);
+    throw error;
+  }
 };
 
 export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   const { email, password } = c.req.valid('json');
-  const throttle = loginThrottle(c.env, email);
-  await throttle.assertAllowed();
-
+  // Reserved before any hash is computed (services/rate-limits.ts): bursts get no more tries.
+  const attempt = await reserveLogin(c.env, email, clientIp(c));
+  // A failure (wrong password, or D1 failing) keeps the reserved attempt: nothing to undo.
   const user = await usersService.findUserByEmail(c.get('d1'), email);
   // An unknown email costs one scrypt too, so timing does not tell which emails exist.
   const matches = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
-  if (!user || !matches) {
-    await throttle.recordFailure();
-    throw unauthenticated();
-  }
+  if (!user || !matches) throw unauthenticated();
+  await attempt.succeeded();
   if (user.status !== 'active') throw accountInactive(user.status);
 
   const rehash = needsRehash(user.passwordHash)
     ? hashPassword(password).then((hash) => usersService.replacePasswordHash(c.get('d1'), user.id, hash))
     : undefined;
-  const [{ token }] = await Promise.all([issueToken(c.env.TOKENS, user.id, ttlDays(c.env)), throttle.clear(), rehash]);
+  const [{ token }] = await Promise.all([issueToken(c.env.TOKENS, user.id, ttlDays(c.env)), rehash]);
   return ok(c, { user: await usersService.toUserResource(user), token }, 'Logged in successfully.');
 };
 
@@ -74,12 +79,15 @@ export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> 
   const body = c.req.valid('json');
   const user = c.get('user');
   const token = c.get('token');
+  // Throttled like a login (contract 2): the current password is a guess until proven.
+  const attempt = await reservePasswordCheck(c.env, user.id);
   if (!(await verifyPassword(body.current_password, user.passwordHash))) {
     throw fieldInvalid('current_password', 'The current password is incorrect.');
   }
+  await attempt.succeeded();
   await usersService.changePassword(c.get('d1'), user.id, await hashPassword(body.password), token.id);
   // The user row already refuses the other tokens everywhere; deleting their records can follow the response.
-  c.executionCtx.waitUntil(revokeOtherTokens(c.env.TOKENS, user.id, token.id));
+  c.executionCtx.waitUntil(revokeOtherTokens(c.env.TOKENS, user.id, token.id).catch(() => 0));
   return ok(c, null, 'Password changed successfully. Your other sessions were logged out.');
 };
 

@@ -1,9 +1,13 @@
 import { createRouter } from '../../lib/router';
+import { noStore } from '../../middleware/no-store';
 import * as handlers from './handlers';
 import * as routes from './routes';
 
 /** `/api/v1/auth/*`: accounts and tokens (contract 2). */
-export const authRouter = createRouter()
+export const authRouter = createRouter();
+// Tokens and account data: never cached (the path scopes it: this router is mounted at '/').
+authRouter.use('/api/v1/auth/*', noStore);
+authRouter
   .openapi(routes.register, handlers.register)
   .openapi(routes.login, handlers.login)
   .openapi(routes.me, handlers.me)

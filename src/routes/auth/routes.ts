@@ -56,7 +56,7 @@ export const me = createRoute({
   tags,
   summary: 'The authenticated user',
   ...userAuth,
-  responses: { 200: jsonResponse(UserSchema, 'The user'), ...errorResponses(401, 403) },
+  responses: { 200: jsonResponse(UserSchema, 'The user'), ...errorResponses(401, 403, 429) },
 });
 
 export const verify = createRoute({
@@ -67,7 +67,7 @@ export const verify = createRoute({
   ...userAuth,
   responses: {
     200: jsonResponse(z.object({ user: UserSchema, status: z.literal('active') }), 'The token is valid'),
-    ...errorResponses(401, 403),
+    ...errorResponses(401, 403, 429),
   },
 });
 
@@ -78,7 +78,7 @@ export const updateProfile = createRoute({
   summary: 'Change name and/or email',
   ...userAuth,
   request: { body: jsonBody(z.object({ name: nameField.optional(), email: emailField.optional() }).openapi('ProfileRequest')) },
-  responses: { 200: jsonResponse(UserSchema, 'The updated user'), ...errorResponses(...BODY_ERRORS, 401, 403) },
+  responses: { 200: jsonResponse(UserSchema, 'The updated user'), ...errorResponses(...BODY_ERRORS, 401, 403, 429) },
 });
 
 export const changePassword = createRoute({
@@ -94,7 +94,7 @@ export const changePassword = createRoute({
       ).openapi('PasswordRequest'),
     ),
   },
-  responses: { 200: jsonResponse(NullData, 'Password changed'), ...errorResponses(...BODY_ERRORS, 401, 403) },
+  responses: { 200: jsonResponse(NullData, 'Password changed'), ...errorResponses(...BODY_ERRORS, 401, 403, 429) },
 });
 
 export const logout = createRoute({
@@ -103,5 +103,5 @@ export const logout = createRoute({
   tags,
   summary: 'Revoke the presented token',
   ...userAuth,
-  responses: { 200: jsonResponse(NullData, 'Logged out'), ...errorResponses(401, 403, 415) },
+  responses: { 200: jsonResponse(NullData, 'Logged out'), ...errorResponses(401, 403, 415, 429) },
 });

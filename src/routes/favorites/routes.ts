@@ -14,7 +14,7 @@ export const listFavorites = createRoute({
   tags,
   summary: "The user's favorite channels, latest first",
   ...readerAuth,
-  responses: { 200: jsonResponse(z.array(RadioSchema), 'Favorites'), ...errorResponses(401, 403) },
+  responses: { 200: jsonResponse(z.array(RadioSchema), 'Favorites'), ...errorResponses(401, 403, 429) },
 });
 
 export const toggleFavorite = createRoute({
@@ -24,7 +24,7 @@ export const toggleFavorite = createRoute({
   summary: 'Toggle a favorite',
   ...writerAuth,
   request: { body: ChannelBody },
-  responses: { 200: jsonResponse(FavoriteState, 'The state after the toggle'), ...errorResponses(...BODY_ERRORS, 401, 403, 404) },
+  responses: { 200: jsonResponse(FavoriteState, 'The state after the toggle'), ...errorResponses(...BODY_ERRORS, 401, 403, 404, 429) },
 });
 
 export const checkFavorite = createRoute({
@@ -39,7 +39,7 @@ export const checkFavorite = createRoute({
       description: 'The favorite state',
       content: { 'application/json': { schema: z.object({ success: z.literal(true), data: z.object({ is_favorited: z.boolean() }) }) } },
     },
-    ...errorResponses(401, 403, 404, 422),
+    ...errorResponses(401, 403, 404, 422, 429),
   },
 });
 
@@ -53,7 +53,7 @@ export const addFavorite = createRoute({
   responses: {
     201: jsonResponse(FavoriteState, 'Added'),
     200: jsonResponse(FavoriteState, 'Already a favorite'),
-    ...errorResponses(...BODY_ERRORS, 401, 403, 404),
+    ...errorResponses(...BODY_ERRORS, 401, 403, 404, 429),
   },
 });
 
@@ -64,5 +64,5 @@ export const removeFavorite = createRoute({
   summary: 'Remove a favorite (200 whether or not it was one)',
   ...writerAuth,
   request: { params: channelParams },
-  responses: { 200: jsonResponse(FavoriteState, 'Removed'), ...errorResponses(401, 403, 404, 422) },
+  responses: { 200: jsonResponse(FavoriteState, 'Removed'), ...errorResponses(401, 403, 404, 422, 429) },
 });

@@ -12,7 +12,7 @@ export const recent = createRoute({
   summary: 'Channels the user played, most recent first',
   ...readerAuth,
   request: { query: limitQuery(50, 10) },
-  responses: { 200: jsonResponse(z.array(RadioSchema.extend({ last_played_at: z.string() })), 'Recent channels'), ...errorResponses(401, 403, 422) },
+  responses: { 200: jsonResponse(z.array(RadioSchema.extend({ last_played_at: z.string() })), 'Recent channels'), ...errorResponses(401, 403, 422, 429) },
 });
 
 export const top = createRoute({
@@ -22,7 +22,7 @@ export const top = createRoute({
   summary: 'Channels the user played most',
   ...readerAuth,
   request: { query: limitQuery(50, 10) },
-  responses: { 200: jsonResponse(z.array(RadioSchema.extend({ user_play_count: z.int() })), 'Top channels'), ...errorResponses(401, 403, 422) },
+  responses: { 200: jsonResponse(z.array(RadioSchema.extend({ user_play_count: z.int() })), 'Top channels'), ...errorResponses(401, 403, 422, 429) },
 });
 
 export const recommended = createRoute({
@@ -32,7 +32,7 @@ export const recommended = createRoute({
   summary: 'Channels like what the user liked, favorited and played, that they have not heard',
   ...readerAuth,
   request: { query: limitQuery(50, 20) },
-  responses: { 200: jsonResponse(z.array(RadioSchema), 'Recommendations'), ...errorResponses(401, 403, 422) },
+  responses: { 200: jsonResponse(z.array(RadioSchema), 'Recommendations'), ...errorResponses(401, 403, 422, 429) },
 });
 
 export const discover = createRoute({
@@ -42,5 +42,5 @@ export const discover = createRoute({
   summary: 'A varied selection the user has not played, the same all day',
   ...readerAuth,
   request: { query: limitQuery(50, 20) },
-  responses: { 200: jsonResponse(z.array(RadioSchema), 'Discovery'), ...errorResponses(401, 403, 422) },
+  responses: { 200: jsonResponse(z.array(RadioSchema), 'Discovery'), ...errorResponses(401, 403, 422, 429) },
 });

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { MAX_PLAYLIST_ITEMS } from '../../playlists/playlists';
-import { idParam } from '../../lib/validation';
+import { idParam, textField } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
 import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse, readerAuth, writerAuth } from '../../schemas/common';
 
@@ -25,13 +25,13 @@ const PlaylistDetailSchema = PlaylistSchema.extend({
 }).openapi('PlaylistDetail');
 
 const fields = {
-  name: z.string().trim().min(1).max(100),
-  description: z.string().trim().max(1000).nullable(),
+  name: textField({ min: 1, max: 100 }),
+  description: textField({ max: 1000, multiline: true }).nullable(),
   is_public: z.boolean(),
 };
 const playlistParams = z.object({ id: idParam('id') });
-const readErrors = errorResponses(401, 403, 404, 422);
-const writeErrors = errorResponses(...BODY_ERRORS, 401, 403, 404);
+const readErrors = errorResponses(401, 403, 404, 422, 429);
+const writeErrors = errorResponses(...BODY_ERRORS, 401, 403, 404, 429);
 
 export const listPlaylists = createRoute({
   method: 'get',
@@ -39,7 +39,7 @@ export const listPlaylists = createRoute({
   tags,
   summary: "The user's playlists, newest first",
   ...readerAuth,
-  responses: { 200: jsonResponse(z.array(PlaylistSchema), 'Playlists'), ...errorResponses(401, 403) },
+  responses: { 200: jsonResponse(z.array(PlaylistSchema), 'Playlists'), ...errorResponses(401, 403, 429) },
 });
 
 export const showPlaylist = createRoute({
@@ -80,7 +80,7 @@ export const createPlaylist = createRoute({
   summary: 'Create an empty playlist (private unless is_public)',
   ...writerAuth,
   request: { body: jsonBody(z.object(fields).partial().required({ name: true }).openapi('PlaylistCreate')) },
-  responses: { 201: jsonResponse(PlaylistDetailSchema, 'The new playlist'), ...errorResponses(...BODY_ERRORS, 401, 403) },
+  responses: { 201: jsonResponse(PlaylistDetailSchema, 'The new playlist'), ...errorResponses(...BODY_ERRORS, 401, 403, 429) },
 });
 
 export const updatePlaylist = createRoute({

@@ -1,8 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { CHANNEL_SORTS } from '../../catalogue/channels';
-import { idParam, intParam, limitQuery } from '../../lib/validation';
+import { idParam, intParam, limitQuery, textField } from '../../lib/validation';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
-import { NullData, errorResponses, jsonResponse, successEnvelope, writerAuth, readerAuth } from '../../schemas/common';
+import { requireReader } from '../../middleware/auth';
+import { userRateLimit } from '../../middleware/rate-limit';
+import { NullData, errorResponses, jsonResponse, playAuth, successEnvelope, writerAuth, readerAuth } from '../../schemas/common';
 
 const tags = ['Radio channels'];
 
@@ -12,12 +14,14 @@ export const listRadios = createRoute({
   tags,
   summary: 'Active channels, paginated, searchable and filterable',
   ...readerAuth,
+  // A list with `search` is a search (contract 10).
+  middleware: [requireReader, userRateLimit((c) => (c.req.query('search') === undefined ? 'reads' : 'searches'))],
   request: {
     query: z.object({
       page: intParam({ min: 1, max: 100_000 }).default(1),
       per_page: intParam({ min: 1, max: 100 }).default(20),
       sort: z.enum(CHANNEL_SORTS).default('name').openapi({ description: 'name (A-Z), popular (plays), likes, newest; ties break on id' }),
-      search: z.string().trim().min(1).max(100).optional().openapi({ description: 'in name or description, case- and accent-insensitive' }),
+      search: textField({ min: 1, max: 100 }).optional().openapi({ description: 'in name or description, case- and accent-insensitive' }),
       country_id: intParam({ min: 1 }).optional(),
       language: languageCode.optional().openapi({ description: 'ISO 639-1 code' }),
       genre_id: intParam({ min: 1 }).optional(),
@@ -28,7 +32,7 @@ export const listRadios = createRoute({
       description: 'A page of channels',
       content: { 'application/json': { schema: successEnvelope(z.array(RadioSchema)).extend({ meta: PageMetaSchema }) } },
     },
-    ...errorResponses(401, 403, 422),
+    ...errorResponses(401, 403, 422, 429),
   },
 });
 
@@ -39,7 +43,7 @@ export const featuredRadios = createRoute({
   summary: 'Featured channels, most played first',
   ...readerAuth,
   request: { query: z.object({ limit: intParam({ min: 1, max: 50 }).default(10) }) },
-  responses: { 200: jsonResponse(z.array(RadioSchema), 'Featured channels'), ...errorResponses(401, 403, 422) },
+  responses: { 200: jsonResponse(z.array(RadioSchema), 'Featured channels'), ...errorResponses(401, 403, 422, 429) },
 });
 
 export const showRadio = createRoute({
@@ -49,7 +53,7 @@ export const showRadio = createRoute({
   summary: 'One channel',
   ...readerAuth,
   request: { params: z.object({ id: idParam('id') }) },
-  responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(401, 403, 404, 422) },
+  responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(401, 403, 404, 422, 429) },
 });
 
 
@@ -62,7 +66,7 @@ export const trendingRadios = createRoute({
   request: { query: z.object({ hours: intParam({ min: 1, max: 168 }).default(24), limit: intParam({ min: 1, max: 100 }).default(20) }) },
   responses: {
     200: jsonResponse(z.array(RadioSchema.extend({ recent_plays: z.int() })), 'Trending channels'),
-    ...errorResponses(401, 403, 422),
+    ...errorResponses(401, 403, 422, 429),
   },
 });
 
@@ -81,7 +85,7 @@ export const chartRadios = createRoute({
   },
   responses: {
     200: jsonResponse(z.array(RadioSchema.extend({ rank: z.int(), score: z.int() })), 'The chart'),
-    ...errorResponses(401, 403, 422),
+    ...errorResponses(401, 403, 422, 429),
   },
 });
 
@@ -92,7 +96,7 @@ export const likedRadios = createRoute({
   summary: 'Channels the user liked, latest first',
   ...readerAuth,
   request: { query: limitQuery(100, 20) },
-  responses: { 200: jsonResponse(z.array(RadioSchema), 'Liked channels'), ...errorResponses(401, 403, 422) },
+  responses: { 200: jsonResponse(z.array(RadioSchema), 'Liked channels'), ...errorResponses(401, 403, 422, 429) },
 });
 
 const channelParams = z.object({ id: idParam('id') });
@@ -102,9 +106,9 @@ export const playRadio = createRoute({
   path: '/api/v1/radios/{id}/play',
   tags,
   summary: 'Record a play (a repeat within 60 seconds is acknowledged, not counted)',
-  ...readerAuth,
+  ...playAuth,
   request: { params: channelParams },
-  responses: { 200: jsonResponse(NullData, 'The play was tracked'), ...errorResponses(401, 403, 404, 422) },
+  responses: { 200: jsonResponse(NullData, 'The play was tracked'), ...errorResponses(401, 403, 404, 422, 429) },
 });
 
 export const likeRadio = createRoute({
@@ -116,7 +120,7 @@ export const likeRadio = createRoute({
   request: { params: channelParams },
   responses: {
     200: jsonResponse(z.object({ is_liked: z.boolean(), likes_count: z.int() }), 'The like state after the toggle'),
-    ...errorResponses(401, 403, 404, 422),
+    ...errorResponses(401, 403, 404, 422, 429),
   },
 });
 

@@ -3,8 +3,8 @@ import type { AppEnv } from '../../env';
 import { ok } from '../../lib/envelope';
 import { fieldInvalid } from '../../lib/errors';
 import { findCountryByName, loadCountries, nameCompletions, searchCatalogue, completions } from '../../search/search';
-import { normaliseSearchTerm, recordSearchTerm, trendingTerms } from '../../search/trending';
-import { normaliseTerm } from '../../catalogue/search-match';
+import { recordSearchTerm, trendingTerms } from '../../search/trending';
+import { normaliseTerm } from '../../lib/text';
 import { viewerRead, withMarks } from '../../services/read-cache';
 import type * as routes from './routes';
 
@@ -30,7 +30,7 @@ export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
   );
   if (result.stations.length || result.categories.length || result.countries.length) {
     // Counted after the answer is sent; the Durable Object's write is durable once it returns.
-    c.executionCtx.waitUntil(recordSearchTerm(c.env, normaliseSearchTerm(query.q), c.get('userId')).catch(() => false));
+    c.executionCtx.waitUntil(recordSearchTerm(c.env, normaliseTerm(query.q), c.get('userId')).catch(() => false));
   }
   return ok(c, result, 'Search results retrieved successfully.');
 };

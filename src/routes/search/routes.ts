@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { intParam } from '../../lib/validation';
+import { intParam, textField } from '../../lib/validation';
 import { GenreSchema, RadioSchema } from '../../schemas/catalogue';
-import { errorResponses, jsonResponse, readerAuth } from '../../schemas/common';
+import { errorResponses, jsonResponse, readerAuth, searchAuth } from '../../schemas/common';
 
 const tags = ['Search'];
-const queryText = (min: number) => z.string().trim().min(min).max(100);
+const queryText = (min: number) => textField({ min, max: 100 });
 
 export const search = createRoute({
   method: 'get',
@@ -14,7 +14,7 @@ export const search = createRoute({
   description:
     'Stations rank by exact name, name prefix, word prefix, substring, then plays; matching is case- and accent-insensitive. ' +
     'A query with no match answers 200 with empty groups.',
-  ...readerAuth,
+  ...searchAuth,
   request: {
     query: z.object({
       q: queryText(2),
@@ -22,7 +22,7 @@ export const search = createRoute({
       categories_limit: intParam({ min: 1, max: 20 }).default(10),
       genre_id: intParam({ min: 1 }).optional(),
       country_id: intParam({ min: 1 }).optional(),
-      country: z.string().trim().min(1).max(100).optional().openapi({ description: 'country name or alpha-2 code' }),
+      country: textField({ min: 1, max: 100 }).optional().openapi({ description: 'country name or alpha-2 code' }),
     }),
   },
   responses: {
@@ -35,7 +35,7 @@ export const search = createRoute({
       }),
       'Search results',
     ),
-    ...errorResponses(401, 403, 422),
+    ...errorResponses(401, 403, 422, 429),
   },
 });
 
@@ -44,9 +44,9 @@ export const suggestions = createRoute({
   path: '/api/v1/search/suggestions',
   tags,
   summary: 'Completions of a partial query: trending terms, genre names, station names',
-  ...readerAuth,
+  ...searchAuth,
   request: { query: z.object({ q: queryText(1), limit: intParam({ min: 1, max: 20 }).default(8) }) },
-  responses: { 200: jsonResponse(z.array(z.string()), 'Suggestions'), ...errorResponses(401, 403, 422) },
+  responses: { 200: jsonResponse(z.array(z.string()), 'Suggestions'), ...errorResponses(401, 403, 422, 429) },
 });
 
 export const trending = createRoute({
@@ -55,6 +55,6 @@ export const trending = createRoute({
   tags,
   summary: 'The 10 most searched terms of the last 24 hours',
   ...readerAuth,
-  responses: { 200: jsonResponse(z.array(z.string()), 'Trending terms'), ...errorResponses(401, 403) },
+  responses: { 200: jsonResponse(z.array(z.string()), 'Trending terms'), ...errorResponses(401, 403, 429) },
 });
 

@@ -1,0 +1,50 @@
+/**
+ * The key a client's address is limited by: IPv4 as it is, an IPv4-mapped IPv6 address
+ * (`::ffff:192.0.2.1`) as the IPv4 address it carries, and any other IPv6 address by its
+ * /64 prefix (`2001:db8:1:2::/64`): one subscriber usually holds a whole /64, so keying
+ * by the full address would give each of them 2^64 buckets. Null when `raw` is not an IP
+ * address.
+ */
+export function clientIpKey(raw: string | null | undefined): string | null {
+  const text = raw?.trim() ?? '';
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(text)) return ipv4(text);
+  if (!text.includes(':')) return null;
+  const groups = ipv6Groups(text);
+  if (!groups) return null;
+  // ::ffff:a.b.c.d, in either notation.
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    const [high, low] = [groups[6]!, groups[7]!];
+    return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+  }
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
+}
+
+function ipv4(text: string): string | null {
+  const parts = text.split('.').map(Number);
+  return parts.every((p) => p <= 255) ? parts.join('.') : null;
+}
+
+/** The eight 16-bit groups of an IPv6 address (with `::` and a trailing dotted IPv4), or null. */
+function ipv6Groups(text: string): number[] | null {
+  let address = text.replace(/%.*$/, ''); // a zone id (`fe80::1%eth0`) names no other host
+  const dotted = /(\d{1,3}(?:\.\d{1,3}){3})$/.exec(address);
+  if (dotted) {
+    const v4 = ipv4(dotted[1]!);
+    if (!v4) return null;
+    const [a, b, c, d] = v4.split('.').map(Number) as [number, number, number, number];
+    address = `${address.slice(0, -dotted[1]!.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const halves = address.split('::');
+  if (halves.length > 2) return null;
+  const parse = (part: string) => (part === '' ? [] : part.split(':'));
+  const head = parse(halves[0]!);
+  const tail = halves.length === 2 ? parse(halves[1]!) : [];
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 2 ? missing < 1 : missing !== 0) return null;
+  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail];
+  if (!groups.every((g) => /^[0-9a-f]{1,4}$/i.test(g))) return null;
+  return groups.map((g) => parseInt(g, 16));
+}

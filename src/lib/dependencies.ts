@@ -1,0 +1,101 @@
+/**
+ * Calls to what the Worker depends on (D1, KV, the Durable Objects) fail closed and loud
+ * (contract 10): a call that throws or does not answer within the timeout becomes a
+ * `DependencyError`, which `onError` answers with 503 and `Retry-After`, logging the
+ * cause. Nothing is half-written by it: every write that belongs together is one D1
+ * batch or one Durable Object call, which lands whole or not at all.
+ */
+export class DependencyError extends Error {
+  constructor(
+    readonly dependency: string,
+    options: { cause: unknown },
+  ) {
+    super(`${dependency} failed or did not answer`, options);
+    this.name = 'DependencyError';
+  }
+}
+
+/** Seconds a client is asked to wait before retrying after a 503. */
+export const DEPENDENCY_RETRY_AFTER_SECONDS = 2;
+
+/** How long a dependency may take to answer (`DEPENDENCY_TIMEOUT_MS`, default 10 s). */
+export const dependencyTimeoutMs = (env: { DEPENDENCY_TIMEOUT_MS?: string }) => Number(env.DEPENDENCY_TIMEOUT_MS) || 10_000;
+
+/** `work()`'s result, or a `DependencyError` when it throws or takes longer than `timeoutMs`. */
+export async function callDependency<T>(dependency: string, work: () => Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DependencyError(dependency, { cause: new Error(`no answer within ${timeoutMs} ms`) })), timeoutMs);
+  });
+  try {
+    return await Promise.race([work(), timeout]);
+  } catch (error) {
+    if (error instanceof DependencyError) throw error;
+    throw new DependencyError(dependency, { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A KV namespace whose every call goes through `callDependency`. */
+function guardKv(kv: KVNamespace, timeoutMs: number): KVNamespace {
+  return new Proxy(kv, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => callDependency('KV', () => Reflect.apply(value as (...a: unknown[]) => Promise<unknown>, target, args), timeoutMs);
+    },
+  });
+}
+
+/** A Durable Object stub whose every remote call goes through `callDependency`. */
+function guardStub<T extends object>(stub: T, name: string, timeoutMs: number): T {
+  return new Proxy(stub, {
+    get(target, property) {
+      if (property === 'id' || property === 'name' || typeof property === 'symbol') return Reflect.get(target, property);
+      const method = Reflect.get(target, property) as (...args: unknown[]) => Promise<unknown>;
+      // Reflect.apply: on an RPC stub, `method.apply` would itself be a remote method name.
+      return (...args: unknown[]) => callDependency(name, () => Reflect.apply(method, target, args), timeoutMs);
+    },
+  });
+}
+
+/** A Durable Object namespace whose stubs are guarded; ids are made as usual. */
+function guardNamespace<T extends DurableObjectNamespace>(namespace: T, name: string, timeoutMs: number): T {
+  return new Proxy(namespace, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property);
+      if (typeof value !== 'function') return value;
+      if (property === 'get' || property === 'getByName') {
+        return (...args: unknown[]) => guardStub(Reflect.apply(value as (...a: unknown[]) => object, target, args), name, timeoutMs);
+      }
+      return (value as (...a: unknown[]) => unknown).bind(target);
+    },
+  });
+}
+
+const guarded = new WeakMap<object, object>();
+
+/**
+ * The Worker's bindings with KV and every Durable Object namespace guarded (D1 is
+ * guarded by the instrumented client of db/client.ts, which also tells SQL errors, a
+ * bug, from a failing database). Made once per env object.
+ */
+export function guardBindings<E extends object>(env: E): E {
+  let result = guarded.get(env) as E | undefined;
+  if (result) return result;
+  const timeoutMs = dependencyTimeoutMs(env as { DEPENDENCY_TIMEOUT_MS?: string });
+  const entries = Object.entries(env).map(([key, value]) => {
+    if (isKv(value)) return [key, guardKv(value, timeoutMs)];
+    if (isNamespace(value)) return [key, guardNamespace(value, `Durable Object ${key}`, timeoutMs)];
+    return [key, value];
+  });
+  result = Object.fromEntries(entries) as E;
+  guarded.set(env, result);
+  return result;
+}
+
+const isKv = (value: unknown): value is KVNamespace =>
+  typeof value === 'object' && value !== null && 'getWithMetadata' in value && 'list' in value;
+const isNamespace = (value: unknown): value is DurableObjectNamespace =>
+  typeof value === 'object' && value !== null && 'idFromName' in value && 'get' in value;
