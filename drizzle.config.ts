@@ -6,4 +6,6 @@ export default defineConfig({
   dialect: 'sqlite',
   schema: './src/db/schema.ts',
   out: './drizzle/migrations',
+  // The FTS5 tables are declared in schema.ts for typing; their DDL is a custom migration.
+  tablesFilter: ['!channel_search', '!genre_search'],
 });

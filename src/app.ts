@@ -5,7 +5,7 @@ import { DEPENDENCY_RETRY_AFTER_SECONDS, DependencyError } from './lib/dependenc
 import { ApiError, malformedJson, methodNotAllowed, routeNotFound, serviceUnavailable } from './lib/errors';
 import { createRouter } from './lib/router';
 import { limitBodySize, requireJsonBody } from './middleware/body';
-import { conditionalGet, forgetAfterWrite } from './middleware/caching';
+import { conditionalGet } from './middleware/caching';
 import { logLine, requestContext } from './middleware/observability';
 import { adminRouter } from './routes/admin';
 import { authRouter } from './routes/auth';
@@ -81,7 +81,7 @@ export function createApp() {
   const app = createRouter();
 
   app.use('*', requestContext);
-  app.use('*', limitBodySize, requireJsonBody, conditionalGet, forgetAfterWrite);
+  app.use('*', limitBodySize, requireJsonBody, conditionalGet);
 
   app.route('/', authRouter);
   app.route('/', radiosRouter);

@@ -1,10 +1,10 @@
-import type { DbStats, Prelude } from './db/client';
+import type { Db, DbStats } from './db/client';
 import type { PlayCounter } from './durable-objects/play-counter';
 import type { RateLimiter } from './durable-objects/rate-limiter';
 import type { SearchTrends } from './durable-objects/search-trends';
 import type { UserRow } from './db/schema';
 import type { SerialisedBody } from './lib/envelope';
-import type { Viewer } from './services/read-cache';
+import type { Caller } from './services/caller';
 import type { TokenRecord } from './services/tokens';
 
 /** Bindings and vars the Worker runs with (wrangler.toml, `.dev.vars`, secrets). */
@@ -49,22 +49,20 @@ export interface Bindings {
 /** Per-request values set by middleware. */
 export interface Variables {
   requestId: string;
-  /** The D1 binding, instrumented: every statement lands in `dbStats`. */
-  d1: D1Database;
-  /** Holds the user check that rides on the first D1 call of a read route. */
-  d1State: { prelude?: Prelude };
-  /** The caller's id, from the token: known before the user row is. */
+  /** Drizzle over the request's D1 session, instrumented: every statement lands in `dbStats`. */
+  db: Db;
+  /** The caller's id, from the token: known before the account is checked. */
   userId: number;
   dbStats: DbStats;
-  /** The caller's row: set by `requireUser` before the handler, by `requireReader` at its first D1 call. */
+  /** The caller's account row, once checked (middleware/auth.ts). */
   user: UserRow;
-  /** Set by `requireReader` when the caller's row and marks came from the isolate's cache. */
-  viewer?: Viewer;
-  /** Set when a write updated the cached viewer itself (services/read-cache.ts `markViewer`). */
-  viewerKept?: true;
+  /** True once the caller's account was checked for this request. */
+  accountChecked?: boolean;
+  /** The caller with their marks, when the read caches may use them (services/caller.ts). */
+  caller?: Caller;
   /** A JSON answer's text (and tag), kept by lib/envelope.ts for its entity tag. */
   body?: SerialisedBody;
-  /** Set by `requireUser`: the presented token's record. */
+  /** The presented token's record (middleware/auth.ts). */
   token: TokenRecord;
 }
 

@@ -38,8 +38,8 @@ describe('tokens', () => {
     const stored = await env.TOKENS.get(`token:${id}`);
     expect(stored).not.toContain(secret);
     expect(record.expiresAt - record.createdAt).toBe(30 * 86_400_000);
-    expect(await resolveToken(env.TOKENS, { id, secret }, now)).toEqual(record);
-    expect(await resolveToken(env.TOKENS, { id, secret }, record.expiresAt)).toBeNull();
+    expect(await resolveToken({ env }, { id, secret }, now)).toEqual(record);
+    expect(await resolveToken({ env }, { id, secret }, record.expiresAt)).toBeNull();
   });
 
   it('revokeOtherTokens deletes every token of the user but the kept one', async () => {

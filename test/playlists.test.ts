@@ -313,6 +313,11 @@ describe('export for players', () => {
     expect((await call('GET', `/api/v1/playlists/${id}.m3u`, { token: stranger.token })).status).toBe(404);
     await call('PUT', `/api/v1/playlists/${id}`, { token: owner.token, json: { is_public: true } });
     expect((await fetchFile(`/api/v1/playlists/${id}.pls`, stranger.token)).status).toBe(200);
-    expect((await call('GET', `/api/v1/playlists/${id}.m3u`)).status).toBe(401);
+    // A public playlist's export needs no token (media players and shared links have none).
+    const anonymous = await exports.default.fetch(new Request(`${BASE}/api/v1/playlists/${id}.m3u`));
+    expect(anonymous.status).toBe(200);
+    expect(await anonymous.text()).toContain(url(b));
+    await call('PUT', `/api/v1/playlists/${id}`, { token: owner.token, json: { is_public: false } });
+    expect((await call('GET', `/api/v1/playlists/${id}.m3u`)).status).toBe(404);
   });
 });

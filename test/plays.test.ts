@@ -1,4 +1,5 @@
 import { env } from 'cloudflare:workers';
+import { createDb } from '../src/db/client';
 import { describe, expect, it, vi } from 'vitest';
 import { call } from './helpers/client';
 import { flushPlays, seedChannels, station } from './helpers/catalogue';
@@ -58,10 +59,10 @@ describe('GET /api/v1/me/radios/recent and /top', () => {
     const at = (minute: number) => Date.parse('2026-11-01T10:00:00Z') + minute * 60_000;
     // Plays an hour apart in the user's history: Second twice, then First, then Third.
     const { recordPlay } = await import('../src/activity/plays');
-    await recordPlay(env, env.DB, user.id, ids[1]!, at(0));
-    await recordPlay(env, env.DB, user.id, ids[1]!, at(60));
-    await recordPlay(env, env.DB, user.id, ids[0]!, at(120));
-    await recordPlay(env, env.DB, user.id, ids[2]!, at(180));
+    await recordPlay(env, createDb(env.DB), user.id, ids[1]!, at(0));
+    await recordPlay(env, createDb(env.DB), user.id, ids[1]!, at(60));
+    await recordPlay(env, createDb(env.DB), user.id, ids[0]!, at(120));
+    await recordPlay(env, createDb(env.DB), user.id, ids[2]!, at(180));
 
     const recent = await call('GET', '/api/v1/me/radios/recent', { token: user.token });
     expect(recent.body.data.map((r: { name: string; last_played_at: string }) => [r.name, r.last_played_at])).toEqual([

@@ -41,16 +41,16 @@ describe('GET /api/v1/radios', () => {
     expect(res.status).toBe(200);
     expect(res.body.message).toBe('Radio channels retrieved successfully.');
     expect(names(res.body)).toEqual(['Alpha Jazz', 'beta Rock', 'Delta News', 'Épsilon Jazz Club', 'Gamma Classical', 'Radio Zürich']);
-    expect(res.body.meta).toEqual({ current_page: 1, per_page: 20, total: 6, last_page: 1 });
+    expect(res.body.meta).toEqual({ current_page: 1, per_page: 20, total: 6, last_page: 1, total_exact: true, next_cursor: null });
   });
 
   it('pages with page and per_page, past the end too', async () => {
     const second = await list('?per_page=4&page=2');
     expect(names(second.body)).toEqual(['Gamma Classical', 'Radio Zürich']);
-    expect(second.body.meta).toEqual({ current_page: 2, per_page: 4, total: 6, last_page: 2 });
+    expect(second.body.meta).toEqual({ current_page: 2, per_page: 4, total: 6, last_page: 2, total_exact: true, next_cursor: null });
     const beyond = await list('?per_page=4&page=3');
     expect(beyond.body.data).toEqual([]);
-    expect(beyond.body.meta).toEqual({ current_page: 3, per_page: 4, total: 6, last_page: 2 });
+    expect(beyond.body.meta).toEqual({ current_page: 3, per_page: 4, total: 6, last_page: 2, total_exact: true, next_cursor: null });
   });
 
   it.each([
@@ -85,7 +85,7 @@ describe('GET /api/v1/radios', () => {
     const both = await list(`?genre_id=${jazz}&language=fr&sort=popular`);
     expect(names(both.body)).toEqual(['Épsilon Jazz Club']);
     expect(both.body.meta.total).toBe(1);
-    expect((await list(`?country_id=${await countryId('JP')}`)).body.meta).toEqual({ current_page: 1, per_page: 20, total: 0, last_page: 1 });
+    expect((await list(`?country_id=${await countryId('JP')}`)).body.meta).toEqual({ current_page: 1, per_page: 20, total: 0, last_page: 1, total_exact: true, next_cursor: null });
   });
 
   it.each([

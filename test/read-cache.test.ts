@@ -5,7 +5,7 @@ import { createApp } from '../src/app';
 import { BASE, type Json } from './helpers/client';
 import { seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
-import { VIEWER_MARKS_LIMIT } from '../src/services/read-cache';
+import { CALLER_MARKS_LIMIT as VIEWER_MARKS_LIMIT } from '../src/services/caller';
 
 // Every request of this file goes through one app with an explicit READ_CACHE_MS, so
 // what is cached and for how long is decided here, not by the suite's configuration.

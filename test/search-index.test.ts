@@ -1,6 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { expect, it } from 'vitest';
-import { reindexPopularityStatements, SEARCH_ROWID_SPAN } from '../src/catalogue/writes';
+import { reindexPopularity, SEARCH_ROWID_SPAN } from '../src/catalogue/search-index';
+import { createDb } from '../src/db/client';
 import { call } from './helpers/client';
 import { channelId, importStations, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
@@ -17,12 +18,12 @@ it('moves a channel up the index when its plays cross into a new popularity buck
   expect(await searchRow(id)).toEqual({ search_rowid: id, rows: 1 });
 
   await env.DB.prepare('UPDATE radio_channels SET play_count = 4200 WHERE id = ?').bind(id).run();
-  await env.DB.batch(reindexPopularityStatements(env.DB, JSON.stringify([id])));
+  await createDb(env.DB).batch(reindexPopularity(createDb(env.DB), [id]));
   // 4200 has four digits and starts with 4: bucket 4 * 2 + 1.
   expect(await searchRow(id)).toEqual({ search_rowid: 9 * SEARCH_ROWID_SPAN + id, rows: 1 });
 
   // Re-running changes nothing; the channel is still found by its words.
-  await env.DB.batch(reindexPopularityStatements(env.DB, JSON.stringify([id])));
+  await createDb(env.DB).batch(reindexPopularity(createDb(env.DB), [id]));
   expect(await searchRow(id)).toEqual({ search_rowid: 9 * SEARCH_ROWID_SPAN + id, rows: 1 });
   const user = await registerUser();
   const res = await call('GET', '/api/v1/search?q=climber', { token: user.token });

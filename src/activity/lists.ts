@@ -1,51 +1,81 @@
-import { RADIO_VISIBLE, radioColumns, radioJoin, toRadioResource, type RadioResource, type RadioRow } from '../catalogue/radio-resource';
-import type { Bindings } from '../env';
-import { statement } from '../lib/sql';
+import { and, asc, desc, eq, gt, gte, sql } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { channelsByIds } from '../catalogue/channels';
+import { channelCountry, channelVisible, radioResourceColumns, type RadioResource } from '../catalogue/radio-resource';
+import type { Db } from '../db/client';
+import { read } from '../db/read';
+import { countries, favorites, likes, radioChannels, userPlays } from '../db/schema';
+import type { AppEnv } from '../env';
+import { isoTimestamp } from '../lib/time';
+import { withAccountCheck } from '../services/caller';
 import { mostPlayed } from './plays';
 
-/** Visible channels by id, in the order of `ids`, with the viewer's flags. */
-export async function channelsByIds(d1: D1Database, ids: number[], viewerId: number): Promise<RadioResource[]> {
-  if (ids.length === 0) return [];
-  const { results } = await statement(
-    d1,
-    `SELECT ${radioColumns('?1')} FROM json_each(?2) j CROSS JOIN ${radioJoin('c.id = j.value')} WHERE ${RADIO_VISIBLE} ORDER BY j.key`,
-    [viewerId, JSON.stringify(ids)],
-  ).all<RadioRow>();
-  return results.map(toRadioResource);
+/** Channels the user liked, most recent like first. */
+export function likedChannels(db: Db, userId: number, limit: number) {
+  return read(
+    [
+      db
+        .select(radioResourceColumns(userId))
+        .from(likes)
+        .crossJoin(radioChannels)
+        .innerJoin(countries, and(eq(radioChannels.id, likes.channelId), channelCountry))
+        .where(and(eq(likes.userId, userId), channelVisible))
+        .orderBy(desc(likes.createdAt), asc(radioChannels.id))
+        .limit(limit),
+    ] as const,
+    ([channels]) => channels,
+  );
 }
 
-/** Channels the user liked, most recent like first. */
-export async function likedChannels(d1: D1Database, userId: number, limit: number): Promise<RadioResource[]> {
-  const { results } = await statement(
-    d1,
-    `SELECT ${radioColumns('?1')} FROM likes l CROSS JOIN ${radioJoin('c.id = l.channel_id')}
-     WHERE l.user_id = ?1 AND ${RADIO_VISIBLE} ORDER BY l.created_at DESC, c.id LIMIT ?2`,
-    [userId, limit],
-  ).all<RadioRow>();
-  return results.map(toRadioResource);
+/** Channels the user favorited, most recent first. */
+export function favoriteChannels(db: Db, userId: number, limit: number) {
+  return read(
+    [
+      db
+        .select(radioResourceColumns(userId))
+        .from(favorites)
+        .crossJoin(radioChannels)
+        .innerJoin(countries, and(eq(radioChannels.id, favorites.channelId), channelCountry))
+        .where(and(eq(favorites.userId, userId), channelVisible))
+        .orderBy(desc(favorites.createdAt), asc(radioChannels.id))
+        .limit(limit),
+    ] as const,
+    ([channels]) => channels,
+  );
 }
 
 /** Channels the user played, most recent first, with `last_played_at`. */
-export async function recentChannels(d1: D1Database, userId: number, limit: number) {
-  const { results } = await statement(
-    d1,
-    `SELECT ${radioColumns('?1')}, up.last_played_at FROM user_plays up CROSS JOIN ${radioJoin('c.id = up.channel_id')}
-     WHERE up.user_id = ?1 AND ${RADIO_VISIBLE} ORDER BY up.last_played_at DESC, c.id LIMIT ?2`,
-    [userId, limit],
-  ).all<RadioRow & { last_played_at: string }>();
-  return results.map((row) => ({ ...toRadioResource(row), last_played_at: row.last_played_at }));
+export function recentChannels(db: Db, userId: number, limit: number) {
+  return read(
+    [
+      db
+        .select({ ...radioResourceColumns(userId), last_played_at: userPlays.lastPlayedAt })
+        .from(userPlays)
+        .crossJoin(radioChannels)
+        .innerJoin(countries, and(eq(radioChannels.id, userPlays.channelId), channelCountry))
+        .where(and(eq(userPlays.userId, userId), channelVisible))
+        .orderBy(desc(userPlays.lastPlayedAt), asc(radioChannels.id))
+        .limit(limit),
+    ] as const,
+    ([rows]) => rows,
+  );
 }
 
 /** Channels the user played most, with `user_play_count`. */
-export async function topChannels(d1: D1Database, userId: number, limit: number) {
-  const { results } = await statement(
-    d1,
-    `SELECT ${radioColumns('?1')}, up.play_count AS user_play_count FROM user_plays up CROSS JOIN ${radioJoin('c.id = up.channel_id')}
-     WHERE up.user_id = ?1 AND up.play_count > 0 AND ${RADIO_VISIBLE}
-     ORDER BY up.play_count DESC, up.last_played_at DESC, c.id LIMIT ?2`,
-    [userId, limit],
-  ).all<RadioRow & { user_play_count: number }>();
-  return results.map((row) => ({ ...toRadioResource(row), user_play_count: row.user_play_count }));
+export function topChannels(db: Db, userId: number, limit: number) {
+  return read(
+    [
+      db
+        .select({ ...radioResourceColumns(userId), user_play_count: sql<number>`${userPlays.playCount}`.as('user_play_count') })
+        .from(userPlays)
+        .crossJoin(radioChannels)
+        .innerJoin(countries, and(eq(radioChannels.id, userPlays.channelId), channelCountry))
+        .where(and(eq(userPlays.userId, userId), gt(userPlays.playCount, 0), channelVisible))
+        .orderBy(desc(userPlays.playCount), desc(userPlays.lastPlayedAt), asc(radioChannels.id))
+        .limit(limit),
+    ] as const,
+    ([rows]) => rows,
+  );
 }
 
 /**
@@ -54,44 +84,57 @@ export async function topChannels(d1: D1Database, userId: number, limit: number)
  */
 const SPARE = 25;
 
+export type TrendingChannel = RadioResource & { recent_plays: number };
+export type ChartEntry = RadioResource & { rank: number; score: number };
+
 /** Channels with the most plays in the last `hours` hours, with `recent_plays`. */
-export async function trendingChannels(env: Bindings, d1: D1Database, hours: number, limit: number, viewerId: number) {
-  const plays = await mostPlayed(env, hours, limit + SPARE);
+export async function trendingChannels(c: Context<AppEnv>, hours: number, limit: number, viewerId: number): Promise<TrendingChannel[]> {
+  const plays = await mostPlayed(c, hours, limit + SPARE);
   const count = new Map(plays.map((p) => [p.channelId, p.plays]));
-  const channels = await channelsByIds(d1, plays.map((p) => p.channelId), viewerId);
+  const channels = await withAccountCheck(
+    c,
+    channelsByIds(
+      c.get('db'),
+      plays.map((p) => p.channelId),
+      viewerId,
+    ),
+  );
   return channels.slice(0, limit).map((channel) => ({ ...channel, recent_plays: count.get(channel.id) ?? 0 }));
 }
 
 export const CHART_PERIODS = { '24h': 24, '7d': 7 * 24, '30d': 30 * 24 } as const;
 export type ChartPeriod = keyof typeof CHART_PERIODS;
 
-/** The top channels by plays or likes in a period, with `rank` (1-based) and `score`. */
-export async function chart(env: Bindings, d1: D1Database, metric: 'plays' | 'likes', period: ChartPeriod, limit: number, viewerId: number) {
-  const hours = CHART_PERIODS[period];
-  let scores: { channelId: number; score: number }[];
-  if (metric === 'plays') {
-    scores = (await mostPlayed(env, hours, limit + SPARE)).map((p) => ({ channelId: p.channelId, score: p.plays }));
-  } else {
-    const since = new Date(Date.now() - hours * 3_600_000).toISOString().replace(/Z$/, '000Z');
-    const { results } = await statement(
-      d1,
-      `SELECT channel_id, count(*) AS score FROM likes WHERE created_at >= ?1 GROUP BY channel_id ORDER BY score DESC, channel_id LIMIT ?2`,
-      [since, limit + SPARE],
-    ).all<{ channel_id: number; score: number }>();
-    scores = results.map((r) => ({ channelId: r.channel_id, score: r.score }));
-  }
-  const score = new Map(scores.map((s) => [s.channelId, s.score]));
-  const channels = await channelsByIds(d1, scores.map((s) => s.channelId), viewerId);
-  return channels.slice(0, limit).map((channel, index) => ({ ...channel, rank: index + 1, score: score.get(channel.id) ?? 0 }));
+/** Likes made in a period, per channel, by people who still like it: the likes chart's scores. */
+function likeScores(db: Db, since: string, limit: number) {
+  const score = sql<number>`count(*)`.as('score');
+  return db
+    .select({ channelId: likes.channelId, score })
+    .from(likes)
+    .where(gte(likes.createdAt, since))
+    .groupBy(likes.channelId)
+    .orderBy(desc(score), asc(likes.channelId))
+    .limit(limit);
 }
 
-/** Channels the user favorited, most recent first. */
-export async function favoriteChannels(d1: D1Database, userId: number): Promise<RadioResource[]> {
-  const { results } = await statement(
-    d1,
-    `SELECT ${radioColumns('?1')} FROM favorites f CROSS JOIN ${radioJoin('c.id = f.channel_id')}
-     WHERE f.user_id = ?1 AND ${RADIO_VISIBLE} ORDER BY f.created_at DESC, c.id`,
-    [userId],
-  ).all<RadioRow>();
-  return results.map(toRadioResource);
+/** The top channels by plays or likes in a period, with `rank` (1-based) and `score`. */
+export async function chart(c: Context<AppEnv>, metric: 'plays' | 'likes', period: ChartPeriod, limit: number, viewerId: number): Promise<ChartEntry[]> {
+  const hours = CHART_PERIODS[period];
+  const db = c.get('db');
+  let scores: { channelId: number; score: number }[];
+  if (metric === 'plays') {
+    scores = (await mostPlayed(c, hours, limit + SPARE)).map((p) => ({ channelId: p.channelId, score: p.plays }));
+  } else {
+    scores = await withAccountCheck(c, read([likeScores(db, isoTimestamp(Date.now() - hours * 3_600_000), limit + SPARE)] as const, ([rows]) => rows));
+  }
+  const score = new Map(scores.map((s) => [s.channelId, s.score]));
+  const channels: RadioResource[] = await withAccountCheck(
+    c,
+    channelsByIds(
+      db,
+      scores.map((s) => s.channelId),
+      viewerId,
+    ),
+  );
+  return channels.slice(0, limit).map((channel, index) => ({ ...channel, rank: index + 1, score: score.get(channel.id) ?? 0 }));
 }

@@ -1,25 +1,42 @@
-import { channelVisibleSql } from '../catalogue/radio-resource';
-import { statement } from '../lib/sql';
+import { and, eq, exists, sql, type SQL } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/sqlite-core';
+import { channelIsVisible } from '../catalogue/radio-resource';
+import type { Db } from '../db/client';
+import { favorites, likes, radioChannels } from '../db/schema';
+import { oneRow } from '../db/sql';
 
-/** The channel `?2` is visible: every write below is guarded by it. */
-const VISIBLE = channelVisibleSql('?2');
+type Marks = typeof likes | typeof favorites;
+const qb = new QueryBuilder();
 
-type Table = 'likes' | 'favorites';
-const COUNTER: Record<Table, string> = { likes: 'likes_count', favorites: 'favorites_count' };
+/** The channel counter a mark table moves. */
+const counterOf = (table: Marks) => (table === likes ? radioChannels.likesCount : radioChannels.favoritesCount);
+const mark = (table: Marks, userId: number, channelId: number) => and(eq(table.userId, userId), eq(table.channelId, channelId));
+const hasMark = (table: Marks, userId: number, channelId: number) => exists(qb.select({ one: sql`1` }).from(table).where(mark(table, userId, channelId)));
 
-function stateStatement(d1: D1Database, table: Table, userId: number, channelId: number) {
-  return statement(
-    d1,
-    `SELECT EXISTS (SELECT 1 FROM ${table} WHERE user_id = ?1 AND channel_id = ?2) AS active, ${COUNTER[table]} AS total
-     FROM radio_channels WHERE id = ?2 AND ${VISIBLE}`,
-    [userId, channelId],
-  );
-}
+/** The user's mark and the channel's counter after a change; no row when the channel is not visible. */
+const stateQuery = (db: Db, table: Marks, userId: number, channelId: number) =>
+  db
+    .select({ active: sql<boolean>`${hasMark(table, userId, channelId)}`.mapWith(Boolean).as('active'), total: counterOf(table) })
+    .from(radioChannels)
+    .where(and(eq(radioChannels.id, channelId), channelIsVisible(channelId)));
 
-function readState(result: D1Result | undefined): { active: boolean; total: number } | null {
-  const row = result?.results[0] as { active: number; total: number } | undefined;
-  return row ? { active: row.active === 1, total: row.total } : null;
-}
+const readState = (rows: { active: boolean; total: number }[]) => rows[0] ?? null;
+
+/** The row of a new mark, inserted only when `guard` holds. */
+const markRow = (userId: number, channelId: number, now: string, guard: SQL) =>
+  qb
+    .select({ userId: sql<number>`${userId}`.as('user_id'), channelId: sql<number>`${channelId}`.as('channel_id'), createdAt: sql<string>`${now}`.as('created_at') })
+    .from(oneRow)
+    .where(guard);
+
+/** A counter moved by `delta` (SQL), guarded by the channel's visibility. */
+const moveCounter = (db: Db, table: Marks, channelId: number, delta: ReturnType<typeof sql>) => {
+  const counter = counterOf(table);
+  return db
+    .update(radioChannels)
+    .set({ [counter === radioChannels.likesCount ? 'likesCount' : 'favoritesCount']: sql`${counter} + ${delta}` })
+    .where(and(eq(radioChannels.id, channelId), channelIsVisible(channelId)));
+};
 
 /**
  * Flips a like or favorite in one batch (one transaction): delete it if there, else
@@ -27,44 +44,37 @@ function readState(result: D1Result | undefined): { active: boolean; total: numb
  * same direction. D1 runs batches one at a time, so the counter always equals the
  * number of rows, also under concurrent toggles. Null when the channel is not visible.
  */
-export async function toggle(d1: D1Database, table: Table, userId: number, channelId: number, now: string) {
-  const results = await d1.batch([
-    statement(d1, `DELETE FROM ${table} WHERE user_id = ?1 AND channel_id = ?2 AND ${VISIBLE}`, [userId, channelId]),
-    statement(d1, `INSERT INTO ${table} (user_id, channel_id, created_at) SELECT ?1, ?2, ?3 WHERE changes() = 0 AND ${VISIBLE}`, [userId, channelId, now]),
-    statement(
-      d1,
-      `UPDATE radio_channels SET ${COUNTER[table]} = ${COUNTER[table]} +
-         (CASE WHEN EXISTS (SELECT 1 FROM ${table} WHERE user_id = ?1 AND channel_id = ?2) THEN 1 ELSE -1 END)
-       WHERE id = ?2 AND ${VISIBLE}`,
-      [userId, channelId],
-    ),
-    stateStatement(d1, table, userId, channelId),
+export async function toggle(db: Db, table: Marks, userId: number, channelId: number, now: string) {
+  const visible = channelIsVisible(channelId);
+  const [, , , state] = await db.batch([
+    db.delete(table).where(and(mark(table, userId, channelId), visible)),
+    db.insert(table).select(markRow(userId, channelId, now, sql`changes() = 0 AND ${visible}`)),
+    moveCounter(db, table, channelId, sql`(CASE WHEN ${hasMark(table, userId, channelId)} THEN 1 ELSE -1 END)`),
+    stateQuery(db, table, userId, channelId),
   ]);
-  return readState(results.at(-1));
+  return readState(state);
 }
 
 /** Adds a favorite unless it is there; `created` tells which. Null when the channel is not visible. */
-export async function addFavorite(d1: D1Database, userId: number, channelId: number, now: string) {
-  const [inserted, , state] = await d1.batch([
-    statement(d1, `INSERT OR IGNORE INTO favorites (user_id, channel_id, created_at) SELECT ?1, ?2, ?3 WHERE ${VISIBLE} RETURNING 1 AS created`, [userId, channelId, now]),
-    statement(d1, `UPDATE radio_channels SET favorites_count = favorites_count + changes() WHERE id = ?2 AND ${VISIBLE}`, [userId, channelId]),
-    stateStatement(d1, 'favorites', userId, channelId),
+export async function addFavorite(db: Db, userId: number, channelId: number, now: string) {
+  const [inserted, , state] = await db.batch([
+    db.insert(favorites).select(markRow(userId, channelId, now, channelIsVisible(channelId))).onConflictDoNothing(),
+    moveCounter(db, favorites, channelId, sql`changes()`),
+    stateQuery(db, favorites, userId, channelId),
   ]);
   const current = readState(state);
-  return current ? { ...current, created: (inserted?.results.length ?? 0) > 0 } : null;
+  return current ? { ...current, created: inserted.meta.changes > 0 } : null;
 }
 
 /** Removes a favorite if there. Null when the channel is not visible. */
-export async function removeFavorite(d1: D1Database, userId: number, channelId: number) {
-  const results = await d1.batch([
-    statement(d1, `DELETE FROM favorites WHERE user_id = ?1 AND channel_id = ?2 AND ${VISIBLE}`, [userId, channelId]),
-    statement(d1, `UPDATE radio_channels SET favorites_count = favorites_count - changes() WHERE id = ?2 AND ${VISIBLE}`, [userId, channelId]),
-    stateStatement(d1, 'favorites', userId, channelId),
+export async function removeFavorite(db: Db, userId: number, channelId: number) {
+  const [, , state] = await db.batch([
+    db.delete(favorites).where(and(mark(favorites, userId, channelId), channelIsVisible(channelId))),
+    moveCounter(db, favorites, channelId, sql`-changes()`),
+    stateQuery(db, favorites, userId, channelId),
   ]);
-  return readState(results.at(-1));
+  return readState(state);
 }
 
 /** Whether the user favorited the channel; null when the channel is not visible. */
-export async function favoriteState(d1: D1Database, userId: number, channelId: number) {
-  return readState(await stateStatement(d1, 'favorites', userId, channelId).all());
-}
+export const favoriteState = (db: Db, userId: number, channelId: number) => stateQuery(db, favorites, userId, channelId);

@@ -1,56 +1,126 @@
+import { and, asc, desc, eq, isNotNull, notInArray, sql } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/sqlite-core';
+import type { Context } from 'hono';
+import { channelsByIds } from '../catalogue/channels';
 import type { RadioResource } from '../catalogue/radio-resource';
-import { statement } from '../lib/sql';
-import { channelsByIds } from './lists';
+import type { Db } from '../db/client';
+import { read } from '../db/read';
+import { favorites, genres, likes, radioChannelGenres, radioChannels, userPlays } from '../db/schema';
+import type { AppEnv } from '../env';
+import { withAccountCheck } from '../services/caller';
 
 /**
  * Recommendations and discovery draw from the catalogue's most played active channels,
  * so their cost does not grow with the catalogue.
  */
-const POOL = 3000;
+const POOL = 1000;
 
-const pool = `pool AS (SELECT c.id, c.country_id, c.language, c.play_count, c.is_featured FROM radio_channels c
-  WHERE c.is_active = 1 ORDER BY c.play_count DESC, c.id LIMIT ${POOL})`;
+const qb = new QueryBuilder();
+
+/** The most played active channels (online before offline: contract 11). */
+const poolQuery = () =>
+  qb
+    .select({
+      id: radioChannels.id,
+      countryId: sql<number>`${radioChannels.countryId}`.as('pool_country_id'),
+      language: sql<string | null>`${radioChannels.language}`.as('pool_language'),
+      playCount: sql<number>`${radioChannels.playCount}`.as('pool_play_count'),
+      isFeatured: sql<boolean>`${radioChannels.isFeatured}`.mapWith(Boolean).as('pool_is_featured'),
+      offline: sql<number>`(${radioChannels.healthStatus} = 'offline')`.as('pool_offline'),
+    })
+    .from(radioChannels)
+    .where(eq(radioChannels.isActive, true))
+    .orderBy(desc(radioChannels.playCount), asc(radioChannels.id))
+    .limit(POOL);
+
+/** What the user played or liked: never recommended again. */
+const seenBy = (userId: number) =>
+  qb
+    .select({ channelId: userPlays.channelId })
+    .from(userPlays)
+    .where(eq(userPlays.userId, userId))
+    .union(qb.select({ channelId: likes.channelId }).from(likes).where(eq(likes.userId, userId)));
 
 /**
  * Channels sharing genres, country or language with what the user liked (weight 3),
  * favorited (2) and played most (up to 5), leaving out what they played or liked,
- * ranked by that affinity (genres count double) then plays. Topped up with featured
- * and popular channels they have not heard, then with any popular ones: never empty
- * while the catalogue has active channels.
+ * ranked by that affinity (genres count double) then plays; and the fallback, featured
+ * then popular channels they have not heard, then any popular ones. Online channels
+ * come before offline ones in both.
  */
-export async function recommendedChannels(d1: D1Database, userId: number, limit: number): Promise<RadioResource[]> {
-  const [affine, fallback] = await d1.batch([
-    statement(
-      d1,
-      `WITH ${pool},
-       seeds AS (
-         SELECT channel_id, 3 AS w FROM (SELECT channel_id FROM likes WHERE user_id = ?1 ORDER BY created_at DESC LIMIT 100)
-         UNION ALL SELECT channel_id, 2 FROM (SELECT channel_id FROM favorites WHERE user_id = ?1 ORDER BY created_at DESC LIMIT 100)
-         UNION ALL SELECT channel_id, min(play_count, 5) FROM (SELECT channel_id, play_count FROM user_plays WHERE user_id = ?1 ORDER BY play_count DESC LIMIT 50)
-       ),
-       seen AS (SELECT channel_id FROM user_plays WHERE user_id = ?1 UNION SELECT channel_id FROM likes WHERE user_id = ?1),
-       genre_w AS (SELECT cg.genre_id, sum(s.w) AS w FROM seeds s JOIN radio_channel_genres cg ON cg.channel_id = s.channel_id GROUP BY cg.genre_id),
-       country_w AS (SELECT c.country_id, sum(s.w) AS w FROM seeds s JOIN radio_channels c ON c.id = s.channel_id GROUP BY c.country_id),
-       language_w AS (SELECT c.language, sum(s.w) AS w FROM seeds s JOIN radio_channels c ON c.id = s.channel_id WHERE c.language IS NOT NULL GROUP BY c.language),
-       scored AS (
-         SELECT p.id, p.play_count,
-           2 * coalesce((SELECT sum(gw.w) FROM radio_channel_genres cg JOIN genre_w gw ON gw.genre_id = cg.genre_id WHERE cg.channel_id = p.id), 0)
-           + coalesce((SELECT w FROM country_w WHERE country_id = p.country_id), 0)
-           + coalesce((SELECT w FROM language_w WHERE language = p.language), 0) AS affinity
-         FROM pool p WHERE p.id NOT IN (SELECT channel_id FROM seen)
-       )
-       SELECT id FROM scored WHERE affinity > 0 ORDER BY affinity DESC, play_count DESC, id LIMIT ?2`,
-      [userId, limit + 10],
-    ),
-    statement(
-      d1,
-      `WITH ${pool}, seen AS (SELECT channel_id FROM user_plays WHERE user_id = ?1 UNION SELECT channel_id FROM likes WHERE user_id = ?1)
-       SELECT id FROM pool ORDER BY (id IN (SELECT channel_id FROM seen)), is_featured DESC, play_count DESC, id LIMIT ?2`,
-      [userId, limit * 2 + 10],
-    ),
-  ]);
-  const ids = [...new Set([...(affine!.results as { id: number }[]), ...(fallback!.results as { id: number }[])].map((r) => r.id))];
-  return (await channelsByIds(d1, ids, userId)).slice(0, limit);
+function recommendationIds(db: Db, userId: number, limit: number) {
+  const pool = db.$with('pool').as(poolQuery());
+  const liked = qb.select({ channelId: likes.channelId }).from(likes).where(eq(likes.userId, userId)).orderBy(desc(likes.createdAt)).limit(100).as('liked');
+  const faved = qb.select({ channelId: favorites.channelId }).from(favorites).where(eq(favorites.userId, userId)).orderBy(desc(favorites.createdAt)).limit(100).as('faved');
+  const played = qb
+    .select({ channelId: userPlays.channelId, playCount: userPlays.playCount })
+    .from(userPlays)
+    .where(eq(userPlays.userId, userId))
+    .orderBy(desc(userPlays.playCount))
+    .limit(50)
+    .as('played');
+  const seeds = db.$with('seeds').as(
+    qb
+      .select({ channelId: sql<number>`${liked.channelId}`.as('seed_id'), w: sql<number>`3`.as('w') })
+      .from(liked)
+      .unionAll(qb.select({ channelId: sql<number>`${faved.channelId}`.as('seed_id'), w: sql<number>`2`.as('w') }).from(faved))
+      .unionAll(qb.select({ channelId: sql<number>`${played.channelId}`.as('seed_id'), w: sql<number>`min(${played.playCount}, 5)`.as('w') }).from(played)),
+  );
+  const weight = sql<number>`sum(${seeds.w})`;
+  const genreWeights = db.$with('genre_w').as(
+    qb
+      .select({ genreId: sql<number>`${radioChannelGenres.genreId}`.as('weighted_genre'), w: weight.as('genre_weight') })
+      .from(seeds)
+      .innerJoin(radioChannelGenres, eq(radioChannelGenres.channelId, seeds.channelId))
+      .groupBy(radioChannelGenres.genreId),
+  );
+  const countryWeights = db.$with('country_w').as(
+    qb
+      .select({ countryId: sql<number>`${radioChannels.countryId}`.as('weighted_country'), w: weight.as('country_weight') })
+      .from(seeds)
+      .innerJoin(radioChannels, eq(radioChannels.id, seeds.channelId))
+      .groupBy(radioChannels.countryId),
+  );
+  const languageWeights = db.$with('language_w').as(
+    qb
+      .select({ language: sql<string>`${radioChannels.language}`.as('weighted_language'), w: weight.as('language_weight') })
+      .from(seeds)
+      .innerJoin(radioChannels, eq(radioChannels.id, seeds.channelId))
+      .where(isNotNull(radioChannels.language))
+      .groupBy(radioChannels.language),
+  );
+  const affinity = sql<number>`2 * coalesce((SELECT sum(${genreWeights.w}) FROM ${radioChannelGenres} JOIN ${genreWeights} ON ${genreWeights.genreId} = ${radioChannelGenres.genreId} WHERE ${radioChannelGenres.channelId} = ${pool.id}), 0)
+    + coalesce((SELECT ${countryWeights.w} FROM ${countryWeights} WHERE ${countryWeights.countryId} = ${pool.countryId}), 0)
+    + coalesce((SELECT ${languageWeights.w} FROM ${languageWeights} WHERE ${languageWeights.language} = ${pool.language}), 0)`.as('affinity');
+  const scored = db.$with('scored').as(
+    qb.select({ id: pool.id, playCount: pool.playCount, offline: pool.offline, affinity }).from(pool).where(notInArray(pool.id, seenBy(userId))),
+  );
+  const fallbackPool = db.$with('pool').as(poolQuery());
+  return read(
+    [
+      db
+        .with(pool, seeds, genreWeights, countryWeights, languageWeights, scored)
+        .select({ id: scored.id })
+        .from(scored)
+        .where(sql`${scored.affinity} > 0`)
+        .orderBy(asc(scored.offline), desc(scored.affinity), desc(scored.playCount), asc(scored.id))
+        .limit(limit + 10),
+      db
+        .with(fallbackPool)
+        .select({ id: fallbackPool.id })
+        .from(fallbackPool)
+        .orderBy(sql`${fallbackPool.id} IN ${seenBy(userId)}`, asc(fallbackPool.offline), desc(fallbackPool.isFeatured), desc(fallbackPool.playCount), asc(fallbackPool.id))
+        .limit(limit * 2 + 10),
+    ] as const,
+    ([affine, fallback]) => [...new Set([...affine, ...fallback].map((r) => r.id))],
+  );
+}
+
+/** Recommendations (see `recommendationIds`): never empty while the catalogue has active channels. */
+export async function recommendedChannels(c: Context<AppEnv>, userId: number, limit: number): Promise<RadioResource[]> {
+  const db = c.get('db');
+  const ids = await withAccountCheck(c, recommendationIds(db, userId, limit));
+  return (await withAccountCheck(c, channelsByIds(db, ids, userId))).slice(0, limit);
 }
 
 /** A number from a string, for seeding the day's shuffle. */
@@ -63,38 +133,51 @@ function hash(text: string): number {
 /** Most channels a discover list holds (its `limit` maximum). */
 export const DISCOVER_MAX = 50;
 
+/** The pool's channels the user has not played, with their active genres (one row per genre). */
+function discoverCandidates(db: Db, userId: number) {
+  const pool = db.$with('pool').as(poolQuery());
+  return read(
+    [
+      db
+        .with(pool)
+        .select({ id: pool.id, isFeatured: pool.isFeatured, offline: pool.offline, genreId: sql<number | null>`${genres.id}`.as('genre_id') })
+        .from(pool)
+        .leftJoin(radioChannelGenres, eq(radioChannelGenres.channelId, pool.id))
+        .leftJoin(genres, and(eq(genres.id, radioChannelGenres.genreId), eq(genres.isActive, true)))
+        .where(notInArray(pool.id, qb.select({ channelId: userPlays.channelId }).from(userPlays).where(eq(userPlays.userId, userId)))),
+    ] as const,
+    ([rows]) => rows,
+  );
+}
+
 /**
  * A varied selection the user has not played: featured channels first, then at most
  * two per genre, one round over the genres at a time so that as many genres as possible
- * appear. The order is a shuffle seeded by user and UTC day: the same all day.
+ * appear; online channels before offline ones. The order is a shuffle seeded by user
+ * and UTC day: the same all day.
  */
-export async function discoverChannels(d1: D1Database, userId: number, limit: number, now = Date.now()): Promise<RadioResource[]> {
+export async function discoverChannels(c: Context<AppEnv>, userId: number, limit: number, now = Date.now()): Promise<RadioResource[]> {
   const seed = hash(`${userId}:${new Date(now).toISOString().slice(0, 10)}`);
   const shuffle = (id: number) => hash(`${seed}:${id}`);
-  const { results } = await statement(
-    d1,
-    `WITH ${pool}
-     SELECT p.id, p.is_featured, g.id AS genre_id FROM pool p
-     LEFT JOIN radio_channel_genres cg ON cg.channel_id = p.id LEFT JOIN genres g ON g.id = cg.genre_id AND g.is_active = 1
-     WHERE p.id NOT IN (SELECT channel_id FROM user_plays WHERE user_id = ?1)`,
-    [userId],
-  ).all<{ id: number; is_featured: number; genre_id: number | null }>();
+  const rows = await withAccountCheck(c, discoverCandidates(c.get('db'), userId));
+  const offline = new Set(rows.filter((r) => r.offline).map((r) => r.id));
+  const order = (a: number, b: number) => Number(offline.has(a)) - Number(offline.has(b)) || shuffle(a) - shuffle(b);
 
   const chosen = new Set<number>();
-  const featured = [...new Set(results.filter((r) => r.is_featured === 1).map((r) => r.id))].sort((a, b) => shuffle(a) - shuffle(b));
+  const featured = [...new Set(rows.filter((r) => r.isFeatured).map((r) => r.id))].sort(order);
   for (const id of featured) chosen.add(id);
 
   const byGenre = new Map<number, number[]>();
-  for (const row of results) if (row.genre_id !== null) byGenre.set(row.genre_id, [...(byGenre.get(row.genre_id) ?? []), row.id]);
-  const genres = [...byGenre.keys()].sort((a, b) => shuffle(-a) - shuffle(-b));
-  for (const list of byGenre.values()) list.sort((a, b) => shuffle(a) - shuffle(b));
+  for (const row of rows) if (row.genreId !== null) byGenre.set(row.genreId, [...(byGenre.get(row.genreId) ?? []), row.id]);
+  const genreOrder = [...byGenre.keys()].sort((a, b) => shuffle(-a) - shuffle(-b));
+  for (const list of byGenre.values()) list.sort(order);
   for (let round = 0; round < 2; round += 1) {
-    for (const genre of genres) {
+    for (const genre of genreOrder) {
       const next = byGenre.get(genre)!.find((id) => !chosen.has(id));
       if (next !== undefined) chosen.add(next);
     }
   }
   // Channels in no genre, if the list is still short.
-  for (const row of results) chosen.add(row.id);
-  return (await channelsByIds(d1, [...chosen].slice(0, limit + 10), userId)).slice(0, limit);
+  for (const id of [...new Set(rows.map((r) => r.id))].sort(order)) chosen.add(id);
+  return (await withAccountCheck(c, channelsByIds(c.get('db'), [...chosen].slice(0, limit + 10), userId))).slice(0, limit);
 }

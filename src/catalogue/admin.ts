@@ -1,12 +1,16 @@
-import type { StreamFormat } from '../db/schema';
+import { eq, or, sql } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/sqlite-core';
+import type { Db } from '../db/client';
+import { runRead } from '../db/read';
+import { countries, genreSearch, genres, radioChannelGenres, radioChannels, type StreamFormat } from '../db/schema';
+import { isUniqueViolation, jsonRows } from '../db/sql';
 import { notFound, validationFailed, type FieldErrors } from '../lib/errors';
-import { assignments, isUniqueViolation, statement } from '../lib/sql';
 import { foldText, slugify } from '../lib/text';
-import { findChannelForAdmin } from './channels';
-import { findGenreForAdmin } from './genres';
+import { anyChannel } from './channels';
+import { anyGenre } from './genres';
 import { chooseSlug } from './import';
-import { RADIO_FROM, radioColumns, toRadioResource, type RadioResource, type RadioRow } from './radio-resource';
-import { indexChannelsStatements, indexGenreStatements, recountStatements } from './writes';
+import type { RadioResource } from './radio-resource';
+import { indexChannels, indexGenre } from './search-index';
 
 export interface SocialLinks {
   website?: string | null;
@@ -33,6 +37,8 @@ export interface ChannelChanges {
   genre_ids?: number[];
 }
 
+const qb = new QueryBuilder();
+
 interface Lookups {
   countryId: number | null;
   missingGenres: number[];
@@ -40,21 +46,25 @@ interface Lookups {
   slugOwner: number | null;
 }
 
-/** One round trip: the country, the genres, and who holds the stream URL and slug. */
-async function lookUp(d1: D1Database, changes: ChannelChanges, slug: string | undefined): Promise<Lookups> {
-  const genreIds = JSON.stringify(changes.genre_ids ?? []);
-  const [country, genres, url, slugRow] = await d1.batch([
-    statement(d1, 'SELECT id FROM countries WHERE id = ?1 OR code = ?2', [changes.country_id ?? 0, changes.country_code ?? '']),
-    statement(d1, 'SELECT j.value AS id FROM json_each(?1) j WHERE NOT EXISTS (SELECT 1 FROM genres g WHERE g.id = j.value)', [genreIds]),
-    statement(d1, 'SELECT id FROM radio_channels WHERE stream_url = ?1', [changes.stream_url ?? '']),
-    statement(d1, 'SELECT id FROM radio_channels WHERE slug = ?1', [slug ?? '']),
+/** One round trip: the country, the genres that do not exist, and who holds the stream URL and slug. */
+async function lookUp(db: Db, changes: ChannelChanges, slug: string | undefined): Promise<Lookups> {
+  const [country, missing, url, slugRow] = await db.batch([
+    db
+      .select({ id: countries.id })
+      .from(countries)
+      .where(or(eq(countries.id, changes.country_id ?? 0), eq(countries.code, changes.country_code ?? ''))),
+    db
+      .select({ id: sql<number>`value` })
+      .from(sql`json_each(${JSON.stringify(changes.genre_ids ?? [])})`)
+      .where(sql`NOT EXISTS (SELECT 1 FROM ${genres} WHERE ${genres.id} = value)`),
+    db.select({ id: radioChannels.id }).from(radioChannels).where(eq(radioChannels.streamUrl, changes.stream_url ?? '')),
+    db.select({ id: radioChannels.id }).from(radioChannels).where(eq(radioChannels.slug, slug ?? '')),
   ]);
-  const first = (r: D1Result | undefined) => (r?.results[0] as { id: number } | undefined)?.id ?? null;
   return {
-    countryId: first(country),
-    missingGenres: (genres?.results as { id: number }[]).map((row) => row.id),
-    urlOwner: first(url),
-    slugOwner: first(slugRow),
+    countryId: country[0]?.id ?? null,
+    missingGenres: missing.map((row) => row.id),
+    urlOwner: url[0]?.id ?? null,
+    slugOwner: slugRow[0]?.id ?? null,
   };
 }
 
@@ -71,92 +81,120 @@ function checkLookups(changes: ChannelChanges, found: Lookups, selfId: number | 
   if (Object.keys(errors).length > 0) throw validationFailed(errors);
 }
 
-
 const raceLost = () => validationFailed({ stream_url: ['The stream url or slug has already been taken.'] });
 
+/** The genre links of a channel (by stream URL, for a channel inserted in the same batch). */
+const linkGenres = (db: Db, channel: number | string, genreIds: number[]) =>
+  db.insert(radioChannelGenres).select(
+    qb
+      .select({
+        channelId: (typeof channel === 'number'
+          ? sql<number>`${channel}`
+          : sql<number>`(SELECT ${radioChannels.id} FROM ${radioChannels} WHERE ${radioChannels.streamUrl} = ${channel})`
+        ).as('channel_id'),
+        genreId: sql<number>`j.value`.as('genre_id'),
+      })
+      .from(jsonRows(JSON.stringify([...new Set(genreIds)]))),
+  );
+
 /**
- * Creates a channel with its genres, search-index row and the new list totals in one
- * batch, whose last statement reads the RadioResource back.
+ * Creates a channel with its genres and search-index row in one batch (the list totals
+ * follow by trigger), then reads the RadioResource back.
  */
-export async function createChannel(d1: D1Database, input: ChannelChanges & { name: string; stream_url: string; format: StreamFormat }, now: string): Promise<RadioResource> {
-  const found = await lookUp(d1, input, input.slug ?? slugify(input.name, 'station'));
+export async function createChannel(
+  db: Db,
+  input: ChannelChanges & { name: string; stream_url: string; format: StreamFormat },
+  now: string,
+): Promise<RadioResource> {
+  const found = await lookUp(db, input, input.slug ?? slugify(input.name, 'station'));
   checkLookups(input, found, null, input.slug !== undefined);
   const slug = input.slug ?? (await chooseSlug(input.name, input.stream_url, () => found.slugOwner !== null));
   const social = input.social_links ?? {};
-  const byUrl = '(SELECT id FROM radio_channels WHERE stream_url = ?1)';
   try {
-    const results = await d1.batch([
-      statement(
-        d1,
-        `INSERT INTO radio_channels (stream_url, name, slug, description, logo, country_id, language, bitrate, format,
-           website, facebook, twitter, instagram, is_active, is_featured, created_at, updated_at, sort_name)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16, ?17)`,
-        [
-          input.stream_url, input.name, slug, input.description ?? '', input.logo ?? null, found.countryId, input.language ?? null,
-          input.bitrate ?? null, input.format, social.website ?? null, social.facebook ?? null, social.twitter ?? null,
-          social.instagram ?? null, Number(input.is_active ?? true), Number(input.is_featured ?? false), now, foldText(input.name),
-        ],
-      ),
-      statement(d1, `INSERT INTO radio_channel_genres (channel_id, genre_id) SELECT ${byUrl}, value FROM json_each(?2)`, [
-        input.stream_url,
-        JSON.stringify([...new Set(input.genre_ids ?? [])]),
-      ]),
-      ...indexChannelsStatements(d1, JSON.stringify([{ url: input.stream_url, name: foldText(input.name), description: foldText(input.description ?? '') }])),
-      ...recountStatements(d1),
-      statement(d1, `SELECT ${radioColumns('0')} FROM ${RADIO_FROM} WHERE c.stream_url = ?1`, [input.stream_url]),
+    const [inserted] = await db.batch([
+      db
+        .insert(radioChannels)
+        .values({
+          streamUrl: input.stream_url,
+          name: input.name,
+          sortName: foldText(input.name),
+          slug,
+          description: input.description ?? '',
+          logo: input.logo ?? null,
+          countryId: found.countryId!,
+          language: input.language ?? null,
+          bitrate: input.bitrate ?? null,
+          format: input.format,
+          website: social.website ?? null,
+          facebook: social.facebook ?? null,
+          twitter: social.twitter ?? null,
+          instagram: social.instagram ?? null,
+          isActive: input.is_active ?? true,
+          isFeatured: input.is_featured ?? false,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning({ id: radioChannels.id }),
+      linkGenres(db, input.stream_url, input.genre_ids ?? []),
+      ...indexChannels(db, [{ url: input.stream_url, name: foldText(input.name), description: foldText(input.description ?? '') }]),
     ]);
-    return toRadioResource(results.at(-1)!.results[0] as RadioRow);
+    return (await runRead(db, anyChannel(db, inserted[0]!.id)))!;
   } catch (error) {
-    if (isUniqueViolation(error, 'radio_channels.stream_url', 'radio_channels.slug')) throw raceLost();
+    if (isUniqueViolation(error, radioChannels.streamUrl, radioChannels.slug)) throw raceLost();
     throw error;
   }
 }
 
 /** Applies the given fields (only those) in one batch; 404 when the channel does not exist. */
-export async function updateChannel(d1: D1Database, id: number, changes: ChannelChanges, now: string): Promise<RadioResource> {
-  const current = await findChannelForAdmin(d1, id);
+export async function updateChannel(db: Db, id: number, changes: ChannelChanges, now: string): Promise<RadioResource> {
+  const current = await runRead(db, anyChannel(db, id));
   if (!current) throw notFound('Radio channel');
-  const found = await lookUp(d1, changes, changes.slug);
+  const found = await lookUp(db, changes, changes.slug);
   checkLookups(changes, found, id, changes.slug !== undefined);
 
-  // Every other field of `changes` is named as its column.
-  const { country_id: _countryId, country_code: countryCode, social_links: social, genre_ids: _genreIds, ...columns } = changes;
-  const values: unknown[] = [id, now];
-  const sets = assignments(
-    {
-      ...columns,
-      sort_name: changes.name === undefined ? undefined : foldText(changes.name),
-      country_id: changes.country_id !== undefined || countryCode !== undefined ? (found.countryId ?? undefined) : undefined,
-      ...social,
-    },
-    values,
-  );
-
-  const writes = [statement(d1, `UPDATE radio_channels SET ${[...sets, 'updated_at = ?2'].join(', ')} WHERE id = ?1`, values)];
-  if (changes.genre_ids !== undefined) {
-    writes.push(
-      statement(d1, 'DELETE FROM radio_channel_genres WHERE channel_id = ?1', [id]),
-      statement(d1, 'INSERT INTO radio_channel_genres (channel_id, genre_id) SELECT ?1, value FROM json_each(?2)', [
-        id,
-        JSON.stringify([...new Set(changes.genre_ids)]),
-      ]),
-    );
-  }
-  if (changes.name !== undefined || changes.description !== undefined || changes.stream_url !== undefined) {
-    const texts = [{ url: changes.stream_url ?? current.stream_url, name: foldText(changes.name ?? current.name), description: foldText(changes.description ?? current.description) }];
-    writes.push(...indexChannelsStatements(d1, JSON.stringify(texts)));
-  }
+  const social = changes.social_links ?? {};
+  const countryGiven = changes.country_id !== undefined || changes.country_code !== undefined;
+  const update = db
+    .update(radioChannels)
+    .set({
+      name: changes.name,
+      sortName: changes.name === undefined ? undefined : foldText(changes.name),
+      slug: changes.slug,
+      description: changes.description,
+      streamUrl: changes.stream_url,
+      logo: changes.logo,
+      countryId: countryGiven ? (found.countryId ?? undefined) : undefined,
+      language: changes.language,
+      bitrate: changes.bitrate,
+      format: changes.format,
+      isActive: changes.is_active,
+      isFeatured: changes.is_featured,
+      website: social.website,
+      facebook: social.facebook,
+      twitter: social.twitter,
+      instagram: social.instagram,
+      updatedAt: now,
+    })
+    .where(eq(radioChannels.id, id));
+  const genreWrites =
+    changes.genre_ids === undefined ? [] : [db.delete(radioChannelGenres).where(eq(radioChannelGenres.channelId, id)), linkGenres(db, id, changes.genre_ids)];
+  const textChanged = changes.name !== undefined || changes.description !== undefined || changes.stream_url !== undefined;
+  const indexWrites = textChanged
+    ? indexChannels(db, [
+        {
+          url: changes.stream_url ?? current.stream_url,
+          name: foldText(changes.name ?? current.name),
+          description: foldText(changes.description ?? current.description),
+        },
+      ])
+    : [];
   try {
-    const results = await d1.batch([
-      ...writes,
-      ...recountStatements(d1),
-      statement(d1, `SELECT ${radioColumns('0')} FROM ${RADIO_FROM} WHERE c.id = ?1`, [id]),
-    ]);
-    return toRadioResource(results.at(-1)!.results[0] as RadioRow);
+    await db.batch([update, ...genreWrites, ...indexWrites]);
   } catch (error) {
-    if (isUniqueViolation(error, 'radio_channels.stream_url', 'radio_channels.slug')) throw raceLost();
+    if (isUniqueViolation(error, radioChannels.streamUrl, radioChannels.slug)) throw raceLost();
     throw error;
   }
+  return (await runRead(db, anyChannel(db, id)))!;
 }
 
 export interface GenreChanges {
@@ -170,38 +208,40 @@ export interface GenreChanges {
 const genreSlugTaken = () => validationFailed({ slug: ['The slug has already been taken.'] });
 
 /** Creates a genre and its search-index row in one batch. */
-export async function createGenre(d1: D1Database, input: GenreChanges & { name: string }, now: string) {
+export async function createGenre(db: Db, input: GenreChanges & { name: string }, now: string) {
   const slug = input.slug ?? slugify(input.name, 'genre');
   try {
-    const results = await d1.batch([
-      statement(
-        d1,
-        `INSERT INTO genres (name, slug, logo, description, is_active, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)`,
-        [input.name, slug, input.logo ?? null, input.description ?? '', Number(input.is_active ?? true), now],
+    const [[created]] = await db.batch([
+      db
+        .insert(genres)
+        .values({ name: input.name, slug, logo: input.logo ?? null, description: input.description ?? '', isActive: input.is_active ?? true, createdAt: now, updatedAt: now })
+        .returning({ id: genres.id }),
+      db.insert(genreSearch).select(
+        qb
+          .select({ rowid: genres.id, name: sql<string>`${foldText(input.name)}`.as('name') })
+          .from(genres)
+          .where(eq(genres.slug, slug)),
       ),
-      statement(d1, 'INSERT INTO genre_search (rowid, name) SELECT id, ?2 FROM genres WHERE slug = ?1', [slug, foldText(input.name)]),
-      statement(d1, 'SELECT id FROM genres WHERE slug = ?1', [slug]),
     ]);
-    const id = (results.at(-1)!.results[0] as { id: number }).id;
-    return (await findGenreForAdmin(d1, id))!;
+    return (await runRead(db, anyGenre(db, created!.id)))!;
   } catch (error) {
-    if (isUniqueViolation(error, 'genres.slug')) throw genreSlugTaken();
+    if (isUniqueViolation(error, genres.slug)) throw genreSlugTaken();
     throw error;
   }
 }
 
 /** Applies the given fields; 404 when the genre does not exist. */
-export async function updateGenre(d1: D1Database, id: number, changes: GenreChanges, now: string) {
-  if (!(await findGenreForAdmin(d1, id))) throw notFound('Genre');
-  const values: unknown[] = [id, now];
-  const sets = assignments(changes, values);
-  const writes = [statement(d1, `UPDATE genres SET ${[...sets, 'updated_at = ?2'].join(', ')} WHERE id = ?1`, values)];
-  if (changes.name !== undefined) writes.push(...indexGenreStatements(d1, id, foldText(changes.name)));
+export async function updateGenre(db: Db, id: number, changes: GenreChanges, now: string) {
+  if (!(await runRead(db, anyGenre(db, id)))) throw notFound('Genre');
+  const update = db
+    .update(genres)
+    .set({ name: changes.name, slug: changes.slug, logo: changes.logo, description: changes.description, isActive: changes.is_active, updatedAt: now })
+    .where(eq(genres.id, id));
   try {
-    await d1.batch(writes);
+    await db.batch([update, ...(changes.name === undefined ? [] : indexGenre(db, id, foldText(changes.name)))]);
   } catch (error) {
-    if (isUniqueViolation(error, 'genres.slug')) throw genreSlugTaken();
+    if (isUniqueViolation(error, genres.slug)) throw genreSlugTaken();
     throw error;
   }
-  return (await findGenreForAdmin(d1, id))!;
+  return (await runRead(db, anyGenre(db, id)))!;
 }

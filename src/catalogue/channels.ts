@@ -1,122 +1,294 @@
-import { statement, sqlParams } from '../lib/sql';
-import { RADIO_FROM, RADIO_VISIBLE, radioColumns, toRadioResource, type RadioResource, type RadioRow } from './radio-resource';
-import { channelTextMatches } from './search-match';
+import { and, asc, desc, eq, exists, gt, inArray, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/sqlite-core';
+import type { Db } from '../db/client';
+import { read, type Queries, type Read } from '../db/read';
+import { fieldInvalid } from '../lib/errors';
+import { catalogueCounts, countries, genres, radioChannelGenres, radioChannels } from '../db/schema';
+import { foldText } from '../lib/text';
+import { countScope, type ChannelFilters } from './count-scope';
+import { encodeCursor } from './cursor';
+import { channelCountry, channelIsVisible, channelVisible, radioResourceColumns, type RadioResource } from './radio-resource';
+import { oneRow } from '../db/sql';
+import { channelIdOf, textMatchRowids } from './search-index';
+import { matchRank } from './text-match';
 
 export const CHANNEL_SORTS = ['name', 'popular', 'likes', 'newest'] as const;
 export type ChannelSort = (typeof CHANNEL_SORTS)[number];
 
-/** Sort orders of GET /radios; each has an index led by `is_active` (db/schema.ts). Ties break on id. */
-const ORDER_BY: Record<ChannelSort, string> = {
-  name: 'c.sort_name, c.id',
-  popular: 'c.play_count DESC, c.id',
-  likes: 'c.likes_count DESC, c.id',
-  newest: 'c.created_at DESC, c.id DESC',
-};
+/** Offset pages reach this many channels deep; past it a list continues with `cursor` (keyset). */
+export const MAX_OFFSET_ITEMS = 1000;
+/** A search on GET /radios considers at most this many matches (contract 3). */
+export const SEARCH_MATCH_CAP = 1000;
+/** Text matches a filtered search considers before its filters drop some (most popular first). */
+const FILTERED_SEARCH_CANDIDATES = 3000;
 
-export interface ChannelListQuery {
+/** Where a keyset page starts: the sort value and id of the last channel before it. */
+export type SortKey = [string | number, number];
+
+export interface ChannelListQuery extends ChannelFilters {
   page: number;
   perPage: number;
   sort: ChannelSort;
   search?: string;
-  countryId?: number;
-  language?: string;
-  genreId?: number;
+  /** Continue after this key (from a cursor) instead of skipping `(page - 1) * perPage`. */
+  after?: SortKey;
 }
 
 export interface Page<T> {
   items: T[];
-  meta: { current_page: number; per_page: number; total: number; last_page: number };
+  meta: { current_page: number; per_page: number; total: number; last_page: number; total_exact: boolean; next_cursor: string | null };
 }
 
-const ACTIVE_COUNTRY = 'EXISTS (SELECT 1 FROM countries co WHERE co.id = c.country_id AND co.is_active = 1)';
-
-interface SqlWithValues {
-  sql: string;
-  values: unknown[];
-}
+const qb = new QueryBuilder();
+const { playCount, likesCount, createdAt, sortName, id: channelId } = radioChannels;
 
 /**
- * The two statements of a GET /radios page: the page (ids chosen along the sort's
- * index, then expanded into RadioResources) and its total. Totals of the whole
- * catalogue or of one country, language or genre come from `catalogue_counts`, so a
- * page reads about `per_page` rows whatever the size of the catalogue; a search or a
- * combination of filters counts its matches. Exported for the query-plan tests.
+ * Each sort of GET /radios: its order (an index led by is_active, or by country or
+ * language then is_active, gives it: db/schema.ts), the keyset condition that starts
+ * after a given key, and the key of a channel. Ties break on id.
  */
-export function channelListStatements(query: ChannelListQuery, viewerId: number): { page: SqlWithValues; count: SqlWithValues } {
-  const { values, param } = sqlParams();
-  const viewer = param(viewerId);
-  const conditions = ['c.is_active = 1', ACTIVE_COUNTRY];
-  const scopes: string[] = [];
-  if (query.countryId !== undefined) {
-    conditions.push(`c.country_id = ${param(query.countryId)}`);
-    scopes.push(`country:${query.countryId}`);
+const SORTS: Record<ChannelSort, { order: SQL[]; after: (key: SortKey) => SQL | undefined; key: (channel: RadioResource) => SortKey }> = {
+  name: {
+    order: [asc(sortName), asc(channelId)],
+    after: ([value, id]) => sql`(${sortName}, ${channelId}) > (${value}, ${id})`,
+    // sort_name is the folded name (db/schema.ts), so the key is computed, not stored in the answer.
+    key: (channel) => [foldText(channel.name), channel.id],
+  },
+  popular: {
+    order: [desc(playCount), asc(channelId)],
+    // Written so that SQLite keeps a range on the index (play_count <= value).
+    after: ([value, id]) => and(lte(playCount, Number(value)), or(lt(playCount, Number(value)), gt(channelId, id))),
+    key: (channel) => [channel.play_count, channel.id],
+  },
+  likes: {
+    order: [desc(likesCount), asc(channelId)],
+    after: ([value, id]) => and(lte(likesCount, Number(value)), or(lt(likesCount, Number(value)), gt(channelId, id))),
+    key: (channel) => [channel.likes, channel.id],
+  },
+  newest: {
+    order: [desc(createdAt), desc(channelId)],
+    after: ([value, id]) => sql`(${createdAt}, ${channelId}) < (${value}, ${id})`,
+    key: (channel) => [channel.created_at, channel.id],
+  },
+};
+
+export const sortKeyOf = (sort: ChannelSort, channel: RadioResource) => SORTS[sort].key(channel);
+
+const activeGenre = (genreId: number) =>
+  exists(qb.select({ one: sql`1` }).from(genres).where(and(eq(genres.id, genreId), eq(genres.isActive, true))));
+
+/**
+ * Conditions of a visible channel that passes the filters. The genre is probed per
+ * channel (a primary-key lookup) while the sort's index is walked, so a page reads
+ * about `per_page` divided by the genre's share of the catalogue, never the whole genre.
+ */
+function filterConditions(filters: ChannelFilters): SQL[] {
+  const conditions: (SQL | undefined)[] = [
+    eq(radioChannels.isActive, true),
+    exists(qb.select({ one: sql`1` }).from(countries).where(and(eq(countries.id, radioChannels.countryId), eq(countries.isActive, true)))),
+  ];
+  if (filters.countryId !== undefined) conditions.push(eq(radioChannels.countryId, filters.countryId));
+  if (filters.language !== undefined) conditions.push(eq(radioChannels.language, filters.language));
+  if (filters.genreId !== undefined) {
+    conditions.push(
+      exists(
+        qb
+          .select({ one: sql`1` })
+          .from(radioChannelGenres)
+          .where(and(eq(radioChannelGenres.channelId, radioChannels.id), eq(radioChannelGenres.genreId, filters.genreId))),
+      ),
+      activeGenre(filters.genreId),
+    );
   }
-  if (query.language !== undefined) {
-    conditions.push(`c.language = ${param(query.language)}`);
-    scopes.push(`language:${query.language}`);
-  }
-  const genreGuard = (genre: string) => `EXISTS (SELECT 1 FROM genres g WHERE g.id = ${genre} AND g.is_active = 1)`;
-  if (query.genreId !== undefined) {
-    const genre = param(query.genreId);
-    conditions.push(`c.id IN (SELECT channel_id FROM radio_channel_genres WHERE genre_id = ${genre})`, genreGuard(genre));
-    scopes.push(`genre:${query.genreId}`);
-  }
-  const source =
-    query.search === undefined ? 'radio_channels c' : `${channelTextMatches(query.search, param)} CROSS JOIN radio_channels c ON c.id = m.id`;
-  const where = conditions.join(' AND ');
-  const whereValues = values.slice();
-  const order = ORDER_BY[query.sort];
-  const page = {
-    sql: `SELECT ${radioColumns(viewer)}
-      FROM (SELECT c.id FROM ${source} WHERE ${where} ORDER BY ${order}
-            LIMIT ${param(query.perPage)} OFFSET ${param((query.page - 1) * query.perPage)}) page
-      JOIN radio_channels c ON c.id = page.id JOIN countries co ON co.id = c.country_id
-      ORDER BY ${order}`,
-    values,
-  };
-  if (query.search !== undefined || scopes.length > 1) {
-    return { page, count: { sql: `SELECT count(*) AS total FROM ${source} WHERE ${where}`, values: whereValues } };
-  }
-  const guard = query.genreId !== undefined ? ` AND ${genreGuard('?2')}` : '';
-  return {
-    page,
-    count: {
-      sql: `SELECT coalesce((SELECT total FROM catalogue_counts WHERE scope = ?1${guard}), 0) AS total`,
-      values: query.genreId !== undefined ? [scopes[0], query.genreId] : [scopes[0] ?? 'all'],
-    },
-  };
+  if (filters.https) conditions.push(eq(radioChannels.isHttps, true));
+  if (filters.online) conditions.push(eq(radioChannels.healthStatus, 'online'));
+  return conditions.filter((c): c is SQL => c !== undefined);
 }
 
-/** One page of visible channels with its total, in one D1 round trip. */
-export async function listChannels(d1: D1Database, query: ChannelListQuery, viewerId: number): Promise<Page<RadioResource>> {
-  const { page, count } = channelListStatements(query, viewerId);
-  const [rows, totals] = await d1.batch([statement(d1, page.sql, page.values), statement(d1, count.sql, count.values)]);
-  const total = Number((totals?.results[0] as { total: number } | undefined)?.total ?? 0);
-  return {
-    items: (rows?.results as RadioRow[]).map(toRadioResource),
-    meta: { current_page: query.page, per_page: query.perPage, total, last_page: Math.max(1, Math.ceil(total / query.perPage)) },
-  };
+/** The total of a filter combination, exact, from `catalogue_counts` (0 when the genre is inactive). */
+function countQuery(db: Db, filters: ChannelFilters) {
+  const conditions = [eq(catalogueCounts.scope, countScope(filters))];
+  if (filters.genreId !== undefined) conditions.push(activeGenre(filters.genreId));
+  return db.select({ total: catalogueCounts.total }).from(catalogueCounts).where(and(...conditions));
+}
+
+const meta = (query: ChannelListQuery, total: number, exact: boolean, nextCursor: string | null): Page<RadioResource>['meta'] => ({
+  current_page: query.page,
+  per_page: query.perPage,
+  total,
+  last_page: Math.max(1, Math.ceil(total / query.perPage)),
+  total_exact: exact,
+  next_cursor: nextCursor,
+});
+
+/**
+ * A page of visible channels without a search: the ids along the sort's index (skipping
+ * `(page - 1) * per_page`, at most `MAX_OFFSET_ITEMS`, or starting after a cursor's
+ * key), then expanded into RadioResources; the total from `catalogue_counts`. One D1
+ * round trip; it reads about `per_page` rows (plus the offset) whatever the catalogue.
+ */
+export function channelPage(db: Db, query: ChannelListQuery, viewerId: number) {
+  const sort = SORTS[query.sort];
+  const conditions = filterConditions(query);
+  if (query.after) conditions.push(sort.after(query.after) ?? sql`1`);
+  const page = qb
+    .select({ id: radioChannels.id })
+    .from(radioChannels)
+    .where(and(...conditions))
+    .orderBy(...sort.order)
+    .limit(query.perPage)
+    .offset(query.after ? 0 : (query.page - 1) * query.perPage)
+    .as('page');
+  return read(
+    [
+      db
+        .select(radioResourceColumns(viewerId))
+        .from(page)
+        .crossJoin(radioChannels)
+        .innerJoin(countries, and(eq(radioChannels.id, page.id), channelCountry))
+        .orderBy(...sort.order),
+      countQuery(db, query),
+    ] as const,
+    ([items, [count]]) => ({ items, total: count?.total ?? 0 }),
+  );
+}
+
+/** The total of a list alone: what a page past `MAX_OFFSET_ITEMS` is checked against. */
+export const channelTotal = (db: Db, filters: ChannelFilters) => read([countQuery(db, filters)] as const, ([[count]]) => count?.total ?? 0);
+
+/**
+ * A page of a search (`search` given): the best `SEARCH_MATCH_CAP` matches by relevance
+ * (exact name, name prefix, word prefix, substring, description) then plays, among the
+ * most popular text matches of the index (see search-index.ts), with the filters; then
+ * sorted as asked and paged. Its cost is bounded by the cap, not by the catalogue:
+ * `total` counts at most the cap, and `exact` is false when the index had more matches
+ * than were considered.
+ */
+export function searchPage(db: Db, query: ChannelListQuery & { search: string }, viewerId: number) {
+  const folded = query.search;
+  const filtered = query.countryId !== undefined || query.language !== undefined || query.genreId !== undefined || query.https || query.online;
+  const considered = filtered ? FILTERED_SEARCH_CANDIDATES : SEARCH_MATCH_CAP;
+  const candidates = textMatchRowids(folded, considered + 1).as('candidates');
+  const matches = qb
+    .select({ id: radioChannels.id, rank: sql<number>`${matchRank(radioChannels.sortName, folded)}`.as('match_rank') })
+    .from(candidates)
+    // CROSS JOIN: SQLite starts from the (bounded) matches, never from the catalogue.
+    .crossJoin(radioChannels)
+    .where(and(eq(radioChannels.id, channelIdOf(candidates.rowid)), ...filterConditions(query)))
+    .orderBy(sql`match_rank`, desc(playCount), asc(channelId))
+    .limit(SEARCH_MATCH_CAP)
+    .as('matches');
+  const sort = SORTS[query.sort];
+  return read(
+    [
+      db
+        .select(radioResourceColumns(viewerId))
+        .from(matches)
+        .crossJoin(radioChannels)
+        .innerJoin(countries, and(eq(radioChannels.id, matches.id), channelCountry))
+        .orderBy(...sort.order)
+        .limit(query.perPage)
+        .offset((query.page - 1) * query.perPage),
+      db.select({ total: sql<number>`count(*)` }).from(matches),
+      db.select({ total: sql<number>`count(*)` }).from(candidates),
+    ] as const,
+    ([items, [matched], [found]]) => ({
+      items,
+      total: matched?.total ?? 0,
+      // More text matches than were considered: there may be more matches than `total`.
+      exact: (found?.total ?? 0) <= considered,
+    }),
+  );
 }
 
 /** One visible channel, or null (missing, inactive, or in an inactive country). */
-export async function findVisibleChannel(d1: D1Database, id: number, viewerId: number): Promise<RadioResource | null> {
-  const row = await statement(d1, `SELECT ${radioColumns('?1')} FROM ${RADIO_FROM} WHERE c.id = ?2 AND ${RADIO_VISIBLE}`, [viewerId, id]).first<RadioRow>();
-  return row ? toRadioResource(row) : null;
+export function visibleChannel(db: Db, id: number, viewerId: number) {
+  return read(
+    [
+      db
+        .select(radioResourceColumns(viewerId))
+        .from(radioChannels)
+        .innerJoin(countries, channelCountry)
+        .where(and(eq(radioChannels.id, id), channelVisible)),
+    ] as const,
+    ([[channel]]) => channel ?? null,
+  );
 }
 
+/** Whether channel `id` is visible (the 404 check of writes to a channel). */
+export const channelVisibility = (db: Db, id: number) =>
+  read([db.select({ visible: sql<boolean>`${channelIsVisible(id)}`.mapWith(Boolean) }).from(oneRow)] as const, ([[row]]) => row?.visible ?? false);
+
 /** Any channel, active or not, for the admin API. */
-export async function findChannelForAdmin(d1: D1Database, id: number): Promise<RadioResource | null> {
-  const row = await statement(d1, `SELECT ${radioColumns('0')} FROM ${RADIO_FROM} WHERE c.id = ?1`, [id]).first<RadioRow>();
-  return row ? toRadioResource(row) : null;
+export function anyChannel(db: Db, id: number) {
+  return read(
+    [db.select(radioResourceColumns(0)).from(radioChannels).innerJoin(countries, channelCountry).where(eq(radioChannels.id, id))] as const,
+    ([[channel]]) => channel ?? null,
+  );
 }
 
 /** Featured visible channels, most played first. */
-export async function featuredChannels(d1: D1Database, limit: number, viewerId: number): Promise<RadioResource[]> {
-  const { results } = await statement(
-    d1,
-    `SELECT ${radioColumns('?1')} FROM ${RADIO_FROM}
-     WHERE ${RADIO_VISIBLE} AND c.is_featured = 1 ORDER BY c.play_count DESC, c.id LIMIT ?2`,
-    [viewerId, limit],
-  ).all<RadioRow>();
-  return results.map(toRadioResource);
+export function featuredChannels(db: Db, limit: number, viewerId: number) {
+  return read(
+    [
+      db
+        .select(radioResourceColumns(viewerId))
+        .from(radioChannels)
+        .innerJoin(countries, channelCountry)
+        .where(and(channelVisible, eq(radioChannels.isFeatured, true)))
+        .orderBy(desc(playCount), asc(channelId))
+        .limit(limit),
+    ] as const,
+    ([channels]) => channels,
+  );
+}
+
+/** Visible channels by id, in the order of `ids` (missing and inactive ones left out). */
+export function channelsByIds(db: Db, ids: number[], viewerId: number) {
+  const json = JSON.stringify(ids);
+  const wanted = qb.select({ id: sql<number>`value`.as('wanted_id'), at: sql<number>`key`.as('wanted_at') }).from(sql`json_each(${json})`).as('wanted');
+  return read(
+    [
+      db
+        .select(radioResourceColumns(viewerId))
+        .from(wanted)
+        .crossJoin(radioChannels)
+        .innerJoin(countries, and(eq(radioChannels.id, wanted.id), channelCountry))
+        .where(channelVisible)
+        .orderBy(sql`${wanted.at}`),
+    ] as const,
+    ([channels]) => channels,
+  );
+}
+
+/** Ids whose channels are visible, among `ids` (for writes that must refuse the others). */
+export const visibleIds = (db: Db, ids: number[]) =>
+  db.select({ id: radioChannels.id }).from(radioChannels).innerJoin(countries, channelCountry).where(and(inArray(radioChannels.id, ids), channelVisible));
+
+/** How a request sends its reads (services/caller.ts `withAccountCheck`, or `runRead`). */
+export type ReadRunner = <Q extends Queries, T>(pending: Read<Q, T>) => Promise<T>;
+
+/**
+ * A page of GET /radios (contract 3), in one D1 round trip: a search's capped page; or a
+ * page by offset, up to `MAX_OFFSET_ITEMS` deep (a deeper page is 422 unless it is past
+ * the end, which is answered from the total alone); or a page after a cursor's key.
+ * `meta.next_cursor` leads on from a full page that is not the last.
+ */
+export async function listChannels(run: ReadRunner, db: Db, query: ChannelListQuery, viewerId: number): Promise<Page<RadioResource>> {
+  if (query.search !== undefined) {
+    const { items, total, exact } = await run(searchPage(db, { ...query, search: query.search }, viewerId));
+    return { items, meta: meta(query, total, exact, null) };
+  }
+  const offset = (query.page - 1) * query.perPage;
+  if (!query.after && offset + query.perPage > MAX_OFFSET_ITEMS) {
+    const total = await run(channelTotal(db, query));
+    if (offset < total) {
+      throw fieldInvalid('page', `Pages reach ${MAX_OFFSET_ITEMS} channels deep; continue with cursor (meta.next_cursor of a page).`);
+    }
+    return { items: [], meta: meta(query, total, true, null) };
+  }
+  const { items, total } = await run(channelPage(db, query, viewerId));
+  const last = items.at(-1);
+  const next = last && items.length === query.perPage && query.page * query.perPage < total ? encodeCursor(query, query.page + 1, sortKeyOf(query.sort, last)) : null;
+  return { items, meta: meta(query, total, true, next) };
 }

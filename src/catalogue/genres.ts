@@ -1,63 +1,64 @@
-import { statement } from '../lib/sql';
-import { RADIO_VISIBLE } from './radio-resource';
+import { and, asc, desc, eq, exists, sql } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/sqlite-core';
+import type { Db } from '../db/client';
+import { read } from '../db/read';
+import { countries, genres, radioChannelGenres, radioChannels } from '../db/schema';
+import type { z } from 'zod';
+import type { GenreSchema } from '../schemas/catalogue';
+import { channelCountry, channelVisible } from './radio-resource';
 
-/** The GenreObject of the spec. */
-export interface GenreResource {
-  id: number;
-  name: string;
-  slug: string;
-  logo: string | null;
-  description: string;
-  created_at: string;
-  updated_at: string;
-}
+/** The GenreObject of the spec (its schema: schemas/catalogue.ts). */
+export type GenreResource = z.infer<typeof GenreSchema>;
 
-export interface GenreChannel {
-  id: number;
-  name: string;
-  stream_url: string;
-  logo: string | null;
-}
+/** The GenreObject of the spec: the table's own columns, named as the API names them. */
+export const genreColumns = {
+  id: genres.id,
+  name: genres.name,
+  slug: genres.slug,
+  logo: genres.logo,
+  description: genres.description,
+  created_at: genres.createdAt,
+  updated_at: genres.updatedAt,
+};
 
-export const GENRE_COLUMNS = 'g.id, g.name, g.slug, g.logo, g.description, g.created_at, g.updated_at';
+const qb = new QueryBuilder();
 
 /** Active genres by name. */
-export async function listGenres(d1: D1Database): Promise<GenreResource[]> {
-  const { results } = await d1
-    .prepare(`SELECT ${GENRE_COLUMNS} FROM genres g WHERE g.is_active = 1 ORDER BY g.name COLLATE NOCASE, g.id`)
-    .all<GenreResource>();
-  return results;
-}
+export const activeGenres = (db: Db) =>
+  read([db.select(genreColumns).from(genres).where(eq(genres.isActive, true)).orderBy(sql`${genres.name} COLLATE NOCASE`, asc(genres.id))] as const, ([rows]) => rows);
 
 /**
- * An active genre with its most played visible channels (at most `limit`), in one
- * statement; null when the genre is missing or inactive.
+ * An active genre with its most played visible channels (at most `limit`); null when
+ * the genre is missing or inactive. The channels are found by walking the popularity
+ * index and probing each one's genre (a primary-key lookup), so the read is bounded by
+ * `limit` divided by the genre's share, not by the genre's size.
  */
-export async function findGenreWithChannels(
-  d1: D1Database,
-  id: number,
-  limit: number,
-): Promise<(GenreResource & { radio_channels: GenreChannel[] }) | null> {
-  const row = await statement(
-    d1,
-    `SELECT ${GENRE_COLUMNS},
-       (SELECT json_group_array(json_object('id', c.id, 'name', c.name, 'stream_url', c.stream_url, 'logo', c.logo)) FROM (
-         SELECT c.id, c.name, c.stream_url, c.logo FROM radio_channel_genres cg
-         JOIN radio_channels c ON c.id = cg.channel_id JOIN countries co ON co.id = c.country_id
-         WHERE cg.genre_id = g.id AND ${RADIO_VISIBLE} ORDER BY c.play_count DESC, c.id LIMIT ?2
-       ) c) AS channels_json
-     FROM genres g WHERE g.id = ?1 AND g.is_active = 1`,
-    [id, limit],
-  ).first<GenreResource & { channels_json: string }>();
-  if (!row) return null;
-  const { channels_json, ...genre } = row;
-  return { ...genre, radio_channels: JSON.parse(channels_json) as GenreChannel[] };
+export function genreWithChannels(db: Db, id: number, limit: number) {
+  return read(
+    [
+      db.select(genreColumns).from(genres).where(and(eq(genres.id, id), eq(genres.isActive, true))),
+      db
+        .select({ id: radioChannels.id, name: radioChannels.name, stream_url: radioChannels.streamUrl, logo: radioChannels.logo })
+        .from(radioChannels)
+        .innerJoin(countries, channelCountry)
+        .where(
+          and(
+            channelVisible,
+            exists(
+              qb
+                .select({ one: sql`1` })
+                .from(radioChannelGenres)
+                .where(and(eq(radioChannelGenres.channelId, radioChannels.id), eq(radioChannelGenres.genreId, id))),
+            ),
+          ),
+        )
+        .orderBy(desc(radioChannels.playCount), asc(radioChannels.id))
+        .limit(limit),
+    ] as const,
+    ([[genre], channels]) => (genre ? { ...genre, radio_channels: channels } : null),
+  );
 }
 
 /** Any genre with its `is_active` flag, for the admin API. */
-export async function findGenreForAdmin(d1: D1Database, id: number): Promise<(GenreResource & { is_active: boolean }) | null> {
-  const row = await statement(d1, `SELECT ${GENRE_COLUMNS}, g.is_active FROM genres g WHERE g.id = ?1`, [id]).first<
-    GenreResource & { is_active: number }
-  >();
-  return row ? { ...row, is_active: row.is_active === 1 } : null;
-}
+export const anyGenre = (db: Db, id: number) =>
+  read([db.select({ ...genreColumns, is_active: genres.isActive }).from(genres).where(eq(genres.id, id))] as const, ([[genre]]) => genre ?? null);

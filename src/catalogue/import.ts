@@ -1,10 +1,15 @@
-import { STREAM_FORMATS, type StreamFormat } from '../db/schema';
+import { asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/sqlite-core';
+import type { Db } from '../db/client';
+import type { BatchItem } from 'drizzle-orm/batch';
+import { nonEmpty } from '../db/read';
+import { countries, genreSearch, genres, radioChannelGenres, radioChannels, STREAM_FORMATS, type RadioChannelRow, type StreamFormat } from '../db/schema';
+import { bare, batchable, jsonField, jsonRows } from '../db/sql';
 import { sha256Hex } from '../lib/crypto';
-import { statement } from '../lib/sql';
 import { canonicalHttpUrl, cleanImportedText, foldText, slugify } from '../lib/text';
 import { genreDefinition, genresForTags } from './genre-map';
 import { isLanguageCode } from './reference-data';
-import { indexChannelsStatements, recountStatements } from './writes';
+import { indexChannels } from './search-index';
 
 /** Most stations one import request takes (contract 7). */
 export const MAX_IMPORT_STATIONS = 5000;
@@ -124,25 +129,6 @@ export async function chooseSlug(name: string, streamUrl: string, isTaken: (slug
   return `${base.slice(0, 72)}-${(await sha256Hex(streamUrl)).slice(0, 6)}`;
 }
 
-interface ExistingChannel {
-  id: number;
-  stream_url: string;
-  slug: string;
-  name: string;
-  description: string;
-  logo: string | null;
-  country_id: number;
-  language: string | null;
-  bitrate: number | null;
-  format: string;
-  is_featured: number;
-  website: string | null;
-  facebook: string | null;
-  twitter: string | null;
-  instagram: string | null;
-  genre_slugs: string | null;
-}
-
 /** Rows per json_each statement: keeps each bound JSON well under D1's value size limit. */
 const ROWS_PER_STATEMENT = 500;
 
@@ -152,22 +138,72 @@ function chunks<T>(items: T[], size = ROWS_PER_STATEMENT): T[][] {
   return out;
 }
 
+const qb = new QueryBuilder();
+
+/**
+ * The channel columns an import writes, by their schema keys: the JSON rows it sends
+ * (json_each) carry the same keys, so the insert, the update and the comparison with
+ * what is stored all name them once, here.
+ */
+const IMPORTED = [
+  'name',
+  'sortName',
+  'description',
+  'logo',
+  'countryId',
+  'language',
+  'bitrate',
+  'format',
+  'website',
+  'facebook',
+  'twitter',
+  'instagram',
+  'isFeatured',
+] as const satisfies readonly (keyof RadioChannelRow)[];
+type ImportedRow = Pick<RadioChannelRow, (typeof IMPORTED)[number]>;
+
+/** The imported columns read from the JSON rows (`j`), aliased apart from the table's own names. */
+const importedFields = () =>
+  Object.fromEntries(IMPORTED.map((key) => [key, sql`${jsonField(key)}`.as(`imported_${radioChannels[key].name}`)])) as Record<
+    (typeof IMPORTED)[number],
+    SQL.Aliased
+  >;
+
+/** What is stored of channels with these stream URLs, with their genre slugs (sorted, comma-separated). */
+function storedChannels(db: Db, urls: string[]) {
+  const genreSlugs = qb
+    .select({ slug: genres.slug })
+    .from(radioChannelGenres)
+    .innerJoin(genres, eq(genres.id, radioChannelGenres.genreId))
+    .where(eq(radioChannelGenres.channelId, radioChannels.id))
+    .orderBy(asc(genres.slug))
+    .as('slugs');
+  return db
+    .select({
+      streamUrl: radioChannels.streamUrl,
+      ...Object.fromEntries(IMPORTED.map((key) => [key, radioChannels[key]])),
+      genreSlugs: sql<string | null>`(SELECT group_concat(${genreSlugs.slug}, ',') FROM ${genreSlugs})`.as('genre_slugs'),
+    } as { streamUrl: typeof radioChannels.streamUrl; genreSlugs: SQL.Aliased<string | null> } & { [K in (typeof IMPORTED)[number]]: (typeof radioChannels)[K] })
+    .from(radioChannels)
+    .where(inArray(radioChannels.streamUrl, sql`(SELECT value FROM json_each(${JSON.stringify(urls)}))`));
+}
+
 /**
  * Upserts stations by stream URL. One round trip reads what exists; one `db.batch`
- * writes genres, channels, genre links, the search index and the list totals, so an
- * import lands whole or not at all. Stations identical to what is stored are not
- * written: importing the same file twice changes nothing.
+ * writes genres, channels, genre links and the search index (the list totals follow by
+ * trigger), so an import lands whole or not at all. Stations identical to what is stored
+ * are not written: importing the same file twice changes nothing.
  */
-export async function importStations(d1: D1Database, records: unknown[], now: string): Promise<ImportSummary> {
-  const countries = (await d1.prepare('SELECT id, code FROM countries').all<{ id: number; code: string }>()).results;
-  const countryIds = new Map(countries.map((c) => [c.code, c.id]));
+export async function importStations(db: Db, records: unknown[], now: string): Promise<ImportSummary> {
+  const countryIds = new Map((await db.select({ id: countries.id, code: countries.code }).from(countries)).map((c) => [c.code, c.id]));
 
   const summary: ImportSummary = { received: records.length, created: 0, updated: 0, unchanged: 0, skipped: 0, skipped_details: [] };
   const stations: StationInput[] = [];
   const seen = new Set<string>();
   records.forEach((raw, index) => {
     const mapped = mapRadioBrowserStation(raw, (code) => countryIds.has(code));
-    const name = typeof (raw as { name?: unknown })?.name === 'string' ? String((raw as { name: string }).name) : null;
+    const rawName: unknown = typeof raw === 'object' && raw !== null ? (raw as { name?: unknown }).name : undefined;
+    const name = typeof rawName === 'string' ? rawName : null;
     if ('reason' in mapped) {
       summary.skipped_details.push({ index, name, reason: mapped.reason });
     } else if (seen.has(mapped.stream_url)) {
@@ -180,41 +216,31 @@ export async function importStations(d1: D1Database, records: unknown[], now: st
   summary.skipped = summary.skipped_details.length;
   if (stations.length === 0) return summary;
 
-  // Read phase: existing channels by stream URL, and which candidate slugs are taken.
-  const urlChunks = chunks(stations.map((s) => s.stream_url));
-  const bases = [...new Set(stations.map((s) => slugify(s.name, 'station')))];
-  const reads = await d1.batch([
-    ...urlChunks.map((urls) =>
-      statement(
-        d1,
-        `SELECT c.id, c.stream_url, c.slug, c.name, c.description, c.logo, c.country_id, c.language, c.bitrate, c.format,
-           c.is_featured, c.website, c.facebook, c.twitter, c.instagram,
-           (SELECT group_concat(slug, ',') FROM (SELECT g.slug FROM radio_channel_genres cg JOIN genres g ON g.id = cg.genre_id
-             WHERE cg.channel_id = c.id ORDER BY g.slug)) AS genre_slugs
-         FROM json_each(?1) j JOIN radio_channels c ON c.stream_url = j.value`,
-        [JSON.stringify(urls)],
-      ),
+  // Read phase (one round trip each, in parallel): what exists by stream URL, which slugs are taken.
+  const urlReads = nonEmpty(chunks(stations.map((s) => s.stream_url)).map((urls) => storedChannels(db, urls)))!;
+  const slugReads = nonEmpty(
+    chunks([...new Set(stations.map((s) => slugify(s.name, 'station')))]).map((slugs) =>
+      db
+        .select({ slug: radioChannels.slug })
+        .from(radioChannels)
+        .where(inArray(radioChannels.slug, sql`(SELECT value FROM json_each(${JSON.stringify(slugs)}))`)),
     ),
-    ...chunks(bases).map((slugs) =>
-      statement(d1, 'SELECT slug FROM radio_channels WHERE slug IN (SELECT value FROM json_each(?1))', [JSON.stringify(slugs)]),
-    ),
-  ]);
-  const existing = new Map<string, ExistingChannel>();
-  reads.slice(0, urlChunks.length).forEach((r) => (r.results as ExistingChannel[]).forEach((row) => existing.set(row.stream_url, row)));
-  const takenSlugs = new Set(reads.slice(urlChunks.length).flatMap((r) => (r.results as { slug: string }[]).map((row) => row.slug)));
+  )!;
+  const [storedRows, slugRows] = await Promise.all([db.batch(urlReads), db.batch(slugReads)]);
+  const existing = new Map(storedRows.flat().map((row) => [row.streamUrl, row]));
+  const takenSlugs = new Set(slugRows.flat().map((row) => row.slug));
 
-  const toInsert: Record<string, unknown>[] = [];
-  const toUpdate: Record<string, unknown>[] = [];
+  const toInsert: (ImportedRow & ImportExtras & { slug: string })[] = [];
+  const toUpdate: (ImportedRow & ImportExtras)[] = [];
   for (const station of stations) {
-    const countryId = countryIds.get(station.country_code)!;
-    const genres = [...station.genres].sort().join(',');
     const current = existing.get(station.stream_url);
-    const row = {
-      stream_url: station.stream_url,
+    const row: ImportedRow & ImportExtras = {
+      streamUrl: station.stream_url,
       name: station.name,
+      sortName: foldText(station.name),
       description: station.description,
       logo: station.logo,
-      country_id: countryId,
+      countryId: countryIds.get(station.country_code)!,
       language: station.language,
       bitrate: station.bitrate,
       format: station.format,
@@ -222,107 +248,105 @@ export async function importStations(d1: D1Database, records: unknown[], now: st
       facebook: station.facebook,
       twitter: station.twitter,
       instagram: station.instagram,
-      is_featured: station.is_featured === null ? (current?.is_featured ?? 0) : Number(station.is_featured),
+      // Unless the record says (our extension), an update keeps the flag.
+      isFeatured: station.is_featured ?? current?.isFeatured ?? false,
       genres: station.genres,
-      sort_name: foldText(station.name),
-      search_name: foldText(station.name),
-      search_description: foldText(station.description),
+      searchDescription: foldText(station.description),
     };
     if (!current) {
       const slug = await chooseSlug(station.name, station.stream_url, (s) => takenSlugs.has(s));
       takenSlugs.add(slug);
       toInsert.push({ ...row, slug });
-      continue;
+    } else if (IMPORTED.every((key) => current[key] === row[key]) && (current.genreSlugs ?? '') === [...station.genres].sort().join(',')) {
+      summary.unchanged += 1;
+    } else {
+      toUpdate.push(row);
     }
-    const same =
-      current.name === row.name &&
-      current.description === row.description &&
-      current.logo === row.logo &&
-      current.country_id === row.country_id &&
-      current.language === row.language &&
-      current.bitrate === row.bitrate &&
-      current.format === row.format &&
-      current.website === row.website &&
-      current.facebook === row.facebook &&
-      current.twitter === row.twitter &&
-      current.instagram === row.instagram &&
-      current.is_featured === row.is_featured &&
-      (current.genre_slugs ?? '') === genres;
-    if (same) summary.unchanged += 1;
-    else toUpdate.push(row);
   }
   summary.created = toInsert.length;
   summary.updated = toUpdate.length;
-  if (toInsert.length === 0 && toUpdate.length === 0) return summary;
-
-  const field = (name: string) => `json_extract(j.value, '$.${name}')`;
-  const usedGenres = [...new Set([...toInsert, ...toUpdate].flatMap((row) => row.genres as string[]))]
-    .map((slug) => genreDefinition(slug))
-    .filter((genre) => genre !== undefined);
   const changed = [...toInsert, ...toUpdate];
-  const writes: D1PreparedStatement[] = [];
+  if (changed.length === 0) return summary;
 
+  const writes: BatchItem<'sqlite'>[] = [];
+  const usedGenres = [...new Set(changed.flatMap((row) => row.genres))].map((slug) => genreDefinition(slug)).filter((genre) => genre !== undefined);
   if (usedGenres.length > 0) {
     const genreJson = JSON.stringify(usedGenres.map((g) => ({ name: g.name, slug: g.slug, description: g.description, folded: foldText(g.name) })));
     writes.push(
-      statement(
-        d1,
-        `INSERT INTO genres (name, slug, description, is_active, created_at, updated_at)
-         SELECT ${field('name')}, ${field('slug')}, ${field('description')}, 1, ?2, ?2 FROM json_each(?1) j WHERE true
-         ON CONFLICT (slug) DO NOTHING`,
-        [genreJson, now],
+      batchable(
+        db,
+        sql`INSERT INTO ${genres} (${bare(genres.name)}, ${bare(genres.slug)}, ${bare(genres.description)}, ${bare(genres.isActive)}, ${bare(genres.createdAt)}, ${bare(genres.updatedAt)})
+          SELECT ${jsonField('name')}, ${jsonField('slug')}, ${jsonField('description')}, 1, ${now}, ${now} FROM ${jsonRows(genreJson)} WHERE true
+          ON CONFLICT (${bare(genres.slug)}) DO NOTHING`,
       ),
-      statement(
-        d1,
-        `INSERT INTO genre_search (rowid, name)
-         SELECT g.id, ${field('folded')} FROM json_each(?1) j JOIN genres g ON g.slug = ${field('slug')}
-         WHERE NOT EXISTS (SELECT 1 FROM genre_search s WHERE s.rowid = g.id)`,
-        [genreJson],
+      db.insert(genreSearch).select(
+        qb
+          .select({ rowid: genres.id, name: sql<string>`${jsonField('folded')}`.as('name') })
+          .from(jsonRows(genreJson))
+          .innerJoin(genres, eq(genres.slug, jsonField('slug')))
+          .where(sql`NOT EXISTS (SELECT 1 FROM ${genreSearch} WHERE ${genreSearch.rowid} = ${genres.id})`),
       ),
     );
   }
+  const insertedColumns = [...IMPORTED, 'streamUrl', 'slug'] as const;
   for (const rows of chunks(toInsert)) {
     writes.push(
-      statement(
-        d1,
-        `INSERT INTO radio_channels (name, sort_name, slug, description, stream_url, logo, country_id, language, bitrate, format,
-           website, facebook, twitter, instagram, is_active, is_featured, created_at, updated_at)
-         SELECT ${['name', 'sort_name', 'slug', 'description', 'stream_url', 'logo', 'country_id', 'language', 'bitrate', 'format', 'website', 'facebook', 'twitter', 'instagram'].map(field).join(', ')},
-           1, ${field('is_featured')}, ?2, ?2
-         FROM json_each(?1) j`,
-        [JSON.stringify(rows), now],
+      batchable(
+        db,
+        sql`INSERT INTO ${radioChannels} (${sql.join(
+          insertedColumns.map((key) => bare(radioChannels[key])),
+          sql`, `,
+        )}, ${bare(radioChannels.isActive)}, ${bare(radioChannels.createdAt)}, ${bare(radioChannels.updatedAt)})
+          SELECT ${sql.join(
+            insertedColumns.map((key) => jsonField(key)),
+            sql`, `,
+          )}, 1, ${now}, ${now} FROM ${jsonRows(JSON.stringify(rows))}`,
       ),
     );
   }
   for (const rows of chunks(toUpdate)) {
-    const columns = ['name', 'sort_name', 'description', 'logo', 'country_id', 'language', 'bitrate', 'format', 'website', 'facebook', 'twitter', 'instagram', 'is_featured'];
+    const u = qb
+      .select({ ...importedFields(), streamUrl: sql<string>`${jsonField('streamUrl')}`.as('imported_stream_url') })
+      .from(jsonRows(JSON.stringify(rows)))
+      .as('u');
     writes.push(
-      statement(
-        d1,
-        `UPDATE radio_channels SET ${columns.map((c) => `${c} = u.${c}`).join(', ')}, updated_at = ?2
-         FROM (SELECT ${['stream_url', ...columns].map((c) => `${field(c)} AS ${c}`).join(', ')} FROM json_each(?1) j) u
-         WHERE radio_channels.stream_url = u.stream_url`,
-        [JSON.stringify(rows), now],
-      ),
+      db
+        .update(radioChannels)
+        .set({ ...Object.fromEntries(IMPORTED.map((key) => [key, sql`${u[key]}`])), updatedAt: now })
+        .from(u)
+        .where(eq(radioChannels.streamUrl, u.streamUrl)),
     );
   }
   for (const rows of chunks(changed)) {
-    const urls = JSON.stringify(rows.map((row) => row.stream_url));
-    const links = JSON.stringify(rows.flatMap((row) => (row.genres as string[]).map((slug) => ({ url: row.stream_url, slug }))));
-    const texts = JSON.stringify(rows.map((row) => ({ url: row.stream_url, name: row.search_name, description: row.search_description })));
+    const urls = JSON.stringify(rows.map((row) => row.streamUrl));
+    const links = JSON.stringify(rows.flatMap((row) => row.genres.map((slug) => ({ url: row.streamUrl, slug }))));
     writes.push(
-      statement(d1, 'DELETE FROM radio_channel_genres WHERE channel_id IN (SELECT id FROM radio_channels WHERE stream_url IN (SELECT value FROM json_each(?1)))', [urls]),
-      statement(
-        d1,
-        `INSERT OR IGNORE INTO radio_channel_genres (channel_id, genre_id)
-         SELECT c.id, g.id FROM json_each(?1) j
-         JOIN radio_channels c ON c.stream_url = ${field('url')} JOIN genres g ON g.slug = ${field('slug')}`,
-        [links],
+      db.delete(radioChannelGenres).where(
+        inArray(radioChannelGenres.channelId, qb.select({ id: radioChannels.id }).from(radioChannels).where(inArray(radioChannels.streamUrl, sql`(SELECT value FROM json_each(${urls}))`))),
+      ),
+      db
+        .insert(radioChannelGenres)
+        .select(
+          qb
+            .select({ channelId: sql<number>`${radioChannels.id}`.as('channel_id'), genreId: sql<number>`${genres.id}`.as('genre_id') })
+            .from(jsonRows(links))
+            .innerJoin(radioChannels, eq(radioChannels.streamUrl, jsonField('url')))
+            .innerJoin(genres, eq(genres.slug, jsonField('slug'))),
+        )
+        .onConflictDoNothing(),
+      ...indexChannels(
+        db,
+        rows.map((row) => ({ url: row.streamUrl, name: row.sortName, description: row.searchDescription })),
       ),
     );
-    writes.push(...indexChannelsStatements(d1, texts));
   }
-  writes.push(...recountStatements(d1));
-  await d1.batch(writes);
+  await db.batch(nonEmpty(writes)!);
   return summary;
+}
+
+/** What an import row carries besides the imported columns. */
+interface ImportExtras {
+  streamUrl: string;
+  genres: string[];
+  searchDescription: string;
 }

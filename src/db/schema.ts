@@ -42,6 +42,10 @@ export type UserRow = typeof users.$inferSelect;
 export const STREAM_FORMATS = ['mp3', 'aac', 'aac+', 'ogg', 'opus', 'flac', 'hls'] as const;
 export type StreamFormat = (typeof STREAM_FORMATS)[number];
 
+/** Whether a channel's stream plays, as its checks and listeners' reports say (contract 11). */
+export const HEALTH_STATUSES = ['online', 'offline', 'unknown'] as const;
+export type HealthStatus = (typeof HEALTH_STATUSES)[number];
+
 /**
  * ISO 3166-1 countries with English names, all of them, loaded by a migration that
  * `scripts/generate-countries-migration.mjs` writes from the `i18n-iso-countries` package.
@@ -108,20 +112,35 @@ export const radioChannels = sqliteTable(
     searchRowid: integer('search_rowid'),
     likesCount: integer('likes_count').notNull().default(0),
     favoritesCount: integer('favorites_count').notNull().default(0),
+    /** The stream URL is https, which iOS and Android require by default (derived, never written). */
+    isHttps: integer('is_https', { mode: 'boolean' })
+      .notNull()
+      .generatedAlwaysAs(sql`stream_url LIKE 'https://%'`, { mode: 'virtual' }),
+    healthStatus: text('health_status', { enum: HEALTH_STATUSES }).notNull().default('unknown'),
+    /** When the stream was last checked, and when it last passed a check (ISO 8601). */
+    healthCheckedAt: text('health_checked_at'),
+    healthOnlineAt: text('health_online_at'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
   (t) => [
     uniqueIndex('radio_channels_stream_url_unique').on(t.streamUrl),
     uniqueIndex('radio_channels_slug_unique').on(t.slug),
-    // One index per sort of GET /radios, each led by is_active so a page is an index range.
+    // One index per sort of GET /radios, each led by is_active so a page is an index range;
+    // the same four again behind a country and behind a language, for filtered lists.
     index('radio_channels_active_name').on(t.isActive, t.sortName, t.id),
     index('radio_channels_active_popular').on(t.isActive, sql`${t.playCount} DESC`, t.id),
     index('radio_channels_active_likes').on(t.isActive, sql`${t.likesCount} DESC`, t.id),
     index('radio_channels_active_newest').on(t.isActive, sql`${t.createdAt} DESC`, sql`${t.id} DESC`),
     index('radio_channels_active_featured').on(t.isActive, t.isFeatured, sql`${t.playCount} DESC`, t.id),
     index('radio_channels_country').on(t.countryId, t.isActive, t.sortName, t.id),
+    index('radio_channels_country_popular').on(t.countryId, t.isActive, sql`${t.playCount} DESC`, t.id),
+    index('radio_channels_country_likes').on(t.countryId, t.isActive, sql`${t.likesCount} DESC`, t.id),
+    index('radio_channels_country_newest').on(t.countryId, t.isActive, sql`${t.createdAt} DESC`, sql`${t.id} DESC`),
     index('radio_channels_language').on(t.language, t.isActive, t.sortName, t.id),
+    index('radio_channels_language_popular').on(t.language, t.isActive, sql`${t.playCount} DESC`, t.id),
+    index('radio_channels_language_likes').on(t.language, t.isActive, sql`${t.likesCount} DESC`, t.id),
+    index('radio_channels_language_newest').on(t.language, t.isActive, sql`${t.createdAt} DESC`, sql`${t.id} DESC`),
     check('radio_channels_format_check', sql`${t.format} in ('mp3', 'aac', 'aac+', 'ogg', 'opus', 'flac', 'hls')`),
   ],
 );
@@ -170,13 +189,40 @@ export const likes = userChannelMarks('likes');
 export const favorites = userChannelMarks('favorites');
 
 /**
- * Totals of active channels per list scope (`all`, `country:<id>`, `language:<code>`,
- * `genre:<id>`), recomputed in the batch of every catalogue write, so a page of
- * GET /radios answers `meta.total` without counting the table.
+ * Totals of visible channels per list scope: every combination of the filters of
+ * GET /radios (country, language, genre, https, online), keyed as
+ * src/catalogue/count-scope.ts writes it (`all`, `c12`, `c12;len;g3;h;o`, ...). Triggers
+ * (drizzle/migrations/0008_catalogue_counts.sql) keep them exact in the statement that
+ * changes a channel or its genres, so a page answers `meta.total` without counting.
  */
 export const catalogueCounts = sqliteTable('catalogue_counts', {
   scope: text('scope').primaryKey(),
   total: integer('total').notNull(),
+});
+
+/**
+ * The 16 combinations of the four filters a channel has one value of (bit 1 country,
+ * 2 language, 4 https, 8 online), read by the count triggers; rows 0..15, never written.
+ */
+export const countMasks = sqliteTable('count_masks', {
+  mask: integer('mask').primaryKey(),
+});
+
+/**
+ * The full-text indexes (FTS5, trigram tokenizer), declared here so queries are typed
+ * like the rest; their DDL is the custom migration 0003_search_index.sql (drizzle-kit
+ * cannot write virtual tables, and drizzle.config.ts keeps it from trying). Rows hold
+ * folded text (src/lib/text.ts). A channel row's rowid is its popularity bucket times
+ * 2^40 plus its id (src/catalogue/search-index.ts); a genre row's rowid is its id.
+ */
+export const channelSearch = sqliteTable('channel_search', {
+  rowid: integer('rowid').primaryKey(),
+  name: text('name').notNull(),
+  description: text('description').notNull(),
+});
+export const genreSearch = sqliteTable('genre_search', {
+  rowid: integer('rowid').primaryKey(),
+  name: text('name').notNull(),
 });
 
 export type CountryRow = typeof countries.$inferSelect;

@@ -1,8 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
-import { reindexPopularityStatements } from '../catalogue/writes';
+import { isFlushDone, playFlushQueries } from '../activity/plays';
+import { createDb } from '../db/client';
 import type { Bindings } from '../env';
-import { isUniqueViolation, statement } from '../lib/sql';
-import { isoTimestamp } from '../lib/time';
 
 const HOUR_MS = 3_600_000;
 /** A repeat play of a channel by the same user within this window is not counted (contract 4). */
@@ -125,23 +124,11 @@ export class PlayCounter extends DurableObject<Bindings> {
       sql.exec('INSERT INTO outbox (seq, payload) VALUES (?, ?)', seq, box.payload);
       sql.exec('DELETE FROM pending');
     }
-    const d1 = this.env.DB;
-    const ids = JSON.stringify((JSON.parse(box.payload) as { id: number }[]).map((p) => p.id));
+    const db = createDb(this.env.DB);
     try {
-      await d1.batch([
-        statement(d1, 'INSERT INTO play_flushes (shard, seq, flushed_at) VALUES (?1, ?2, ?3)', [this.shardName(), box.seq, isoTimestamp()]),
-        statement(
-          d1,
-          `UPDATE radio_channels SET play_count = play_count + p.count
-           FROM (SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.count') AS count FROM json_each(?1)) p
-           WHERE radio_channels.id = p.id`,
-          [box.payload],
-        ),
-        ...reindexPopularityStatements(d1, ids),
-        statement(d1, 'DELETE FROM play_flushes WHERE shard = ?1 AND seq < ?2', [this.shardName(), box.seq - 1000]),
-      ]);
+      await db.batch(playFlushQueries(db, this.shardName(), box.seq, JSON.parse(box.payload) as { id: number; count: number }[]));
     } catch (error) {
-      if (!isUniqueViolation(error, 'play_flushes.shard')) throw error;
+      if (!isFlushDone(error)) throw error;
       // D1 already has this flush (an earlier run died before forgetting it).
     }
     sql.exec('DELETE FROM outbox WHERE seq = ?', box.seq);

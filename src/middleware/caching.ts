@@ -1,8 +1,7 @@
 import { createMiddleware } from 'hono/factory';
 import { newDbStats } from '../db/client';
 import type { AppEnv, Bindings } from '../env';
-import { Memo } from '../lib/memo';
-import { forgetAllViewers, forgetReads, forgetViewer } from '../services/read-cache';
+import { cache } from '../cache';
 import { addSecurityHeaders } from './headers';
 import { finishHeaders, isDebugRequest, logRequest, requestIdOf, responseHeaders, serverTiming } from './observability';
 
@@ -61,15 +60,15 @@ export const PUBLIC_MAX_AGE = 60;
 export const edgeCache = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method !== 'GET' || c.req.header('authorization') !== undefined) return next();
   // The isolate's own copy is served before the router (servePublicCopy); next, the data centre's.
-  const cache = (caches as unknown as { default: Cache }).default;
+  const edge = (caches as unknown as { default: Cache }).default;
   const key = new Request(c.req.url, { method: 'GET' });
-  const hit = await cache.match(key);
+  const hit = await edge.match(key);
   if (hit) {
     const body = await hit.text();
     const headers = new Headers(hit.headers);
     headers.set('X-Cache', 'HIT');
     addSecurityHeaders(headers);
-    isolateCopies.set(c.req.url, { body, headers }, Date.now() - (Number(hit.headers.get('Age')) || 0) * 1000);
+    cache.publicCopies.set(c.req.url, { body, headers }, Date.now() - (Number(hit.headers.get('Age')) || 0) * 1000);
     c.res = new Response(body, { status: 200, headers });
     return;
   }
@@ -82,13 +81,10 @@ export const edgeCache = createMiddleware<AppEnv>(async (c, next) => {
   const copyHeaders = new Headers(headers);
   copyHeaders.set('X-Cache', 'HIT');
   addSecurityHeaders(copyHeaders);
-  isolateCopies.set(c.req.url, { body, headers: copyHeaders });
-  c.executionCtx.waitUntil(cache.put(key, c.res.clone()));
+  cache.publicCopies.set(c.req.url, { body, headers: copyHeaders });
+  c.executionCtx.waitUntil(edge.put(key, c.res.clone()));
   headers.set('X-Cache', 'MISS');
 });
-
-/** Public answers kept in the isolate for the same `PUBLIC_MAX_AGE`. */
-const isolateCopies = new Memo<{ body: string; headers: Headers }>(PUBLIC_MAX_AGE * 1000, 200);
 
 /**
  * The isolate's copy of a public answer, served in front of the router: a hit costs
@@ -98,7 +94,7 @@ const isolateCopies = new Memo<{ body: string; headers: Headers }>(PUBLIC_MAX_AG
  */
 export function servePublicCopy(request: Request, env: Bindings): Response | null {
   if (request.method !== 'GET' || request.headers.has('authorization')) return null;
-  const copy = isolateCopies.get(request.url);
+  const copy = cache.publicCopies.get(env, request.url);
   if (!copy) return null;
   const startedAt = Date.now();
   const requestId = requestIdOf(request);
@@ -109,28 +105,3 @@ export function servePublicCopy(request: Request, env: Bindings): Response | nul
   logRequest(env.LOG_LEVEL, request, { requestId, status: response.status, startedAt, durationMs: Date.now() - startedAt, stats, userId: null });
   return response;
 }
-
-/** `POST /api/v1/radios/{id}/play`. */
-const PLAY_PATH = /^\/api\/v1\/radios\/\d+\/play$/;
-const AUTH_PREFIX = '/api/v1/auth/';
-const ADMIN_PREFIX = '/api/v1/admin/';
-
-/**
- * A write through this isolate drops, once it succeeded, what it may have changed from
- * the read caches (services/read-cache.ts): every cached catalogue answer and the
- * caller's viewer; after an admin write every viewer. Account writes (login, profile,
- * password, logout) change no catalogue answer: only the caller's viewer goes. Plays
- * drop nothing: they move counts the contract lets show within 5 seconds, and they
- * are the busiest write.
- */
-export const forgetAfterWrite = createMiddleware<AppEnv>(async (c, next) => {
-  await next();
-  const method = c.req.method;
-  const path = c.req.path;
-  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || c.res.status >= 400 || PLAY_PATH.test(path)) return;
-  const userId = c.get('userId');
-  if (userId !== undefined && !c.get('viewerKept')) forgetViewer(userId);
-  if (path.startsWith(AUTH_PREFIX)) return;
-  forgetReads();
-  if (path.startsWith(ADMIN_PREFIX)) forgetAllViewers();
-});

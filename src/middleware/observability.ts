@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { addCorsHeaders, addSecurityHeaders, corsPreflight } from './headers';
-import { instrumentD1, newDbStats, type DbStats } from '../db/client';
+import { createDb, instrumentD1, newDbStats, type DbStats } from '../db/client';
 import type { AppEnv, Bindings } from '../env';
 import { constantTimeEqual } from '../lib/crypto';
 import { dependencyTimeoutMs } from '../lib/dependencies';
@@ -120,11 +120,9 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   const dbStats = newDbStats();
   c.set('requestId', requestId);
   c.set('dbStats', dbStats);
-  const d1State = {};
   let session: D1DatabaseSession | undefined;
   const openOnce = () => (session ??= openSession(c.env.DB, c.req.header('x-d1-bookmark')));
-  c.set('d1State', d1State);
-  c.set('d1', instrumentD1(openOnce, dbStats, d1State, dependencyTimeoutMs(c.env)));
+  c.set('db', createDb(instrumentD1(openOnce, dbStats, dependencyTimeoutMs(c.env))));
 
   const preflight = corsPreflight(c.req.raw);
   if (preflight) c.res = preflight;

@@ -1,164 +1,150 @@
-import {
-  RADIO_VISIBLE,
-  isVisible,
-  radioColumns,
-  radioJoin,
-  toRadioResource,
-  visibleChannelStatement,
-  type RadioResource,
-  type RadioRow,
-} from '../catalogue/radio-resource';
-import { conflict, forbidden, notFound, validationFailed, fieldInvalid } from '../lib/errors';
-import { assignments, isUniqueViolation, statement } from '../lib/sql';
+import { and, asc, count, desc, eq, exists, ne, or, sql } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/sqlite-core';
+import type { z } from 'zod';
+import { channelVisibility } from '../catalogue/channels';
+import { channelCountry, channelVisible, radioResourceColumns } from '../catalogue/radio-resource';
+import type { Db } from '../db/client';
+import { read, runRead } from '../db/read';
+import { countries, playlistItems, playlists, radioChannels } from '../db/schema';
+import { bare, batchable, isUniqueViolation, jsonRows } from '../db/sql';
+import { conflict, fieldInvalid, forbidden, notFound, validationFailed } from '../lib/errors';
+import type { PlaylistDetailSchema, PlaylistSchema } from '../schemas/playlists';
 
 /** Most items a playlist holds (contract 5). */
 export const MAX_PLAYLIST_ITEMS = 500;
+/** Most playlists a user keeps: bounds what one account stores and what its list reads. */
+export const MAX_PLAYLISTS_PER_USER = 200;
 
-export interface PlaylistResource {
-  id: number;
-  name: string;
-  description: string | null;
-  is_public: boolean;
-  user_id: number;
-  items_count: number;
-  created_at: string;
-  updated_at: string;
-}
+/** The PlaylistObject of the spec, and its detail with items (schemas/playlists.ts). */
+export type PlaylistResource = z.infer<typeof PlaylistSchema>;
+export type PlaylistDetail = z.infer<typeof PlaylistDetailSchema>;
+export type PlaylistItem = PlaylistDetail['items'][number];
 
-export interface PlaylistItem {
-  id: number;
-  position: number;
-  radio_channel: RadioResource;
-}
+/** The mapping from the table to a PlaylistObject: its columns, named as the API names them. */
+const playlistColumns = {
+  id: playlists.id,
+  name: playlists.name,
+  description: playlists.description,
+  is_public: playlists.isPublic,
+  user_id: playlists.userId,
+  items_count: playlists.itemsCount,
+  created_at: playlists.createdAt,
+  updated_at: playlists.updatedAt,
+};
 
-interface PlaylistRow {
-  id: number;
-  name: string;
-  description: string | null;
-  is_public: number;
-  user_id: number;
-  items_count: number;
-  created_at: string;
-  updated_at: string;
-}
-
-const PLAYLIST_COLUMNS = 'p.id, p.name, p.description, p.is_public, p.user_id, p.items_count, p.created_at, p.updated_at';
-
-const toPlaylist = (row: PlaylistRow): PlaylistResource => ({ ...row, is_public: row.is_public === 1 });
+const qb = new QueryBuilder();
 
 /** The user's playlists, newest first. */
-export async function listPlaylists(d1: D1Database, userId: number): Promise<PlaylistResource[]> {
-  const { results } = await statement(
-    d1,
-    `SELECT ${PLAYLIST_COLUMNS} FROM playlists p WHERE p.user_id = ?1 ORDER BY p.created_at DESC, p.id DESC`,
-    [userId],
-  ).all<PlaylistRow>();
-  return results.map(toPlaylist);
-}
-
-/** What the caller may do with a playlist: the owner anything, others read a public one. */
-export type Access = 'read' | 'write';
-
-/**
- * The playlist if the caller may `access` it: a private playlist of someone else is
- * 404 exactly like a missing one; a public one is readable and 403 for writes.
- */
-function authorize(row: PlaylistRow | undefined, userId: number, access: Access): PlaylistRow {
-  if (!row || (row.user_id !== userId && row.is_public !== 1)) throw notFound('Playlist');
-  if (access === 'write' && row.user_id !== userId) throw forbidden('Only the owner can change this playlist.');
-  return row;
-}
-
-const playlistStatement = (d1: D1Database, id: number) =>
-  statement(d1, `SELECT ${PLAYLIST_COLUMNS} FROM playlists p WHERE p.id = ?1`, [id]);
-
-/** Items of a playlist with their channels, by position; visible channels only. */
-const itemsStatement = (d1: D1Database, playlistId: number, viewerId: number) =>
-  statement(
-    d1,
-    `SELECT pi.id AS item_id, pi.position, ${radioColumns('?2')}
-     FROM playlist_items pi CROSS JOIN ${radioJoin('c.id = pi.channel_id')}
-     WHERE pi.playlist_id = ?1 AND ${RADIO_VISIBLE} ORDER BY pi.position, pi.id`,
-    [playlistId, viewerId],
+export const userPlaylists = (db: Db, userId: number) =>
+  read(
+    [db.select(playlistColumns).from(playlists).where(eq(playlists.userId, userId)).orderBy(desc(playlists.createdAt), desc(playlists.id))] as const,
+    ([rows]) => rows,
   );
 
-function toDetail(playlist: PlaylistRow, items: D1Result): PlaylistResource & { items: PlaylistItem[] } {
-  return {
-    ...toPlaylist(playlist),
-    items: (items.results as (RadioRow & { item_id: number; position: number })[]).map((row) => ({
-      id: row.item_id,
-      position: row.position,
-      radio_channel: toRadioResource(row),
-    })),
-  };
-}
-
-export type PlaylistDetail = ReturnType<typeof toDetail>;
+/** Readable by `readerId`: the owner's, or a public one. */
+const readableBy = (readerId: number) => or(eq(playlists.isPublic, true), eq(playlists.userId, readerId));
 
 /**
- * A playlist with its items as `viewerId` sees the channels, in one round trip, before
- * any access check (null when missing): what the read cache keeps, loaded as nobody.
+ * A playlist with its items (channels by position, visible ones only) if `readerId` may
+ * read it, in one round trip; null otherwise, for a private playlist of someone else
+ * exactly as for a missing one: both read the playlist's row by primary key and no item
+ * (the items' query is gated by the same rule), so neither answer nor cost tells them
+ * apart. Channels carry `viewerId`'s flags (0: none, for a shared cached copy).
  */
-export async function loadPlaylistDetail(d1: D1Database, id: number, viewerId: number): Promise<PlaylistDetail | null> {
-  const [playlist, items] = await d1.batch([playlistStatement(d1, id), itemsStatement(d1, id, viewerId)]);
-  const row = playlist!.results[0] as PlaylistRow | undefined;
-  return row ? toDetail(row, items!) : null;
+export function readablePlaylist(db: Db, id: number, readerId: number, viewerId: number) {
+  const { id: channelId, ...channelColumns } = radioResourceColumns(viewerId);
+  return read(
+    [
+      db
+        .select(playlistColumns)
+        .from(playlists)
+        .where(and(eq(playlists.id, id), readableBy(readerId))),
+      db
+        .select({ item_id: sql<number>`${playlistItems.id}`.as('item_id'), position: playlistItems.position, id: channelId, ...channelColumns })
+        .from(playlistItems)
+        .crossJoin(radioChannels)
+        .innerJoin(countries, and(eq(radioChannels.id, playlistItems.channelId), channelCountry))
+        .where(
+          and(
+            eq(playlistItems.playlistId, id),
+            exists(qb.select({ one: sql`1` }).from(playlists).where(and(eq(playlists.id, id), readableBy(readerId)))),
+            channelVisible,
+          ),
+        )
+        .orderBy(asc(playlistItems.position), asc(playlistItems.id)),
+    ] as const,
+    ([[playlist], items]): PlaylistDetail | null =>
+      playlist
+        ? {
+            ...playlist,
+            items: items.map(({ item_id, position, ...channel }) => ({ id: item_id, position, radio_channel: channel })),
+          }
+        : null,
+  );
 }
 
-/** The detail if `userId` may read it: the owner, or anyone for a public one; 404 otherwise. */
-export function readableDetail(detail: PlaylistDetail | null, userId: number): PlaylistDetail {
-  if (!detail || (detail.user_id !== userId && !detail.is_public)) throw notFound('Playlist');
+/** A readable playlist's detail, or 404 ('Playlist not found.'). */
+export function mustRead(detail: PlaylistDetail | null): PlaylistDetail {
+  if (!detail) throw notFound('Playlist');
   return detail;
 }
 
-/** A playlist with its items, in one round trip; 404 per `readableDetail`. */
-export async function findPlaylistDetail(d1: D1Database, id: number, viewerId: number) {
-  return readableDetail(await loadPlaylistDetail(d1, id, viewerId), viewerId);
+const playlistRow = (db: Db, id: number) => db.select(playlistColumns).from(playlists).where(eq(playlists.id, id));
+
+/**
+ * The playlist if `userId` may write it: a private playlist of someone else is 404
+ * exactly like a missing one; someone else's public one is 403.
+ */
+function authorizeWrite(row: PlaylistResource | undefined, userId: number): PlaylistResource {
+  if (!row || (row.user_id !== userId && !row.is_public)) throw notFound('Playlist');
+  if (row.user_id !== userId) throw forbidden('Only the owner can change this playlist.');
+  return row;
 }
 
 /** Reads a playlist for a write by `userId` (404 or 403 otherwise). */
-export async function playlistForWrite(d1: D1Database, id: number, userId: number): Promise<PlaylistResource> {
-  return toPlaylist(authorize((await playlistStatement(d1, id).first<PlaylistRow>()) ?? undefined, userId, 'write'));
+export async function playlistForWrite(db: Db, id: number, userId: number): Promise<PlaylistResource> {
+  return authorizeWrite((await playlistRow(db, id))[0], userId);
 }
 
-export async function createPlaylist(
-  d1: D1Database,
-  userId: number,
-  input: { name: string; description?: string | null; is_public?: boolean },
-  now: string,
-): Promise<PlaylistResource> {
-  const row = await statement(
-    d1,
-    `INSERT INTO playlists (user_id, name, description, is_public, items_count, created_at, updated_at)
-     VALUES (?1, ?2, ?3, ?4, 0, ?5, ?5) RETURNING id, name, description, is_public, user_id, items_count, created_at, updated_at`,
-    [userId, input.name, input.description ?? null, Number(input.is_public ?? false), now],
-  ).first<PlaylistRow>();
-  return toPlaylist(row!);
+export async function createPlaylist(db: Db, userId: number, input: { name: string; description?: string | null; is_public?: boolean }, now: string) {
+  // The cap is checked in the insert itself, so a burst of creations stops at it too.
+  const [, [created]] = await db.batch([
+    batchable(
+      db,
+      sql`INSERT INTO ${playlists} (${bare(playlists.userId)}, ${bare(playlists.name)}, ${bare(playlists.description)}, ${bare(playlists.isPublic)}, ${bare(playlists.createdAt)}, ${bare(playlists.updatedAt)})
+        SELECT ${userId}, ${input.name}, ${input.description ?? null}, ${input.is_public ? 1 : 0}, ${now}, ${now}
+        WHERE (SELECT count(*) FROM ${playlists} WHERE ${playlists.userId} = ${userId}) < ${MAX_PLAYLISTS_PER_USER}`,
+    ),
+    // The row just inserted, if it was (the same transaction: nothing ran in between).
+    db
+      .select(playlistColumns)
+      .from(playlists)
+      .where(and(eq(playlists.id, sql`last_insert_rowid()`), sql`changes() > 0`)),
+  ]);
+  if (!created) throw fieldInvalid('name', `A user keeps at most ${MAX_PLAYLISTS_PER_USER} playlists.`);
+  return created;
 }
 
 /** Changes the given fields only; the owner's playlist or 404/403. */
 export async function updatePlaylist(
-  d1: D1Database,
+  db: Db,
   id: number,
   userId: number,
   changes: { name?: string; description?: string | null; is_public?: boolean },
   now: string,
 ): Promise<PlaylistResource> {
-  await playlistForWrite(d1, id, userId);
-  const values: unknown[] = [id, now];
-  const sets = assignments(changes, values);
-  const row = await statement(
-    d1,
-    `UPDATE playlists SET ${[...sets, 'updated_at = ?2'].join(', ')} WHERE id = ?1
-     RETURNING id, name, description, is_public, user_id, items_count, created_at, updated_at`,
-    values,
-  ).first<PlaylistRow>();
-  return toPlaylist(row!);
+  await playlistForWrite(db, id, userId);
+  const [row] = await db
+    .update(playlists)
+    .set({ name: changes.name, description: changes.description, isPublic: changes.is_public, updatedAt: now })
+    .where(eq(playlists.id, id))
+    .returning(playlistColumns);
+  return row!;
 }
 
-export async function deletePlaylist(d1: D1Database, id: number, userId: number): Promise<void> {
-  await playlistForWrite(d1, id, userId);
-  await statement(d1, 'DELETE FROM playlists WHERE id = ?1 AND user_id = ?2', [id, userId]).run();
+export async function deletePlaylist(db: Db, id: number, userId: number): Promise<void> {
+  await playlistForWrite(db, id, userId);
+  await db.delete(playlists).where(and(eq(playlists.id, id), eq(playlists.userId, userId)));
 }
 
 /**
@@ -166,21 +152,31 @@ export async function deletePlaylist(d1: D1Database, id: number, userId: number)
  * Every batch that moves items ends with it, so positions stay contiguous whatever
  * ran concurrently.
  */
-const compactStatement = (d1: D1Database, playlistId: number) =>
-  statement(
-    d1,
-    `UPDATE playlist_items SET position = r.rn - 1
-     FROM (SELECT id, row_number() OVER (ORDER BY position, id) AS rn FROM playlist_items WHERE playlist_id = ?1) r
-     WHERE playlist_items.id = r.id AND playlist_items.position != r.rn - 1`,
-    [playlistId],
-  );
+function compact(db: Db, playlistId: number) {
+  const ranked = qb
+    .select({
+      itemId: sql<number>`${playlistItems.id}`.as('item_id'),
+      rank: sql<number>`row_number() OVER (ORDER BY ${playlistItems.position}, ${playlistItems.id}) - 1`.as('item_rank'),
+    })
+    .from(playlistItems)
+    .where(eq(playlistItems.playlistId, playlistId))
+    .as('ranked');
+  return db
+    .update(playlistItems)
+    .set({ position: sql`${ranked.rank}` })
+    .from(ranked)
+    .where(and(eq(playlistItems.id, ranked.itemId), ne(playlistItems.position, ranked.rank)));
+}
 
-const touchStatement = (d1: D1Database, playlistId: number, now: string) =>
-  statement(
-    d1,
-    'UPDATE playlists SET items_count = (SELECT count(*) FROM playlist_items WHERE playlist_id = ?1), updated_at = ?2 WHERE id = ?1',
-    [playlistId, now],
-  );
+/** `items_count` and `updated_at` after the items changed. */
+const touch = (db: Db, playlistId: number, now: string) =>
+  db
+    .update(playlists)
+    .set({ itemsCount: sql`(SELECT count(*) FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId})`, updatedAt: now })
+    .where(eq(playlists.id, playlistId));
+
+/** The owner's detail after a change (as the owner sees it: flags and all). */
+const ownerDetail = async (db: Db, playlistId: number, userId: number) => mustRead(await runRead(db, readablePlaylist(db, playlistId, userId, userId)));
 
 /**
  * Adds a channel: appended when `position` is missing or one past the end, otherwise
@@ -189,62 +185,62 @@ const touchStatement = (d1: D1Database, playlistId: number, now: string) =>
  * up at 0..n-1. 404 for an unknown channel, 409 when it is already in, 422 when full or
  * when the position is past the end.
  */
-export async function addItem(d1: D1Database, playlistId: number, userId: number, channelId: number, position: number | undefined, now: string) {
-  const [playlist, channel, state] = await d1.batch([
-    playlistStatement(d1, playlistId),
-    visibleChannelStatement(d1, channelId),
-    statement(
-      d1,
-      'SELECT count(*) AS count, coalesce(sum(channel_id = ?2), 0) AS present FROM playlist_items WHERE playlist_id = ?1',
-      [playlistId, channelId],
-    ),
+export async function addItem(db: Db, playlistId: number, userId: number, channelId: number, position: number | undefined, now: string) {
+  const [playlist, channel, [state]] = await db.batch([
+    playlistRow(db, playlistId),
+    channelVisibility(db, channelId).queries[0],
+    db
+      .select({ count: count(), present: sql<number>`coalesce(sum(${playlistItems.channelId} = ${channelId}), 0)` })
+      .from(playlistItems)
+      .where(eq(playlistItems.playlistId, playlistId)),
   ]);
-  authorize(playlist!.results[0] as PlaylistRow | undefined, userId, 'write');
-  if (!isVisible(channel)) throw notFound('Radio channel');
-  const { count, present } = state!.results[0] as { count: number; present: number };
-  if (present) throw conflict('The radio channel is already in the playlist.');
-  if (count >= MAX_PLAYLIST_ITEMS) throw fieldInvalid('radio_channel_id', `A playlist holds at most ${MAX_PLAYLIST_ITEMS} radio channels.`);
-  if (position !== undefined && position > count) {
-    throw fieldInvalid('position', `The position must be between 0 and ${count}.`);
-  }
+  authorizeWrite(playlist[0], userId);
+  if (!channel[0]?.visible) throw notFound('Radio channel');
+  const items = state?.count ?? 0;
+  if (state?.present) throw conflict('The radio channel is already in the playlist.');
+  if (items >= MAX_PLAYLIST_ITEMS) throw fieldInvalid('radio_channel_id', `A playlist holds at most ${MAX_PLAYLIST_ITEMS} radio channels.`);
+  if (position !== undefined && position > items) throw fieldInvalid('position', `The position must be between 0 and ${items}.`);
 
-  const guard = `(SELECT count(*) FROM playlist_items WHERE playlist_id = ?1) < ${MAX_PLAYLIST_ITEMS}
-    AND NOT EXISTS (SELECT 1 FROM playlist_items WHERE playlist_id = ?1 AND channel_id = ?2)`;
-  const at = position === undefined ? null : position;
+  const room = sql`(SELECT count(*) FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId}) < ${MAX_PLAYLIST_ITEMS}
+    AND NOT EXISTS (SELECT 1 FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId} AND ${playlistItems.channelId} = ${channelId})`;
+  const end = sql`(SELECT count(*) FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId})`;
+  const insert = batchable(
+    db,
+    sql`INSERT INTO ${playlistItems} (${bare(playlistItems.playlistId)}, ${bare(playlistItems.channelId)}, ${bare(playlistItems.position)}, ${bare(playlistItems.createdAt)})
+      SELECT ${playlistId}, ${channelId}, ${position === undefined ? end : sql`min(${position}, ${end})`}, ${now} WHERE ${room}`,
+  );
   try {
-    const [, inserted] = await d1.batch([
-      statement(d1, `UPDATE playlist_items SET position = position + 1 WHERE playlist_id = ?1 AND ?3 IS NOT NULL AND position >= ?3 AND ${guard}`, [
-        playlistId,
-        channelId,
-        at,
-      ]),
-      statement(
-        d1,
-        `INSERT INTO playlist_items (playlist_id, channel_id, position, created_at)
-         SELECT ?1, ?2, min(coalesce(?3, 1e9), (SELECT count(*) FROM playlist_items WHERE playlist_id = ?1)), ?4 WHERE ${guard} RETURNING id`,
-        [playlistId, channelId, at, now],
-      ),
-      compactStatement(d1, playlistId),
-      touchStatement(d1, playlistId, now),
-    ]);
-    if (inserted!.results.length === 0) throw conflict('The playlist changed meanwhile; the radio channel was not added.');
+    let inserted;
+    if (position === undefined) {
+      [inserted] = await db.batch([insert, compact(db, playlistId), touch(db, playlistId, now)]);
+    } else {
+      const shift = db
+        .update(playlistItems)
+        .set({ position: sql`${playlistItems.position} + 1` })
+        .where(and(eq(playlistItems.playlistId, playlistId), sql`${playlistItems.position} >= ${position}`, room));
+      [, inserted] = await db.batch([shift, insert, compact(db, playlistId), touch(db, playlistId, now)]);
+    }
+    if (inserted.meta.changes === 0) throw conflict('The playlist changed meanwhile; the radio channel was not added.');
   } catch (error) {
-    if (isUniqueViolation(error, 'playlist_items.playlist_id')) throw conflict('The radio channel is already in the playlist.');
+    if (isUniqueViolation(error, playlistItems.playlistId)) throw conflict('The radio channel is already in the playlist.');
     throw error;
   }
-  return findPlaylistDetail(d1, playlistId, userId);
+  return ownerDetail(db, playlistId, userId);
 }
 
 /** Removes a channel and closes the gap; 404 when it is not in the playlist. */
-export async function removeItem(d1: D1Database, playlistId: number, userId: number, channelId: number, now: string) {
-  await playlistForWrite(d1, playlistId, userId);
-  const [deleted] = await d1.batch([
-    statement(d1, 'DELETE FROM playlist_items WHERE playlist_id = ?1 AND channel_id = ?2 RETURNING id', [playlistId, channelId]),
-    compactStatement(d1, playlistId),
-    touchStatement(d1, playlistId, now),
+export async function removeItem(db: Db, playlistId: number, userId: number, channelId: number, now: string) {
+  await playlistForWrite(db, playlistId, userId);
+  const [deleted] = await db.batch([
+    db
+      .delete(playlistItems)
+      .where(and(eq(playlistItems.playlistId, playlistId), eq(playlistItems.channelId, channelId)))
+      .returning({ id: playlistItems.id }),
+    compact(db, playlistId),
+    touch(db, playlistId, now),
   ]);
-  if (deleted!.results.length === 0) throw notFound('Radio channel in this playlist');
-  return findPlaylistDetail(d1, playlistId, userId);
+  if (deleted.length === 0) throw notFound('Radio channel in this playlist');
+  return ownerDetail(db, playlistId, userId);
 }
 
 /**
@@ -252,19 +248,17 @@ export async function removeItem(d1: D1Database, playlistId: number, userId: num
  * in the positions left. Every problem (a channel not in the playlist, a position out
  * of range, a channel or position twice) is a 422 and nothing changes.
  */
-export async function reorderItems(
-  d1: D1Database,
-  playlistId: number,
-  userId: number,
-  moves: { radio_channel_id: number; position: number }[],
-  now: string,
-) {
-  const [playlist, items] = await d1.batch([
-    playlistStatement(d1, playlistId),
-    statement(d1, 'SELECT channel_id FROM playlist_items WHERE playlist_id = ?1 ORDER BY position, id', [playlistId]),
+export async function reorderItems(db: Db, playlistId: number, userId: number, moves: { radio_channel_id: number; position: number }[], now: string) {
+  const [playlist, items] = await db.batch([
+    playlistRow(db, playlistId),
+    db
+      .select({ channelId: playlistItems.channelId })
+      .from(playlistItems)
+      .where(eq(playlistItems.playlistId, playlistId))
+      .orderBy(asc(playlistItems.position), asc(playlistItems.id)),
   ]);
-  authorize(playlist!.results[0] as PlaylistRow | undefined, userId, 'write');
-  const current = (items!.results as { channel_id: number }[]).map((r) => r.channel_id);
+  authorizeWrite(playlist[0], userId);
+  const current = items.map((r) => r.channelId);
 
   const errors: Record<string, string[]> = {};
   const seenChannels = new Set<number>();
@@ -281,36 +275,38 @@ export async function reorderItems(
   });
   if (Object.keys(errors).length) throw validationFailed(errors);
 
-  const order: (number | undefined)[] = new Array(current.length).fill(undefined);
+  const order: (number | undefined)[] = new Array<number | undefined>(current.length).fill(undefined);
   for (const move of moves) order[move.position] = move.radio_channel_id;
   const rest = current.filter((id) => !seenChannels.has(id));
   for (let i = 0; i < order.length; i += 1) if (order[i] === undefined) order[i] = rest.shift();
 
-  await d1.batch([
-    statement(
-      d1,
-      `UPDATE playlist_items SET position = j.key FROM json_each(?2) j
-       WHERE playlist_items.playlist_id = ?1 AND playlist_items.channel_id = j.value`,
-      [playlistId, JSON.stringify(order)],
-    ),
-    compactStatement(d1, playlistId),
-    touchStatement(d1, playlistId, now),
+  await db.batch([
+    db
+      .update(playlistItems)
+      .set({ position: sql`j.key` })
+      .from(jsonRows(JSON.stringify(order)))
+      .where(and(eq(playlistItems.playlistId, playlistId), eq(playlistItems.channelId, sql`j.value`))),
+    compact(db, playlistId),
+    touch(db, playlistId, now),
   ]);
-  return findPlaylistDetail(d1, playlistId, userId);
+  return ownerDetail(db, playlistId, userId);
 }
 
 /** The caller's playlists that hold a channel: the membership summary of GET /radios/{id}/playlists. */
-export async function membership(d1: D1Database, channelId: number, userId: number) {
-  const [channel, rows] = await d1.batch([
-    visibleChannelStatement(d1, channelId),
-    statement(
-      d1,
-      `SELECT p.id, p.name, p.is_public FROM playlist_items pi JOIN playlists p ON p.id = pi.playlist_id
-       WHERE pi.channel_id = ?1 AND p.user_id = ?2 ORDER BY p.created_at DESC, p.id DESC`,
-      [channelId, userId],
-    ),
-  ]);
-  if (!isVisible(channel)) throw notFound('Radio channel');
-  const playlists = (rows!.results as { id: number; name: string; is_public: number }[]).map((p) => ({ ...p, is_public: p.is_public === 1 }));
-  return { is_in_playlist: playlists.length > 0, playlist_count: playlists.length, playlists };
+export function membership(db: Db, channelId: number, userId: number) {
+  return read(
+    [
+      channelVisibility(db, channelId).queries[0],
+      db
+        .select({ id: playlists.id, name: playlists.name, is_public: playlists.isPublic })
+        .from(playlistItems)
+        .innerJoin(playlists, eq(playlists.id, playlistItems.playlistId))
+        .where(and(eq(playlistItems.channelId, channelId), eq(playlists.userId, userId)))
+        .orderBy(desc(playlists.createdAt), desc(playlists.id)),
+    ] as const,
+    ([[channel], rows]) => {
+      if (!channel?.visible) throw notFound('Radio channel');
+      return { is_in_playlist: rows.length > 0, playlist_count: rows.length, playlists: rows };
+    },
+  );
 }

@@ -5,6 +5,9 @@ import { isLanguageCode } from '../catalogue/reference-data';
 const timestamp = z.string().openapi({ example: '2026-01-02T03:04:05.123000Z' });
 const nullableUrl = z.string().nullable();
 
+/** A channel's genres as RadioResource lists them. */
+export const GenreRefsSchema = z.array(z.object({ id: z.int(), name: z.string() }));
+
 export const RadioSchema = z
   .object({
     id: z.int(),
@@ -20,7 +23,7 @@ export const RadioSchema = z
     is_featured: z.boolean(),
     play_count: z.int(),
     likes: z.int(),
-    genres: z.array(z.object({ id: z.int(), name: z.string() })),
+    genres: GenreRefsSchema,
     social_links: z.object({ website: nullableUrl, facebook: nullableUrl, twitter: nullableUrl, instagram: nullableUrl }),
     is_liked: z.boolean(),
     is_favorited: z.boolean(),
@@ -48,7 +51,14 @@ export const GenreDetailSchema = GenreSchema.extend({
 export const AdminGenreSchema = GenreSchema.extend({ is_active: z.boolean() }).openapi('AdminGenre');
 
 export const PageMetaSchema = z
-  .object({ current_page: z.int(), per_page: z.int(), total: z.int(), last_page: z.int() })
+  .object({
+    current_page: z.int(),
+    per_page: z.int(),
+    total: z.int().openapi({ description: 'matching channels; with `search`, at most 1,000 (see total_exact)' }),
+    last_page: z.int(),
+    total_exact: z.boolean().openapi({ description: 'false when a search had more than 1,000 matches and only the best 1,000 are listed' }),
+    next_cursor: z.string().nullable().openapi({ description: 'pass as `cursor` for the next page (pages past the first 1,000 channels need it); null on the last page' }),
+  })
   .openapi('PageMeta');
 
 /** An ISO 639-1 code, lower-cased. */

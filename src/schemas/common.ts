@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { ZodType } from 'zod';
 import type { Context } from 'hono';
 import type { AppEnv } from '../env';
-import { optionalUser, requireAdmin, requireReader, requireUser, requireWriter } from '../middleware/auth';
+import { optionalToken, requireAccount, requireAdmin, requireToken } from '../middleware/auth';
 import { userRateLimit, type UserPolicy } from '../middleware/rate-limit';
 
 /** `{ success: true, message, data }` around a payload schema. */
@@ -70,26 +70,25 @@ export const BODY_ERRORS = [400, 413, 415, 422] as const;
 const bearer = [{ bearerAuth: [] }];
 const byMethod = (c: Context<AppEnv>): UserPolicy => (c.req.method === 'GET' ? 'reads' : 'writes');
 
-/**
- * Spread into `createRoute` of account routes: a user token is required (401, 403 with
- * `requires_logout`) and the user row of this moment is read; limited as reads or writes.
+/*
+ * Spread into `createRoute`: who may call a route, checked by its middleware
+ * (middleware/auth.ts), and the per-user limit it counts against (contract 10).
  */
-export const userAuth = { middleware: [requireUser, userRateLimit(byMethod)], security: bearer };
-/** Spread into `createRoute` of writes that need only the caller's status (see `requireWriter`). */
-export const writerAuth = { middleware: [requireWriter, userRateLimit('writes')], security: bearer };
-/**
- * Spread into `createRoute` of read-only routes: a user token is required, and the user
- * row is checked in the handler's first D1 batch (one round trip).
- */
-export const readerAuth = { middleware: [requireReader, userRateLimit('reads')], security: bearer };
-/** Like `readerAuth`, counted as searches (contract 10). */
-export const searchAuth = { middleware: [requireReader, userRateLimit('searches')], security: bearer };
-/** Like `readerAuth`, counted as plays (contract 10). */
-export const playAuth = { middleware: [requireReader, userRateLimit('plays')], security: bearer };
-/** Spread into `createRoute`: a user token may be sent; when sent it must be valid. */
-export const optionalAuth = { middleware: [optionalUser], security: [{}, { bearerAuth: [] }] as Record<string, string[]>[] };
-/** Spread into `createRoute`: the admin token is required. */
-export const adminAuth = { middleware: [requireAdmin], security: [{ adminToken: [] }] };
+
+/** Account routes (me, verify, profile, password, logout): the account row of this moment, checked first. */
+export const accountAccess = { middleware: [requireAccount({ current: true }), userRateLimit(byMethod)], security: bearer };
+/** Writes (likes, favorites, playlists): the account checked before the handler (cached up to READ_CACHE_MS). */
+export const writeAccess = { middleware: [requireAccount(), userRateLimit('writes')], security: bearer };
+/** Plays: like a write, counted as plays. */
+export const playAccess = { middleware: [requireAccount(), userRateLimit('plays')], security: bearer };
+/** Reads: a live token; the account check rides in the handler's first D1 batch (services/caller.ts). */
+export const readAccess = { middleware: [requireToken, userRateLimit('reads')], security: bearer };
+/** Searches: like a read, counted as searches. */
+export const searchAccess = { middleware: [requireToken, userRateLimit('searches')], security: bearer };
+/** Public reads (genres): a token may be sent; when sent it must be valid. */
+export const optionalAccess = { middleware: [optionalToken], security: [{}, { bearerAuth: [] }] as Record<string, string[]>[] };
+/** The admin API: the admin token. */
+export const adminAccess = { middleware: [requireAdmin], security: [{ adminToken: [] }] };
 
 /** Success with nothing to return (`data: null`). */
 export const NullData = z.null();

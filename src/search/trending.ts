@@ -1,5 +1,7 @@
-import type { Bindings } from '../env';
+import type { Context } from 'hono';
+import { cache } from '../cache';
 import type { TermCount } from '../durable-objects/search-trends';
+import type { AppEnv, Bindings } from '../env';
 import { Memo } from '../lib/memo';
 
 function fnv1a(text: string): number {
@@ -19,25 +21,26 @@ const HOUR_MS = 3_600_000;
 /**
  * Searches this isolate already counted in the current hour. The shard counts a user
  * once per term per hour anyway; remembering it here saves the call for the repeats.
+ * (A record of what was done, not a cache of data: it never goes stale.)
  */
 const countedThisHour = new Memo<true>(HOUR_MS, 10_000);
 
-/** Counts a search that found something; a term always lands on the same shard. */
-export async function recordSearchTerm(env: Bindings, term: string, userId: number, now = Date.now()): Promise<boolean> {
+/**
+ * Counts a search that found something; a term (already normalised: lib/text.ts
+ * `normaliseTerm`, so spellings of one word count as one) always lands on the same shard.
+ */
+export async function recordSearchTerm(c: { env: Bindings }, term: string, userId: number, now = Date.now()): Promise<boolean> {
   const key = `${Math.floor(now / HOUR_MS)}:${userId}:${term}`;
   if (countedThisHour.get(key, now)) return false;
-  const counted = await shard(env, fnv1a(term) % shardCount(env)).record(term, String(userId), now);
+  const counted = await shard(c.env, fnv1a(term) % shardCount(c.env)).record(term, String(userId), now);
   countedThisHour.set(key, true, now);
   return counted;
 }
 
-/** Merged trending lists, kept per isolate for 2 seconds (one fan-out per isolate, not per request). */
-const trendingCache = new Memo<TermCount[]>(2000, 20);
-
-/** The `limit` most searched terms of the last 24 hours, merged from every shard. */
-export function trendingTerms(env: Bindings, limit: number): Promise<TermCount[]> {
-  return trendingCache.getOrLoad(String(limit), async () => {
-    const perShard = await Promise.all(Array.from({ length: shardCount(env) }, (_, i) => shard(env, i).top(limit)));
+/** The `limit` most searched terms of the last 24 hours, merged from every shard (`cache.trendingTerms`, 2 s). */
+export function trendingTerms(c: Context<AppEnv>, limit: number): Promise<TermCount[]> {
+  return cache.trendingTerms.swr(c, String(limit), async () => {
+    const perShard = await Promise.all(Array.from({ length: shardCount(c.env) }, (_, i) => shard(c.env, i).top(limit)));
     return perShard
       .flat()
       .sort((a, b) => b.count - a.count || a.term.localeCompare(b.term))

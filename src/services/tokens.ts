@@ -1,5 +1,6 @@
+import { cache } from '../cache';
+import type { Bindings } from '../env';
 import { constantTimeEqual, randomBase64Url, sha256Hex, toHex } from '../lib/crypto';
-import { Memo } from '../lib/memo';
 
 /** What KV holds for one token: never the secret, only its SHA-256. */
 export interface TokenRecord {
@@ -51,27 +52,21 @@ export function parseBearer(header: string | undefined): { id: string; secret: s
 }
 
 /**
- * Token records read from KV, kept per isolate for 30 seconds. KV itself may serve a
- * deleted token for up to 60 s at other locations, so this adds no new window: a
- * logged-out token is refused at once by the isolate that logged it out and within the
- * README's stated 60 s elsewhere. Password changes and bans do not depend on it: the
- * user row decides (read with the request, or kept by services/read-cache.ts for at
- * most `READ_CACHE_MS`). Unknown ids are not cached.
+ * The live record of a presented token, or null when unknown, wrong or expired. At most
+ * one KV read: records are kept per isolate (`cache.tokens`, 30 s; password changes and
+ * bans do not depend on it, the account row decides). Unknown ids are not cached.
  */
-const recordCache = new Memo<{ record: TokenRecord; secret?: string }>(30_000, 10_000);
-
-/** The live record of a presented token, or null when unknown, wrong or expired. At most one KV read. */
 export async function resolveToken(
-  kv: KVNamespace,
+  scope: { env: Bindings },
   presented: { id: string; secret: string },
   now = Date.now(),
 ): Promise<TokenRecord | null> {
-  let cached = recordCache.get(presented.id, now);
+  let cached = cache.tokens.get(scope.env, presented.id, now);
   if (!cached) {
-    const record = await kv.get<TokenRecord>(tokenKey(presented.id), 'json');
+    const record = await scope.env.TOKENS.get<TokenRecord>(tokenKey(presented.id), 'json');
     if (!record) return null;
     cached = { record };
-    recordCache.set(presented.id, cached, now);
+    cache.tokens.set(presented.id, cached, now);
   }
   const { record } = cached;
   if (record.expiresAt <= now) return null;
@@ -85,7 +80,7 @@ export async function resolveToken(
 
 /** Deletes one token (logout). Other locations may still see it for up to 60 s (KV). */
 export async function revokeToken(kv: KVNamespace, record: TokenRecord): Promise<void> {
-  recordCache.delete(record.id);
+  cache.tokens.remove(record.id);
   await Promise.all([kv.delete(tokenKey(record.id)), kv.delete(userTokenKey(record.userId, record.id))]);
 }
 
@@ -99,7 +94,7 @@ export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId:
   do {
     const page = await kv.list({ prefix: userTokenPrefix(userId), cursor });
     const ids = page.keys.map((key) => key.name.slice(userTokenPrefix(userId).length)).filter((id) => id !== keepId);
-    for (const id of ids) recordCache.delete(id);
+    for (const id of ids) cache.tokens.remove(id);
     await Promise.all(ids.flatMap((id) => [kv.delete(tokenKey(id)), kv.delete(userTokenKey(userId, id))]));
     revoked += ids.length;
     cursor = page.list_complete ? undefined : page.cursor;

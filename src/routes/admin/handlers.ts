@@ -1,6 +1,7 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import * as catalogueAdmin from '../../catalogue/admin';
 import { importStations } from '../../catalogue/import';
+import { cache, forgetCatalogueAnswers } from '../../cache';
 import type { AppEnv } from '../../env';
 import { created, ok } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
@@ -10,28 +11,41 @@ import type * as routes from './routes';
 
 export const setUserStatus: RouteHandler<typeof routes.setUserStatus, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const user = await storeUserStatus(c.get('d1'), id, c.req.valid('json').status);
+  const user = await storeUserStatus(c.get('db'), id, c.req.valid('json').status);
   if (!user) throw notFound('User');
+  // A ban holds at once in this isolate; elsewhere within READ_CACHE_MS (contract 2).
+  cache.callers.remove(String(id));
   return ok(c, await toUserResource(user), 'User status updated.');
 };
 
-export const createRadio: RouteHandler<typeof routes.createRadio, AppEnv> = async (c) =>
-  created(c, await catalogueAdmin.createChannel(c.get('d1'), c.req.valid('json'), isoTimestamp()), 'Radio channel created.');
+// Every catalogue write drops the isolate's cached catalogue answers, public copies included.
 
-export const updateRadio: RouteHandler<typeof routes.updateRadio, AppEnv> = async (c) =>
-  ok(
-    c,
-    await catalogueAdmin.updateChannel(c.get('d1'), c.req.valid('param').id, c.req.valid('json'), isoTimestamp()),
-    'Radio channel updated.',
-  );
+export const createRadio: RouteHandler<typeof routes.createRadio, AppEnv> = async (c) => {
+  const channel = await catalogueAdmin.createChannel(c.get('db'), c.req.valid('json'), isoTimestamp());
+  forgetCatalogueAnswers();
+  return created(c, channel, 'Radio channel created.');
+};
+
+export const updateRadio: RouteHandler<typeof routes.updateRadio, AppEnv> = async (c) => {
+  const channel = await catalogueAdmin.updateChannel(c.get('db'), c.req.valid('param').id, c.req.valid('json'), isoTimestamp());
+  forgetCatalogueAnswers();
+  return ok(c, channel, 'Radio channel updated.');
+};
 
 export const importRadios: RouteHandler<typeof routes.importRadios, AppEnv> = async (c) => {
-  const summary = await importStations(c.get('d1'), c.req.valid('json'), isoTimestamp());
+  const summary = await importStations(c.get('db'), c.req.valid('json'), isoTimestamp());
+  if (summary.created + summary.updated > 0) forgetCatalogueAnswers();
   return ok(c, summary, `Imported: ${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.skipped} skipped.`);
 };
 
-export const createGenre: RouteHandler<typeof routes.createGenre, AppEnv> = async (c) =>
-  created(c, await catalogueAdmin.createGenre(c.get('d1'), c.req.valid('json'), isoTimestamp()), 'Genre created.');
+export const createGenre: RouteHandler<typeof routes.createGenre, AppEnv> = async (c) => {
+  const genre = await catalogueAdmin.createGenre(c.get('db'), c.req.valid('json'), isoTimestamp());
+  forgetCatalogueAnswers();
+  return created(c, genre, 'Genre created.');
+};
 
-export const updateGenre: RouteHandler<typeof routes.updateGenre, AppEnv> = async (c) =>
-  ok(c, await catalogueAdmin.updateGenre(c.get('d1'), c.req.valid('param').id, c.req.valid('json'), isoTimestamp()), 'Genre updated.');
+export const updateGenre: RouteHandler<typeof routes.updateGenre, AppEnv> = async (c) => {
+  const genre = await catalogueAdmin.updateGenre(c.get('db'), c.req.valid('param').id, c.req.valid('json'), isoTimestamp());
+  forgetCatalogueAnswers();
+  return ok(c, genre, 'Genre updated.');
+};

@@ -3,7 +3,7 @@ import { MAX_IMPORT_STATIONS } from '../../catalogue/import';
 import { STREAM_FORMATS, USER_STATUSES } from '../../db/schema';
 import { httpUrlField, idParam, textField } from '../../lib/validation';
 import { AdminGenreSchema, RadioSchema, languageCode, slugField } from '../../schemas/catalogue';
-import { BODY_ERRORS, adminAuth, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
+import { BODY_ERRORS, adminAccess, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
 import { UserSchema } from '../../schemas/user';
 
 const tags = ['Admin'];
@@ -15,7 +15,7 @@ export const setUserStatus = createRoute({
   tags,
   summary: 'Set an account status (active, inactive, banned)',
   description: 'Takes effect on the next request of every token of the user, everywhere.',
-  ...adminAuth,
+  ...adminAccess,
   request: {
     params: idParams,
     body: jsonBody(z.object({ status: z.enum(USER_STATUSES) }).openapi('UserStatusRequest')),
@@ -59,7 +59,7 @@ export const createRadio = createRoute({
   path: '/api/v1/admin/radios',
   tags,
   summary: 'Create a channel',
-  ...adminAuth,
+  ...adminAccess,
   request: { body: jsonBody(ChannelCreate) },
   responses: { 201: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(...BODY_ERRORS, 401, 403) },
 });
@@ -69,7 +69,7 @@ export const updateRadio = createRoute({
   path: '/api/v1/admin/radios/{id}',
   tags,
   summary: 'Change any field of a channel, its flags or its genres',
-  ...adminAuth,
+  ...adminAccess,
   request: { params: idParams, body: jsonBody(z.object(channelFields).partial().openapi('AdminChannelUpdate')) },
   responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(...BODY_ERRORS, 401, 403, 404) },
 });
@@ -93,7 +93,7 @@ export const importRadios = createRoute({
   description:
     'Invalid records are skipped with a reason; identical ones are left alone, so an import can be repeated. ' +
     'This route accepts bodies up to 16 MiB.',
-  ...adminAuth,
+  ...adminAccess,
   request: {
     body: jsonBody(
       z
@@ -119,7 +119,7 @@ export const createGenre = createRoute({
   path: '/api/v1/admin/genres',
   tags,
   summary: 'Create a genre',
-  ...adminAuth,
+  ...adminAccess,
   request: { body: jsonBody(z.object(genreFields).partial().required({ name: true }).openapi('AdminGenreCreate')) },
   responses: { 201: jsonResponse(AdminGenreSchema, 'The genre'), ...errorResponses(...BODY_ERRORS, 401, 403) },
 });
@@ -129,7 +129,7 @@ export const updateGenre = createRoute({
   path: '/api/v1/admin/genres/{id}',
   tags,
   summary: 'Change a genre, or deactivate it',
-  ...adminAuth,
+  ...adminAccess,
   request: { params: idParams, body: jsonBody(z.object(genreFields).partial().openapi('AdminGenreUpdate')) },
   responses: { 200: jsonResponse(AdminGenreSchema, 'The genre'), ...errorResponses(...BODY_ERRORS, 401, 403, 404) },
 });

@@ -1,4 +1,5 @@
 import type { RouteHandler } from '@hono/zod-openapi';
+import { cache } from '../../cache';
 import type { AppEnv } from '../../env';
 import { accountInactive, fieldInvalid, unauthenticated } from '../../lib/errors';
 import { created, ok } from '../../lib/envelope';
@@ -17,8 +18,8 @@ export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) 
   const attempt = await reserveRegistration(c.env, clientIp(c));
   let user: usersService.UserRow | null = null;
   try {
-    if (await usersService.findUserByEmail(c.get('d1'), body.email)) throw fieldInvalid('email', EMAIL_TAKEN);
-    user = await usersService.createUser(c.get('d1'), {
+    if (await usersService.findUserByEmail(c.get('db'), body.email)) throw fieldInvalid('email', EMAIL_TAKEN);
+    user = await usersService.createUser(c.get('db'), {
       name: body.name,
       email: body.email,
       passwordHash: await hashPassword(body.password),
@@ -29,7 +30,7 @@ export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) 
     return created(c, { user: await usersService.toUserResource(user), token }, 'Registered successfully.');
   } catch (error) {
     // No account without its token: a failure after the insert takes the account back.
-    if (user) await usersService.deleteUser(c.get('d1'), user.id).catch(() => undefined);
+    if (user) await usersService.deleteUser(c.get('db'), user.id).catch(() => undefined);
     await attempt.abandoned().catch(() => undefined);
     throw error;
   }
@@ -40,7 +41,7 @@ export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   // Reserved before any hash is computed (services/rate-limits.ts): bursts get no more tries.
   const attempt = await reserveLogin(c.env, email, clientIp(c));
   // A failure (wrong password, or D1 failing) keeps the reserved attempt: nothing to undo.
-  const user = await usersService.findUserByEmail(c.get('d1'), email);
+  const user = await usersService.findUserByEmail(c.get('db'), email);
   // An unknown email costs one scrypt too, so timing does not tell which emails exist.
   const matches = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
   if (!user || !matches) throw unauthenticated();
@@ -48,7 +49,7 @@ export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   if (user.status !== 'active') throw accountInactive(user.status);
 
   const rehash = needsRehash(user.passwordHash)
-    ? hashPassword(password).then((hash) => usersService.replacePasswordHash(c.get('d1'), user.id, hash))
+    ? hashPassword(password).then((hash) => usersService.replacePasswordHash(c.get('db'), user.id, hash))
     : undefined;
   const [{ token }] = await Promise.all([issueToken(c.env.TOKENS, user.id, ttlDays(c.env)), rehash]);
   return ok(c, { user: await usersService.toUserResource(user), token }, 'Logged in successfully.');
@@ -67,11 +68,12 @@ export const updateProfile: RouteHandler<typeof routes.updateProfile, AppEnv> = 
     return ok(c, await usersService.toUserResource(user), 'Nothing to update.');
   }
   if (changes.email !== undefined && changes.email !== user.email) {
-    const owner = await usersService.findUserByEmail(c.get('d1'), changes.email);
+    const owner = await usersService.findUserByEmail(c.get('db'), changes.email);
     if (owner) throw fieldInvalid('email', EMAIL_TAKEN);
   }
-  const updated = await usersService.updateProfile(c.get('d1'), user.id, changes);
+  const updated = await usersService.updateProfile(c.get('db'), user.id, changes);
   if (!updated) throw fieldInvalid('email', EMAIL_TAKEN);
+  cache.callers.remove(String(user.id));
   return ok(c, await usersService.toUserResource(updated), 'Profile updated successfully.');
 };
 
@@ -85,7 +87,9 @@ export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> 
     throw fieldInvalid('current_password', 'The current password is incorrect.');
   }
   await attempt.succeeded();
-  await usersService.changePassword(c.get('d1'), user.id, await hashPassword(body.password), token.id);
+  await usersService.changePassword(c.get('db'), user.id, await hashPassword(body.password), token.id);
+  // This isolate refuses the other tokens at once; others within READ_CACHE_MS (the row decides).
+  cache.callers.remove(String(user.id));
   // The user row already refuses the other tokens everywhere; deleting their records can follow the response.
   c.executionCtx.waitUntil(revokeOtherTokens(c.env.TOKENS, user.id, token.id).catch(() => 0));
   return ok(c, null, 'Password changed successfully. Your other sessions were logged out.');

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse, userAuth } from '../../schemas/common';
+import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse, accountAccess } from '../../schemas/common';
 import { UserSchema, emailField, nameField, passwordField } from '../../schemas/user';
 
 const tags = ['Accounts'];
@@ -55,7 +55,7 @@ export const me = createRoute({
   path: '/api/v1/auth/me',
   tags,
   summary: 'The authenticated user',
-  ...userAuth,
+  ...accountAccess,
   responses: { 200: jsonResponse(UserSchema, 'The user'), ...errorResponses(401, 403, 429) },
 });
 
@@ -64,7 +64,7 @@ export const verify = createRoute({
   path: '/api/v1/auth/verify',
   tags,
   summary: 'Check that the token is valid and the account active',
-  ...userAuth,
+  ...accountAccess,
   responses: {
     200: jsonResponse(z.object({ user: UserSchema, status: z.literal('active') }), 'The token is valid'),
     ...errorResponses(401, 403, 429),
@@ -76,7 +76,7 @@ export const updateProfile = createRoute({
   path: '/api/v1/auth/profile',
   tags,
   summary: 'Change name and/or email',
-  ...userAuth,
+  ...accountAccess,
   request: { body: jsonBody(z.object({ name: nameField.optional(), email: emailField.optional() }).openapi('ProfileRequest')) },
   responses: { 200: jsonResponse(UserSchema, 'The updated user'), ...errorResponses(...BODY_ERRORS, 401, 403, 429) },
 });
@@ -86,7 +86,7 @@ export const changePassword = createRoute({
   path: '/api/v1/auth/password',
   tags,
   summary: 'Change the password; every other token of the user is revoked',
-  ...userAuth,
+  ...accountAccess,
   request: {
     body: jsonBody(
       confirmed(
@@ -102,6 +102,6 @@ export const logout = createRoute({
   path: '/api/v1/auth/logout',
   tags,
   summary: 'Revoke the presented token',
-  ...userAuth,
+  ...accountAccess,
   responses: { 200: jsonResponse(NullData, 'Logged out'), ...errorResponses(401, 403, 415, 429) },
 });

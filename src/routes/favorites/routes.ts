@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { idParam } from '../../lib/validation';
+import { idParam, limitQuery } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
-import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, readerAuth, writerAuth } from '../../schemas/common';
+import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, readAccess, writeAccess } from '../../schemas/common';
 
 const tags = ['Favorites'];
 const FavoriteState = z.object({ is_favorited: z.boolean(), favorites_count: z.int() }).openapi('FavoriteState');
@@ -13,8 +13,9 @@ export const listFavorites = createRoute({
   path: '/api/v1/favorites',
   tags,
   summary: "The user's favorite channels, latest first",
-  ...readerAuth,
-  responses: { 200: jsonResponse(z.array(RadioSchema), 'Favorites'), ...errorResponses(401, 403, 429) },
+  ...readAccess,
+  request: { query: limitQuery(500, 100) },
+  responses: { 200: jsonResponse(z.array(RadioSchema), 'Favorites'), ...errorResponses(401, 403, 422, 429) },
 });
 
 export const toggleFavorite = createRoute({
@@ -22,7 +23,7 @@ export const toggleFavorite = createRoute({
   path: '/api/v1/favorites/toggle',
   tags,
   summary: 'Toggle a favorite',
-  ...writerAuth,
+  ...writeAccess,
   request: { body: ChannelBody },
   responses: { 200: jsonResponse(FavoriteState, 'The state after the toggle'), ...errorResponses(...BODY_ERRORS, 401, 403, 404, 429) },
 });
@@ -32,7 +33,7 @@ export const checkFavorite = createRoute({
   path: '/api/v1/favorites/{id}/check',
   tags,
   summary: 'Whether a channel is a favorite (the answer has no message, as the spec shows)',
-  ...readerAuth,
+  ...readAccess,
   request: { params: channelParams },
   responses: {
     200: {
@@ -48,7 +49,7 @@ export const addFavorite = createRoute({
   path: '/api/v1/favorites',
   tags,
   summary: 'Add a favorite: 201 when added, 200 when it already was one',
-  ...writerAuth,
+  ...writeAccess,
   request: { body: ChannelBody },
   responses: {
     201: jsonResponse(FavoriteState, 'Added'),
@@ -62,7 +63,7 @@ export const removeFavorite = createRoute({
   path: '/api/v1/favorites/{id}',
   tags,
   summary: 'Remove a favorite (200 whether or not it was one)',
-  ...writerAuth,
+  ...writeAccess,
   request: { params: channelParams },
   responses: { 200: jsonResponse(FavoriteState, 'Removed'), ...errorResponses(401, 403, 404, 422, 429) },
 });

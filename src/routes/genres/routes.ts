@@ -2,10 +2,10 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { idParam, intParam } from '../../lib/validation';
 import { GenreDetailSchema, GenreSchema } from '../../schemas/catalogue';
 import { edgeCache } from '../../middleware/caching';
-import { errorResponses, jsonResponse, optionalAuth } from '../../schemas/common';
+import { errorResponses, jsonResponse, optionalAccess } from '../../schemas/common';
 
 /** Anonymous genre reads come from the edge cache; a token is checked as usual. */
-const publicRead = { ...optionalAuth, middleware: [edgeCache, ...optionalAuth.middleware] };
+const publicRead = { ...optionalAccess, middleware: [edgeCache, ...optionalAccess.middleware] };
 
 const tags = ['Genres'];
 

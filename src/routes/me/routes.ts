@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { limitQuery } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
-import { errorResponses, jsonResponse, readerAuth } from '../../schemas/common';
+import { errorResponses, jsonResponse, readAccess } from '../../schemas/common';
 
 const tags = ['My listening'];
 
@@ -10,7 +10,7 @@ export const recent = createRoute({
   path: '/api/v1/me/radios/recent',
   tags,
   summary: 'Channels the user played, most recent first',
-  ...readerAuth,
+  ...readAccess,
   request: { query: limitQuery(50, 10) },
   responses: { 200: jsonResponse(z.array(RadioSchema.extend({ last_played_at: z.string() })), 'Recent channels'), ...errorResponses(401, 403, 422, 429) },
 });
@@ -20,7 +20,7 @@ export const top = createRoute({
   path: '/api/v1/me/radios/top',
   tags,
   summary: 'Channels the user played most',
-  ...readerAuth,
+  ...readAccess,
   request: { query: limitQuery(50, 10) },
   responses: { 200: jsonResponse(z.array(RadioSchema.extend({ user_play_count: z.int() })), 'Top channels'), ...errorResponses(401, 403, 422, 429) },
 });
@@ -30,7 +30,7 @@ export const recommended = createRoute({
   path: '/api/v1/me/radios/recommended',
   tags,
   summary: 'Channels like what the user liked, favorited and played, that they have not heard',
-  ...readerAuth,
+  ...readAccess,
   request: { query: limitQuery(50, 20) },
   responses: { 200: jsonResponse(z.array(RadioSchema), 'Recommendations'), ...errorResponses(401, 403, 422, 429) },
 });
@@ -40,7 +40,7 @@ export const discover = createRoute({
   path: '/api/v1/me/radios/discover',
   tags,
   summary: 'A varied selection the user has not played, the same all day',
-  ...readerAuth,
+  ...readAccess,
   request: { query: limitQuery(50, 20) },
   responses: { 200: jsonResponse(z.array(RadioSchema), 'Discovery'), ...errorResponses(401, 403, 422, 429) },
 });

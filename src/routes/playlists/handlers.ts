@@ -1,5 +1,7 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { cache, mayReadCached } from '../../cache';
+import { runRead } from '../../db/read';
 import type { AppEnv } from '../../env';
 import { created, ok } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
@@ -7,34 +9,55 @@ import { isoTimestamp } from '../../lib/time';
 import { idParam } from '../../lib/validation';
 import { EXPORT_FORMATS, toM3u, toPls, type ExportFormat } from '../../playlists/export';
 import * as playlists from '../../playlists/playlists';
-import { viewerRead, withMarks } from '../../services/read-cache';
+import { withAccountCheck, withMarks, type Caller } from '../../services/caller';
 import type * as routes from './routes';
 
+/** A playlist as the caller may read it, with their own marks; null when they may not (or it is missing). */
+async function readPlaylist(c: Context<AppEnv>, id: number): Promise<playlists.PlaylistDetail | null> {
+  const readerId = c.get('userId') ?? 0;
+  const caller = c.get('caller');
+  const db = c.get('db');
+  if (!caller || !mayReadCached(c)) return withAccountCheck(c, playlists.readablePlaylist(db, id, readerId, readerId));
+  // Public playlists are shared by every reader; anything else is kept per reader, so a
+  // stranger's request for a private playlist costs what a missing one does.
+  const detail =
+    cache.playlists.get(c.env, String(id)) ??
+    (await cache.playlists.swr(c, `${id}:${readerId}`, async () => {
+      const loaded = await runRead(db, playlists.readablePlaylist(db, id, readerId, 0));
+      if (loaded?.is_public) cache.playlists.set(String(id), loaded);
+      return loaded;
+    }));
+  return detail && markItems(detail, caller);
+}
+
+function markItems(detail: playlists.PlaylistDetail, caller: Caller): playlists.PlaylistDetail {
+  const channels = detail.items.map((item) => item.radio_channel);
+  const marked = withMarks(channels, caller);
+  return marked === channels ? detail : { ...detail, items: detail.items.map((item, i) => ({ ...item, radio_channel: marked[i]! })) };
+}
+
+/** After a playlist changed: its cached copies go (shared and per reader). */
+function forgetPlaylist(id: number) {
+  cache.playlists.remove(String(id));
+  cache.playlists.removePrefix(`${id}:`);
+}
+
 export const listPlaylists: RouteHandler<typeof routes.listPlaylists, AppEnv> = async (c) =>
-  ok(c, await playlists.listPlaylists(c.get('d1'), c.get('userId')), 'Playlists retrieved successfully.');
+  ok(c, await withAccountCheck(c, playlists.userPlaylists(c.get('db'), c.get('userId'))), 'Playlists retrieved successfully.');
 
-export const showPlaylist: RouteHandler<typeof routes.showPlaylist, AppEnv> = async (c) => {
-  const { id } = c.req.valid('param');
-  const detail = await viewerRead(
-    c,
-    `playlist:${id}`,
-    (viewerId) => playlists.loadPlaylistDetail(c.get('d1'), id, viewerId),
-    (value, viewer) => {
-      const channels = value?.items.map((item) => item.radio_channel) ?? [];
-      const marked = withMarks(channels, viewer);
-      if (!value || marked === channels) return value;
-      return { ...value, items: value.items.map((item, i) => ({ ...item, radio_channel: marked[i]! })) };
-    },
-  );
-  return ok(c, playlists.readableDetail(detail, c.get('userId')), 'Playlist retrieved successfully.');
-};
+export const showPlaylist: RouteHandler<typeof routes.showPlaylist, AppEnv> = async (c) =>
+  ok(c, playlists.mustRead(await readPlaylist(c, c.req.valid('param').id)), 'Playlist retrieved successfully.');
 
-/** `GET /api/v1/playlists/{id}.m3u|.pls`; the path pattern guarantees `<digits>.<format>`. */
+/**
+ * `GET /api/v1/playlists/{id}.m3u|.pls`; the path pattern guarantees `<digits>.<format>`.
+ * A public playlist's export needs no token (a media player or a shared link has none);
+ * a private one is its owner's, as the detail is.
+ */
 export const exportPlaylist = async (c: Context<AppEnv>) => {
   const [id, format] = c.req.param('file')!.split('.') as [string, ExportFormat];
   const playlistId = idParam('id').safeParse(id);
   if (!playlistId.success) throw notFound('Playlist');
-  const detail = await playlists.findPlaylistDetail(c.get('d1'), playlistId.data, c.get('userId'));
+  const detail = playlists.mustRead(await readPlaylist(c, playlistId.data));
   const body = format === 'm3u' ? toM3u(detail, detail.items) : toPls(detail, detail.items);
   return c.body(body, 200, {
     'Content-Type': EXPORT_FORMATS[format],
@@ -43,39 +66,45 @@ export const exportPlaylist = async (c: Context<AppEnv>) => {
 };
 
 export const createPlaylist: RouteHandler<typeof routes.createPlaylist, AppEnv> = async (c) => {
-  const playlist = await playlists.createPlaylist(c.get('d1'), c.get('userId'), c.req.valid('json'), isoTimestamp());
+  const playlist = await playlists.createPlaylist(c.get('db'), c.get('userId'), c.req.valid('json'), isoTimestamp());
   return created(c, { ...playlist, items: [] }, 'Playlist created successfully.');
 };
 
-export const updatePlaylist: RouteHandler<typeof routes.updatePlaylist, AppEnv> = async (c) =>
-  ok(
-    c,
-    await playlists.updatePlaylist(c.get('d1'), c.req.valid('param').id, c.get('userId'), c.req.valid('json'), isoTimestamp()),
-    'Playlist updated successfully.',
-  );
+export const updatePlaylist: RouteHandler<typeof routes.updatePlaylist, AppEnv> = async (c) => {
+  const { id } = c.req.valid('param');
+  const playlist = await playlists.updatePlaylist(c.get('db'), id, c.get('userId'), c.req.valid('json'), isoTimestamp());
+  forgetPlaylist(id);
+  return ok(c, playlist, 'Playlist updated successfully.');
+};
 
 export const deletePlaylist: RouteHandler<typeof routes.deletePlaylist, AppEnv> = async (c) => {
-  await playlists.deletePlaylist(c.get('d1'), c.req.valid('param').id, c.get('userId'));
+  const { id } = c.req.valid('param');
+  await playlists.deletePlaylist(c.get('db'), id, c.get('userId'));
+  forgetPlaylist(id);
   return ok(c, null, 'Playlist deleted successfully.');
 };
 
 export const addItem: RouteHandler<typeof routes.addItem, AppEnv> = async (c) => {
+  const { id } = c.req.valid('param');
   const { radio_channel_id, position } = c.req.valid('json');
-  const detail = await playlists.addItem(c.get('d1'), c.req.valid('param').id, c.get('userId'), radio_channel_id, position, isoTimestamp());
+  const detail = await playlists.addItem(c.get('db'), id, c.get('userId'), radio_channel_id, position, isoTimestamp());
+  forgetPlaylist(id);
   return created(c, detail, 'Radio channel added to the playlist.');
 };
 
 export const removeItem: RouteHandler<typeof routes.removeItem, AppEnv> = async (c) => {
   const { id, channel_id } = c.req.valid('param');
-  return ok(c, await playlists.removeItem(c.get('d1'), id, c.get('userId'), channel_id, isoTimestamp()), 'Radio channel removed from the playlist.');
+  const detail = await playlists.removeItem(c.get('db'), id, c.get('userId'), channel_id, isoTimestamp());
+  forgetPlaylist(id);
+  return ok(c, detail, 'Radio channel removed from the playlist.');
 };
 
-export const reorderItems: RouteHandler<typeof routes.reorderItems, AppEnv> = async (c) =>
-  ok(
-    c,
-    await playlists.reorderItems(c.get('d1'), c.req.valid('param').id, c.get('userId'), c.req.valid('json').items, isoTimestamp()),
-    'Playlist reordered successfully.',
-  );
+export const reorderItems: RouteHandler<typeof routes.reorderItems, AppEnv> = async (c) => {
+  const { id } = c.req.valid('param');
+  const detail = await playlists.reorderItems(c.get('db'), id, c.get('userId'), c.req.valid('json').items, isoTimestamp());
+  forgetPlaylist(id);
+  return ok(c, detail, 'Playlist reordered successfully.');
+};
 
 export const membership: RouteHandler<typeof routes.membership, AppEnv> = async (c) =>
-  ok(c, await playlists.membership(c.get('d1'), c.req.valid('param').id, c.get('userId')), 'Playlist membership retrieved successfully.');
+  ok(c, await withAccountCheck(c, playlists.membership(c.get('db'), c.req.valid('param').id, c.get('userId'))), 'Playlist membership retrieved successfully.');

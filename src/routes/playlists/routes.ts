@@ -1,29 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { MAX_PLAYLIST_ITEMS } from '../../playlists/playlists';
 import { idParam, textField } from '../../lib/validation';
-import { RadioSchema } from '../../schemas/catalogue';
-import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse, readerAuth, writerAuth } from '../../schemas/common';
+import { PlaylistDetailSchema, PlaylistSchema } from '../../schemas/playlists';
+import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse, readAccess, writeAccess } from '../../schemas/common';
 
 const tags = ['Playlists'];
-const timestamp = z.string().openapi({ example: '2026-01-02T03:04:05.123000Z' });
-
-export const PlaylistSchema = z
-  .object({
-    id: z.int(),
-    name: z.string(),
-    description: z.string().nullable(),
-    is_public: z.boolean(),
-    user_id: z.int(),
-    items_count: z.int(),
-    created_at: timestamp,
-    updated_at: timestamp,
-  })
-  .openapi('Playlist');
-
-const PlaylistDetailSchema = PlaylistSchema.extend({
-  items: z.array(z.object({ id: z.int(), position: z.int(), radio_channel: RadioSchema })),
-}).openapi('PlaylistDetail');
-
 const fields = {
   name: textField({ min: 1, max: 100 }),
   description: textField({ max: 1000, multiline: true }).nullable(),
@@ -38,7 +19,7 @@ export const listPlaylists = createRoute({
   path: '/api/v1/playlists',
   tags,
   summary: "The user's playlists, newest first",
-  ...readerAuth,
+  ...readAccess,
   responses: { 200: jsonResponse(z.array(PlaylistSchema), 'Playlists'), ...errorResponses(401, 403, 429) },
 });
 
@@ -47,7 +28,7 @@ export const showPlaylist = createRoute({
   path: '/api/v1/playlists/{id}',
   tags,
   summary: "A playlist with its items by position (the owner's, or a public one)",
-  ...readerAuth,
+  ...readAccess,
   request: { params: playlistParams },
   responses: { 200: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...readErrors },
 });
@@ -61,8 +42,8 @@ export const exportPlaylistDocs = (['m3u', 'pls'] as const).map((format) => ({
   path: `/api/v1/playlists/{id}.${format}`,
   tags,
   summary: format === 'm3u' ? 'The playlist as extended M3U, for players' : 'The playlist as PLS, for players',
-  description: 'Same access rules as the detail; channels in playlist order.',
-  security: [{ bearerAuth: [] }],
+  description: 'Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s.',
+  security: [{}, { bearerAuth: [] }] as Record<string, string[]>[],
   request: { params: playlistParams },
   responses: {
     200: {
@@ -78,7 +59,7 @@ export const createPlaylist = createRoute({
   path: '/api/v1/playlists',
   tags,
   summary: 'Create an empty playlist (private unless is_public)',
-  ...writerAuth,
+  ...writeAccess,
   request: { body: jsonBody(z.object(fields).partial().required({ name: true }).openapi('PlaylistCreate')) },
   responses: { 201: jsonResponse(PlaylistDetailSchema, 'The new playlist'), ...errorResponses(...BODY_ERRORS, 401, 403, 429) },
 });
@@ -88,7 +69,7 @@ export const updatePlaylist = createRoute({
   path: '/api/v1/playlists/{id}',
   tags,
   summary: 'Change name, description or is_public (only the given fields)',
-  ...writerAuth,
+  ...writeAccess,
   request: { params: playlistParams, body: jsonBody(z.object(fields).partial().openapi('PlaylistUpdate')) },
   responses: { 200: jsonResponse(PlaylistSchema, 'The playlist'), ...writeErrors },
 });
@@ -98,7 +79,7 @@ export const deletePlaylist = createRoute({
   path: '/api/v1/playlists/{id}',
   tags,
   summary: 'Delete a playlist',
-  ...writerAuth,
+  ...writeAccess,
   request: { params: playlistParams },
   responses: { 200: jsonResponse(NullData, 'Deleted'), ...readErrors },
 });
@@ -108,7 +89,7 @@ export const addItem = createRoute({
   path: '/api/v1/playlists/{id}/items',
   tags,
   summary: 'Add a channel: appended, or inserted at `position` with the rest shifted down',
-  ...writerAuth,
+  ...writeAccess,
   request: {
     params: playlistParams,
     body: jsonBody(z.object({ radio_channel_id: z.int().min(1), position: z.int().min(0).optional() }).openapi('PlaylistItemCreate')),
@@ -121,7 +102,7 @@ export const removeItem = createRoute({
   path: '/api/v1/playlists/{id}/items/{channel_id}',
   tags,
   summary: 'Remove a channel; later items move up',
-  ...writerAuth,
+  ...writeAccess,
   request: { params: z.object({ id: idParam('id'), channel_id: idParam('channel_id') }) },
   responses: { 200: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...readErrors },
 });
@@ -131,7 +112,7 @@ export const reorderItems = createRoute({
   path: '/api/v1/playlists/{id}/reorder',
   tags,
   summary: 'Move the listed channels to their positions; the others keep their order',
-  ...writerAuth,
+  ...writeAccess,
   request: {
     params: playlistParams,
     body: jsonBody(
@@ -150,7 +131,7 @@ export const membership = createRoute({
   path: '/api/v1/radios/{id}/playlists',
   tags,
   summary: "Which of the user's playlists hold the channel",
-  ...readerAuth,
+  ...readAccess,
   request: { params: z.object({ id: idParam('id') }) },
   responses: {
     200: jsonResponse(

@@ -2,9 +2,9 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { CHANNEL_SORTS } from '../../catalogue/channels';
 import { idParam, intParam, limitQuery, textField } from '../../lib/validation';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
-import { requireReader } from '../../middleware/auth';
+import { requireToken } from '../../middleware/auth';
 import { userRateLimit } from '../../middleware/rate-limit';
-import { NullData, errorResponses, jsonResponse, playAuth, successEnvelope, writerAuth, readerAuth } from '../../schemas/common';
+import { NullData, errorResponses, jsonResponse, playAccess, successEnvelope, writeAccess, readAccess } from '../../schemas/common';
 
 const tags = ['Radio channels'];
 
@@ -13,9 +13,9 @@ export const listRadios = createRoute({
   path: '/api/v1/radios',
   tags,
   summary: 'Active channels, paginated, searchable and filterable',
-  ...readerAuth,
+  ...readAccess,
   // A list with `search` is a search (contract 10).
-  middleware: [requireReader, userRateLimit((c) => (c.req.query('search') === undefined ? 'reads' : 'searches'))],
+  middleware: [requireToken, userRateLimit((c) => (c.req.query('search') === undefined ? 'reads' : 'searches'))],
   request: {
     query: z.object({
       page: intParam({ min: 1, max: 100_000 }).default(1),
@@ -25,6 +25,7 @@ export const listRadios = createRoute({
       country_id: intParam({ min: 1 }).optional(),
       language: languageCode.optional().openapi({ description: 'ISO 639-1 code' }),
       genre_id: intParam({ min: 1 }).optional(),
+      cursor: z.string().min(1).max(512).optional().openapi({ description: '`meta.next_cursor` of the previous page: the next page, at any depth (without `search`)' }),
     }),
   },
   responses: {
@@ -41,7 +42,7 @@ export const featuredRadios = createRoute({
   path: '/api/v1/radios/featured',
   tags,
   summary: 'Featured channels, most played first',
-  ...readerAuth,
+  ...readAccess,
   request: { query: z.object({ limit: intParam({ min: 1, max: 50 }).default(10) }) },
   responses: { 200: jsonResponse(z.array(RadioSchema), 'Featured channels'), ...errorResponses(401, 403, 422, 429) },
 });
@@ -51,7 +52,7 @@ export const showRadio = createRoute({
   path: '/api/v1/radios/{id}',
   tags,
   summary: 'One channel',
-  ...readerAuth,
+  ...readAccess,
   request: { params: z.object({ id: idParam('id') }) },
   responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(401, 403, 404, 422, 429) },
 });
@@ -62,7 +63,7 @@ export const trendingRadios = createRoute({
   path: '/api/v1/radios/trending',
   tags,
   summary: 'Channels with the most plays in the last `hours` hours',
-  ...readerAuth,
+  ...readAccess,
   request: { query: z.object({ hours: intParam({ min: 1, max: 168 }).default(24), limit: intParam({ min: 1, max: 100 }).default(20) }) },
   responses: {
     200: jsonResponse(z.array(RadioSchema.extend({ recent_plays: z.int() })), 'Trending channels'),
@@ -75,7 +76,7 @@ export const chartRadios = createRoute({
   path: '/api/v1/radios/charts',
   tags,
   summary: 'Top channels by plays or likes in a period',
-  ...readerAuth,
+  ...readAccess,
   request: {
     query: z.object({
       metric: z.enum(['plays', 'likes']).default('plays'),
@@ -94,7 +95,7 @@ export const likedRadios = createRoute({
   path: '/api/v1/radios/liked',
   tags,
   summary: 'Channels the user liked, latest first',
-  ...readerAuth,
+  ...readAccess,
   request: { query: limitQuery(100, 20) },
   responses: { 200: jsonResponse(z.array(RadioSchema), 'Liked channels'), ...errorResponses(401, 403, 422, 429) },
 });
@@ -106,7 +107,7 @@ export const playRadio = createRoute({
   path: '/api/v1/radios/{id}/play',
   tags,
   summary: 'Record a play (a repeat within 60 seconds is acknowledged, not counted)',
-  ...playAuth,
+  ...playAccess,
   request: { params: channelParams },
   responses: { 200: jsonResponse(NullData, 'The play was tracked'), ...errorResponses(401, 403, 404, 422, 429) },
 });
@@ -116,7 +117,7 @@ export const likeRadio = createRoute({
   path: '/api/v1/radios/{id}/like',
   tags,
   summary: 'Toggle the like of a channel',
-  ...writerAuth,
+  ...writeAccess,
   request: { params: channelParams },
   responses: {
     200: jsonResponse(z.object({ is_liked: z.boolean(), likes_count: z.int() }), 'The like state after the toggle'),

@@ -1,36 +1,40 @@
 import type { RouteHandler } from '@hono/zod-openapi';
+import { cache } from '../../cache';
 import type { AppEnv } from '../../env';
 import { ok } from '../../lib/envelope';
 import { fieldInvalid } from '../../lib/errors';
-import { findCountryByName, loadCountries, nameCompletions, searchCatalogue, completions } from '../../search/search';
-import { recordSearchTerm, trendingTerms } from '../../search/trending';
 import { normaliseTerm } from '../../lib/text';
-import { viewerRead, withMarks } from '../../services/read-cache';
+import { activeCountries, completions, findCountryByName, nameCompletions, searchCatalogue } from '../../search/search';
+import { recordSearchTerm, trendingTerms } from '../../search/trending';
+import { readForCaller, withAccountCheck, withMarks } from '../../services/caller';
 import type * as routes from './routes';
 
 export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
   const query = c.req.valid('query');
-  const d1 = c.get('d1');
+  const countryList = await activeCountries(c);
   let countryId = query.country_id;
   if (query.country !== undefined) {
-    const country = findCountryByName(await loadCountries(d1), query.country);
+    const country = findCountryByName(countryList, query.country);
     if (!country) throw fieldInvalid('country', 'The selected country does not exist.');
     if (countryId !== undefined && countryId !== country.id) throw fieldInvalid('country', 'The country does not match the country id.');
     countryId = country.id;
   }
+  const term = normaliseTerm(query.q);
+  if (term.length < 2) throw fieldInvalid('q', 'The q field must contain at least 2 letters or digits.');
   const search = { q: query.q, limit: query.stations_limit, categoriesLimit: query.categories_limit, genreId: query.genre_id, countryId };
-  const result = await viewerRead(
+  const result = await readForCaller(
     c,
-    `search:${JSON.stringify(search)}`,
-    (viewerId) => searchCatalogue(d1, search, viewerId),
-    (value, viewer) => {
-      const stations = withMarks(value.stations, viewer);
+    cache.searches,
+    JSON.stringify({ ...search, q: term }),
+    (viewerId) => withAccountCheck(c, searchCatalogue(c.get('db'), search, countryList, viewerId)),
+    (value, caller) => {
+      const stations = withMarks(value.stations, caller);
       return stations === value.stations ? value : { ...value, stations };
     },
   );
   if (result.stations.length || result.categories.length || result.countries.length) {
     // Counted after the answer is sent; the Durable Object's write is durable once it returns.
-    c.executionCtx.waitUntil(recordSearchTerm(c.env, normaliseTerm(query.q), c.get('userId')).catch(() => false));
+    c.executionCtx.waitUntil(recordSearchTerm(c, term, c.get('userId')).catch(() => false));
   }
   return ok(c, result, 'Search results retrieved successfully.');
 };
@@ -38,12 +42,14 @@ export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
 export const suggestions: RouteHandler<typeof routes.suggestions, AppEnv> = async (c) => {
   const { q, limit } = c.req.valid('query');
   const folded = normaliseTerm(q);
-  // The same for every caller: with a cached viewer, the whole list comes from the read cache.
-  const list = await viewerRead(
+  if (folded === '') throw fieldInvalid('q', 'The q field must contain letters or digits.');
+  // The same for every caller: with a cached caller, the whole list comes from the read cache.
+  const list = await readForCaller(
     c,
-    `suggest:${folded}:${limit}`,
+    cache.suggestions,
+    `${folded}:${limit}`,
     async () => {
-      const [names, trending] = await Promise.all([nameCompletions(c.get('d1'), q, limit), trendingTerms(c.env, 50)]);
+      const [names, trending] = await Promise.all([withAccountCheck(c, nameCompletions(c.get('db'), q, limit)), trendingTerms(c, 50)]);
       return completions(folded, [...trending.map((t) => t.term), ...names.genres, ...names.channels], limit);
     },
     (value) => value,
@@ -52,4 +58,8 @@ export const suggestions: RouteHandler<typeof routes.suggestions, AppEnv> = asyn
 };
 
 export const trending: RouteHandler<typeof routes.trending, AppEnv> = async (c) =>
-  ok(c, (await trendingTerms(c.env, 10)).map((t) => t.term), 'Trending searches retrieved successfully.');
+  ok(
+    c,
+    (await trendingTerms(c, 10)).map((t) => t.term),
+    'Trending searches retrieved successfully.',
+  );

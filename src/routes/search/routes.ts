@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { intParam, textField } from '../../lib/validation';
 import { GenreSchema, RadioSchema } from '../../schemas/catalogue';
-import { errorResponses, jsonResponse, readerAuth, searchAuth } from '../../schemas/common';
+import { errorResponses, jsonResponse, readAccess, searchAccess } from '../../schemas/common';
 
 const tags = ['Search'];
 const queryText = (min: number) => textField({ min, max: 100 });
@@ -14,7 +14,7 @@ export const search = createRoute({
   description:
     'Stations rank by exact name, name prefix, word prefix, substring, then plays; matching is case- and accent-insensitive. ' +
     'A query with no match answers 200 with empty groups.',
-  ...searchAuth,
+  ...searchAccess,
   request: {
     query: z.object({
       q: queryText(2),
@@ -44,7 +44,7 @@ export const suggestions = createRoute({
   path: '/api/v1/search/suggestions',
   tags,
   summary: 'Completions of a partial query: trending terms, genre names, station names',
-  ...searchAuth,
+  ...searchAccess,
   request: { query: z.object({ q: queryText(1), limit: intParam({ min: 1, max: 20 }).default(8) }) },
   responses: { 200: jsonResponse(z.array(z.string()), 'Suggestions'), ...errorResponses(401, 403, 422, 429) },
 });
@@ -54,7 +54,7 @@ export const trending = createRoute({
   path: '/api/v1/search/trending',
   tags,
   summary: 'The 10 most searched terms of the last 24 hours',
-  ...readerAuth,
+  ...readAccess,
   responses: { 200: jsonResponse(z.array(z.string()), 'Trending terms'), ...errorResponses(401, 403, 429) },
 });
 

@@ -1,0 +1,104 @@
+/** How long an entry is served as it is (`freshMs`), then served stale while it is reloaded (`staleMs` more). */
+export interface Windows {
+  freshMs: number;
+  staleMs: number;
+}
+
+/** What `swr` needs of a request: its bindings (for the windows) and its `waitUntil`. */
+export interface RequestScope<E> {
+  env: E;
+  executionCtx: { waitUntil(promise: Promise<unknown>): void };
+}
+
+/** Freezes what a cache hands to many requests: nobody may change it, and lib/envelope.ts reuses its text. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+/**
+ * One typed namespace of the per-isolate cache (the shape of unkey's cache): an entry is
+ * fresh for `freshMs`, then stale for `staleMs` more. A stale entry is served at once
+ * while one reload runs after the answer (`waitUntil`), so a burst of requests at
+ * expiry costs one load and nobody waits on another request's I/O (which workerd
+ * forbids); past both windows, the entry is loaded before answering. So nothing served
+ * is older than `freshMs + staleMs` plus one load. At most `max` entries (the oldest go
+ * first). Writes that change what an entry holds say so where they happen (`remove`,
+ * `clear`, `update`), next to the write.
+ */
+export class CacheNamespace<V, E = unknown> {
+  private readonly entries = new Map<string, { value: V; storedAt: number }>();
+  private readonly reloading = new Set<string>();
+
+  constructor(
+    readonly name: string,
+    private readonly options: { windows: (env: E) => Windows; max: number; freeze?: boolean },
+  ) {}
+
+  private entry(env: E, key: string, now: number) {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    const { freshMs, staleMs } = this.options.windows(env);
+    const age = now - entry.storedAt;
+    if (age < freshMs) return { value: entry.value, fresh: true };
+    if (age < freshMs + staleMs) return { value: entry.value, fresh: false };
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  /** The value while fresh or stale, without loading anything. */
+  get(env: E, key: string, now = Date.now()): V | undefined {
+    return this.entry(env, key, now)?.value;
+  }
+
+  set(key: string, value: V, now = Date.now()): void {
+    this.entries.delete(key);
+    this.entries.set(key, { value: this.options.freeze ? deepFreeze(value) : value, storedAt: now });
+    if (this.entries.size > this.options.max) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  /** Replaces an entry's value and keeps its age (what it says is no fresher); false when there is none. */
+  update(key: string, change: (value: V) => V): boolean {
+    const entry = this.entries.get(key);
+    if (!entry) return false;
+    entry.value = this.options.freeze ? deepFreeze(change(entry.value)) : change(entry.value);
+    return true;
+  }
+
+  remove(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** Removes every entry whose key starts with `prefix` (the per-reader copies of one playlist). */
+  removePrefix(prefix: string): void {
+    for (const key of this.entries.keys()) if (key.startsWith(prefix)) this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /**
+   * Stale-while-revalidate: the fresh value; or the stale one, with one reload started
+   * in the background; or, with neither, `load()`'s value, stored.
+   */
+  async swr(scope: RequestScope<E>, key: string, load: () => Promise<V>, now = Date.now()): Promise<V> {
+    const hit = this.entry(scope.env, key, now);
+    if (hit && !hit.fresh && !this.reloading.has(key)) {
+      this.reloading.add(key);
+      scope.executionCtx.waitUntil(
+        load()
+          .then((value) => this.set(key, value))
+          .catch(() => undefined) // the entry stays stale; the next request past the window loads it
+          .finally(() => this.reloading.delete(key)),
+      );
+    }
+    if (hit) return hit.value;
+    const value = await load();
+    this.set(key, value);
+    return value;
+  }
+}

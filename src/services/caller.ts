@@ -1,0 +1,155 @@
+import { eq } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { cache, mayReadCached, type CacheNamespace } from '../cache';
+import type { RadioResource } from '../catalogue/radio-resource';
+import type { Db } from '../db/client';
+import { runRead, type Queries, type Read } from '../db/read';
+import { favorites, likes, type UserRow } from '../db/schema';
+import type { AppEnv, Bindings } from '../env';
+import { accountInactive, unauthenticated } from '../lib/errors';
+import { isRevokedByUser, type TokenRecord } from './tokens';
+import { userByIdQuery } from './users';
+
+/**
+ * The signed-in caller as reads need them: the account row (its status decides) and the
+ * ids of the channels they like and favorite, laid over shared catalogue answers.
+ */
+export interface Caller {
+  user: UserRow;
+  liked: ReadonlySet<number>;
+  favorited: ReadonlySet<number>;
+}
+
+/**
+ * Marks of each kind kept per cached caller; a caller with more is never cached (their
+ * reads go to D1 with the flags computed there). With at most 2,000 cached callers that
+ * bounds them to some 20 MB per isolate.
+ */
+export const CALLER_MARKS_LIMIT = 500;
+
+/** The account row decides: revoked by a password change: 401; not active: 403 with `requires_logout`. */
+export function checkAccount(row: UserRow | undefined, token: TokenRecord): UserRow {
+  if (!row || isRevokedByUser(token, row)) throw unauthenticated();
+  if (row.status !== 'active') throw accountInactive(row.status);
+  return row;
+}
+
+/** The queries that load a caller: row, likes, favorites (see `acceptCaller`); one more mark than kept, to tell. */
+const callerQueries = (db: Db, userId: number) =>
+  [
+    userByIdQuery(db, userId),
+    db.select({ channelId: likes.channelId }).from(likes).where(eq(likes.userId, userId)).limit(CALLER_MARKS_LIMIT + 1),
+    db.select({ channelId: favorites.channelId }).from(favorites).where(eq(favorites.userId, userId)).limit(CALLER_MARKS_LIMIT + 1),
+  ] as const;
+
+type Loaded = readonly [UserRow[], { channelId: number }[], { channelId: number }[]];
+
+/** Checks a loaded caller, keeps them in the cache (unless over the marks limit), and marks the request checked. */
+function acceptCaller(c: Context<AppEnv>, [[row], liked, favorited]: Loaded): Caller {
+  const user = checkAccount(row, c.get('token'));
+  const caller = { user, liked: new Set(liked.map((m) => m.channelId)), favorited: new Set(favorited.map((m) => m.channelId)) };
+  if (liked.length <= CALLER_MARKS_LIMIT && favorited.length <= CALLER_MARKS_LIMIT) {
+    cache.callers.set(String(user.id), caller);
+    c.set('caller', caller);
+  }
+  c.set('user', user);
+  c.set('accountChecked', true);
+  return caller;
+}
+
+/**
+ * The caller from the cache, when the request may use it and it is fresh (or stale
+ * within its window, then reloaded after the answer): checked at once (401/403) and
+ * set on the request. False when the account must be checked against D1.
+ */
+export function useCachedCaller(c: Context<AppEnv>): boolean {
+  if (!mayReadCached(c)) return false;
+  const key = String(c.get('userId'));
+  const caller = cache.callers.get(c.env, key);
+  if (!caller) return false;
+  c.set('user', checkAccount(caller.user, c.get('token')));
+  c.set('caller', caller);
+  c.set('accountChecked', true);
+  // Reloads it after the answer when it went stale (the cache's stale-while-revalidate).
+  void cache.callers.swr(c, key, async () => {
+    const db = c.get('db');
+    const [[row], liked, favorited] = await db.batch(callerQueries(db, c.get('userId')));
+    if (!row) return caller;
+    return { user: row, liked: new Set(liked.map((m) => m.channelId)), favorited: new Set(favorited.map((m) => m.channelId)) };
+  });
+  return true;
+}
+
+/**
+ * Checks the account against D1 now, on its own round trip (writes and account routes
+ * check first). `rowOnly`: the account routes, which need the row and nothing to cache.
+ */
+export async function checkAccountNow(c: Context<AppEnv>, options: { rowOnly?: boolean } = {}): Promise<void> {
+  const db = c.get('db');
+  if (mayReadCached(c) && !options.rowOnly) acceptCaller(c, await db.batch(callerQueries(db, c.get('userId'))));
+  else {
+    c.set('user', checkAccount((await userByIdQuery(db, c.get('userId')))[0], c.get('token')));
+    c.set('accountChecked', true);
+  }
+}
+
+/**
+ * Runs a read in one D1 batch, and, while the caller's account is not checked yet (no
+ * cached caller), with the check in front of it: the caller's row (and marks, to be
+ * cached) go in the same round trip, and a refused account throws (401/403) before the
+ * read's results are used. This is how read routes check the account without a round
+ * trip of its own (middleware/auth.ts `requireToken`).
+ */
+export async function withAccountCheck<Q extends Queries, T>(c: Context<AppEnv>, pending: Read<Q, T>): Promise<T> {
+  const db = c.get('db');
+  if (c.get('accountChecked') || c.get('userId') === undefined) return runRead(db, pending);
+  if (mayReadCached(c)) {
+    const [row, liked, favorited, ...results] = await db.batch([...callerQueries(db, c.get('userId')), ...pending.queries]);
+    acceptCaller(c, [row, liked, favorited]);
+    return pending.result(results);
+  }
+  const [row, ...results] = await db.batch([userByIdQuery(db, c.get('userId')), ...pending.queries]);
+  c.set('user', checkAccount(row[0], c.get('token')));
+  c.set('accountChecked', true);
+  return pending.result(results);
+}
+
+/**
+ * `channels` with the caller's own likes and favorites: the same array when none of
+ * them is marked (shared answers are loaded unmarked), copies otherwise.
+ */
+export function withMarks<T extends RadioResource>(channels: readonly T[], caller: Caller): T[] {
+  if (!channels.some((channel) => caller.liked.has(channel.id) || caller.favorited.has(channel.id))) return channels as T[];
+  return channels.map((channel) => ({ ...channel, is_liked: caller.liked.has(channel.id), is_favorited: caller.favorited.has(channel.id) }));
+}
+
+/**
+ * A read whose answer holds channels: with a cached caller, the caller-independent
+ * answer comes from `namespace` (loaded as nobody, viewer 0) and `mark` lays the
+ * caller's likes and favorites over it; otherwise it is read for the caller, flags and
+ * all, in the batch that checks the account.
+ */
+export async function readForCaller<V>(
+  c: Context<AppEnv>,
+  namespace: CacheNamespace<V, Bindings>,
+  key: string,
+  load: (viewerId: number) => Promise<V>,
+  mark: (value: V, caller: Caller) => V,
+): Promise<V> {
+  const caller = c.get('caller');
+  if (!caller || !mayReadCached(c)) return load(c.get('userId') ?? 0);
+  return mark(await namespace.swr(c, key, () => load(0)), caller);
+}
+
+/**
+ * Records in the cached caller a like or favorite this request just wrote, so the
+ * caller's next reads need no reload. The entry keeps its age.
+ */
+export function markCaller(c: Context<AppEnv>, kind: 'liked' | 'favorited', channelId: number, active: boolean): void {
+  cache.callers.update(String(c.get('userId')), (caller) => {
+    const marks = new Set(caller[kind]);
+    if (active) marks.add(channelId);
+    else marks.delete(channelId);
+    return { ...caller, [kind]: marks };
+  });
+}
