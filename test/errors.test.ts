@@ -1,8 +1,8 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
-import { env, exports } from 'cloudflare:workers';
+import { env } from 'cloudflare:workers';
 import { describe, expect, it, vi } from 'vitest';
 import { createApp } from '../src/app';
-import { BASE, call } from './helpers/client';
+import { BASE, call, fetchWorker } from './helpers/client';
 import { registerUser } from './helpers/users';
 
 describe('the error envelope', () => {
@@ -23,7 +23,7 @@ describe('the error envelope', () => {
   });
 
   it('OPTIONS lists the methods of a route; HEAD answers like GET without a body', async () => {
-    const options = await exports.default.fetch(new Request(`${BASE}/api/v1/genres`, { method: 'OPTIONS' }));
+    const options = await fetchWorker(new Request(`${BASE}/api/v1/genres`, { method: 'OPTIONS' }));
     expect(options.status).toBe(204);
     expect(options.headers.get('Allow')).toBe('GET, HEAD, OPTIONS');
     const head = await call('HEAD', '/api/v1/genres');
@@ -70,7 +70,7 @@ describe('the error envelope', () => {
         controller.enqueue(chunk);
       },
     });
-    const response = await exports.default.fetch(
+    const response = await fetchWorker(
       new Request(`${BASE}/api/v1/auth/register`, { method: 'POST', body: stream, headers: { 'Content-Type': 'application/json' } }),
     );
     expect(response.status).toBe(413);
@@ -134,7 +134,7 @@ describe('cross-cutting headers', () => {
   });
 
   it('answers CORS preflights for browser clients', async () => {
-    const response = await exports.default.fetch(
+    const response = await fetchWorker(
       new Request(`${BASE}/api/v1/auth/me`, {
         method: 'OPTIONS',
         headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' },
@@ -171,15 +171,15 @@ describe('caching', () => {
   it('answers 304 to If-None-Match with the ETag of the same answer', async () => {
     const user = await registerUser();
     const path = `${BASE}/api/v1/radios/featured`;
-    const first = await exports.default.fetch(new Request(path, { headers: { Authorization: `Bearer ${user.token}` } }));
+    const first = await fetchWorker(new Request(path, { headers: { Authorization: `Bearer ${user.token}` } }));
     const tag = first.headers.get('ETag');
     expect(tag).toMatch(/^"[A-Za-z0-9_-]{24}"$/);
     expect(first.headers.get('Cache-Control')).toBe('private, no-cache');
-    const again = await exports.default.fetch(new Request(path, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': tag! } }));
+    const again = await fetchWorker(new Request(path, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': tag! } }));
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
     expect(again.headers.get('ETag')).toBe(tag);
-    const changed = await exports.default.fetch(new Request(path, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': '"other"' } }));
+    const changed = await fetchWorker(new Request(path, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': '"other"' } }));
     expect(changed.status).toBe(200);
   });
 

@@ -1,6 +1,5 @@
-import { exports } from 'cloudflare:workers';
 import { expect, it } from 'vitest';
-import { BASE } from './helpers/client';
+import { BASE, fetchWorker } from './helpers/client';
 import { openApiDocument } from './helpers/openapi';
 
 it('serves an OpenAPI 3.1 document of every route', async () => {
@@ -60,7 +59,7 @@ it('serves an OpenAPI 3.1 document of every route', async () => {
 });
 
 it('renders the reference at /docs without external assets', async () => {
-  const response = await exports.default.fetch(`${BASE}/docs`);
+  const response = await fetchWorker(`${BASE}/docs`);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^text\/html/);
   const html = await response.text();

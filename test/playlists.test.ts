@@ -1,6 +1,6 @@
-import { env, exports } from 'cloudflare:workers';
+import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BASE, call } from './helpers/client';
+import { BASE, call, fetchWorker } from './helpers/client';
 import { seedChannels, station } from './helpers/catalogue';
 import { registerUser, type TestUser } from './helpers/users';
 
@@ -285,7 +285,7 @@ describe('GET /api/v1/radios/{id}/playlists', () => {
 });
 
 describe('export for players', () => {
-  const fetchFile = (path: string, token: string) => exports.default.fetch(new Request(`${BASE}${path}`, { headers: { Authorization: `Bearer ${token}` } }));
+  const fetchFile = (path: string, token: string) => fetchWorker(new Request(`${BASE}${path}`, { headers: { Authorization: `Bearer ${token}` } }));
 
   it('serves M3U and PLS in playlist order, with the detail’s access rules', async () => {
     const [owner, stranger] = [await registerUser(), await registerUser()];
@@ -314,7 +314,7 @@ describe('export for players', () => {
     await call('PUT', `/api/v1/playlists/${id}`, { token: owner.token, json: { is_public: true } });
     expect((await fetchFile(`/api/v1/playlists/${id}.pls`, stranger.token)).status).toBe(200);
     // A public playlist's export needs no token (media players and shared links have none).
-    const anonymous = await exports.default.fetch(new Request(`${BASE}/api/v1/playlists/${id}.m3u`));
+    const anonymous = await fetchWorker(new Request(`${BASE}/api/v1/playlists/${id}.m3u`));
     expect(anonymous.status).toBe(200);
     expect(await anonymous.text()).toContain(url(b));
     await call('PUT', `/api/v1/playlists/${id}`, { token: owner.token, json: { is_public: false } });

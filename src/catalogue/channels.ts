@@ -1,5 +1,5 @@
-import { and, asc, desc, eq, exists, gt, inArray, lt, lte, or, sql, type SQL } from 'drizzle-orm';
-import { QueryBuilder } from 'drizzle-orm/sqlite-core';
+import { and, asc, desc, eq, exists, gt, inArray, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { QueryBuilder, type SubqueryWithSelection } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
 import { read, type Queries, type Read } from '../db/read';
 import { fieldInvalid } from '../lib/errors';
@@ -44,32 +44,82 @@ const { playCount, likesCount, createdAt, sortName, id: channelId } = radioChann
 
 /**
  * Each sort of GET /radios: its order (an index led by is_active, or by country or
- * language then is_active, gives it: db/schema.ts), the keyset condition that starts
- * after a given key, and the key of a channel. Ties break on id.
+ * language then is_active, gives it: db/schema.ts), the ids of a page after a given key
+ * (keyset positioning), and the key of a channel. Ties break on id.
  */
-const SORTS: Record<ChannelSort, { order: SQL[]; after: (key: SortKey) => SQL | undefined; key: (channel: RadioResource) => SortKey }> = {
-  name: {
-    order: [asc(sortName), asc(channelId)],
-    after: ([value, id]) => sql`(${sortName}, ${channelId}) > (${value}, ${id})`,
-    // sort_name is the folded name (db/schema.ts), so the key is computed, not stored in the answer.
-    key: (channel) => [foldText(channel.name), channel.id],
-  },
-  popular: {
-    order: [desc(playCount), asc(channelId)],
-    // Written so that SQLite keeps a range on the index (play_count <= value).
-    after: ([value, id]) => and(lte(playCount, Number(value)), or(lt(playCount, Number(value)), gt(channelId, id))),
-    key: (channel) => [channel.play_count, channel.id],
-  },
-  likes: {
-    order: [desc(likesCount), asc(channelId)],
-    after: ([value, id]) => and(lte(likesCount, Number(value)), or(lt(likesCount, Number(value)), gt(channelId, id))),
-    key: (channel) => [channel.likes, channel.id],
-  },
-  newest: {
-    order: [desc(createdAt), desc(channelId)],
-    after: ([value, id]) => sql`(${createdAt}, ${channelId}) < (${value}, ${id})`,
-    key: (channel) => [channel.created_at, channel.id],
-  },
+/** The ids of one page, in order: what a page's RadioResources are expanded from. */
+type PageIds = SubqueryWithSelection<{ id: SQL.Aliased<number> }, 'page'>;
+const pageId = (id: SQLWrapper) => sql<number>`${id}`.as('page_id');
+
+interface Sort {
+  order: SQL[];
+  /** The ids of the next `limit` channels after `key` that pass `conditions`, in order, as the subquery `page`. */
+  after: (conditions: SQL[], key: SortKey, limit: number) => PageIds;
+  key: (channel: RadioResource) => SortKey;
+}
+
+/** A sort on one column and id, both ascending or both descending: one row-value range on the index. */
+function rowValueSort(column: typeof sortName | typeof createdAt, direction: 'asc' | 'desc', key: Sort['key']): Sort {
+  const order = direction === 'asc' ? [asc(column), asc(channelId)] : [desc(column), desc(channelId)];
+  const beyond = direction === 'asc' ? sql`>` : sql`<`;
+  return {
+    order,
+    after: (conditions, [value, id], limit) =>
+      qb
+        .select({ id: pageId(radioChannels.id) })
+        .from(radioChannels)
+        .where(and(...conditions, sql`(${column}, ${channelId}) ${beyond} (${value}, ${id})`))
+        .orderBy(...order)
+        .limit(limit)
+        .as('page'),
+    key,
+  };
+}
+
+/**
+ * A sort on a counter, most first, then id ascending: no single row-value range gives
+ * that mixed order, so a page after a key is the channels tied with it (a range on id
+ * within the tie) followed by those below it (a range on the counter), each read along
+ * the index and cut at `limit`.
+ */
+function counterSort(column: typeof playCount | typeof likesCount, key: Sort['key']): Sort {
+  const order = [desc(column), asc(channelId)];
+  return {
+    order,
+    after: (conditions, [value, id], limit) => {
+      const count = Number(value);
+      const range = (where: SQL | undefined, rangeOrder: SQL[], name: string) =>
+        qb
+          .select({ id: sql<number>`${radioChannels.id}`.as(`${name}_id`), value: sql<number>`${column}`.as(`${name}_value`) })
+          .from(radioChannels)
+          .where(and(...conditions, where))
+          .orderBy(...rangeOrder)
+          .limit(limit)
+          .as(name);
+      const ties = range(and(eq(column, count), gt(channelId, id)), [asc(channelId)], 'ties');
+      const below = range(lt(column, count), order, 'below');
+      const next = qb
+        .select({ id: ties.id, value: ties.value })
+        .from(ties)
+        .unionAll(qb.select({ id: below.id, value: below.value }).from(below))
+        .as('next');
+      return qb
+        .select({ id: pageId(next.id) })
+        .from(next)
+        .orderBy(desc(next.value), asc(next.id))
+        .limit(limit)
+        .as('page');
+    },
+    key,
+  };
+}
+
+const SORTS: Record<ChannelSort, Sort> = {
+  // sort_name is the folded name (db/schema.ts), so the key is computed, not stored in the answer.
+  name: rowValueSort(sortName, 'asc', (channel) => [foldText(channel.name), channel.id]),
+  popular: counterSort(playCount, (channel) => [channel.play_count, channel.id]),
+  likes: counterSort(likesCount, (channel) => [channel.likes, channel.id]),
+  newest: rowValueSort(createdAt, 'desc', (channel) => [channel.created_at, channel.id]),
 };
 
 export const sortKeyOf = (sort: ChannelSort, channel: RadioResource) => SORTS[sort].key(channel);
@@ -130,15 +180,16 @@ const meta = (query: ChannelListQuery, total: number, exact: boolean, nextCursor
 export function channelPage(db: Db, query: ChannelListQuery, viewerId: number) {
   const sort = SORTS[query.sort];
   const conditions = filterConditions(query);
-  if (query.after) conditions.push(sort.after(query.after) ?? sql`1`);
-  const page = qb
-    .select({ id: radioChannels.id })
-    .from(radioChannels)
-    .where(and(...conditions))
-    .orderBy(...sort.order)
-    .limit(query.perPage)
-    .offset(query.after ? 0 : (query.page - 1) * query.perPage)
-    .as('page');
+  const page = query.after
+    ? sort.after(conditions, query.after, query.perPage)
+    : qb
+        .select({ id: pageId(radioChannels.id) })
+        .from(radioChannels)
+        .where(and(...conditions))
+        .orderBy(...sort.order)
+        .limit(query.perPage)
+        .offset((query.page - 1) * query.perPage)
+        .as('page');
   return read(
     [
       db
@@ -164,41 +215,86 @@ export const channelTotal = (db: Db, filters: ChannelFilters) => read([countQuer
  * `total` counts at most the cap, and `exact` is false when the index had more matches
  * than were considered.
  */
-export function searchPage(db: Db, query: ChannelListQuery & { search: string }, viewerId: number) {
+/** The search's candidates (bounded index matches) and its ranked, filtered matches (at most the cap), as CTEs. */
+function searchMatches(db: Db, query: ChannelListQuery & { search: string }) {
   const folded = query.search;
   const filtered = query.countryId !== undefined || query.language !== undefined || query.genreId !== undefined || query.https || query.online;
   const considered = filtered ? FILTERED_SEARCH_CANDIDATES : SEARCH_MATCH_CAP;
-  const candidates = textMatchRowids(folded, considered + 1).as('candidates');
-  const matches = qb
-    .select({ id: radioChannels.id, rank: sql<number>`${matchRank(radioChannels.sortName, folded)}`.as('match_rank') })
-    .from(candidates)
-    // CROSS JOIN: SQLite starts from the (bounded) matches, never from the catalogue.
-    .crossJoin(radioChannels)
-    .where(and(eq(radioChannels.id, channelIdOf(candidates.rowid)), ...filterConditions(query)))
-    .orderBy(sql`match_rank`, desc(playCount), asc(channelId))
-    .limit(SEARCH_MATCH_CAP)
-    .as('matches');
-  const sort = SORTS[query.sort];
+  const candidates = db.$with('candidates').as(textMatchRowids(folded, considered + 1));
+  const matches = db.$with('matches').as(
+    qb
+      .with(candidates)
+      .select({
+        id: sql<number>`${radioChannels.id}`.as('match_id'),
+        sortName: sql<string>`${sortName}`.as('match_sort_name'),
+        playCount: sql<number>`${playCount}`.as('match_play_count'),
+        likesCount: sql<number>`${likesCount}`.as('match_likes_count'),
+        createdAt: sql<string>`${createdAt}`.as('match_created_at'),
+      })
+      .from(candidates)
+      // CROSS JOIN: SQLite starts from the (bounded) matches, never from the catalogue.
+      .crossJoin(radioChannels)
+      .where(and(eq(radioChannels.id, channelIdOf(candidates.rowid)), ...filterConditions(query)))
+      .orderBy(matchRank(radioChannels.sortName, folded), desc(playCount), asc(channelId))
+      .limit(SEARCH_MATCH_CAP),
+  );
+  // The totals: matches (at most the cap), and whether the index had no more than were considered.
+  const totals = {
+    total: sql<number>`(SELECT count(*) FROM ${matches})`.as('match_total'),
+    exact: sql<boolean>`(SELECT count(*) FROM ${candidates}) <= ${considered}`.mapWith(Boolean).as('match_exact'),
+  };
+  return { candidates, matches, totals };
+}
+
+/**
+ * A page of a search (`search` given): the best `SEARCH_MATCH_CAP` matches by relevance
+ * (exact name, name prefix, word prefix, substring, description) then plays, among the
+ * most popular text matches of the index (see search-index.ts), with the filters; then
+ * sorted as asked and paged, and only the page expanded into RadioResources, with the
+ * totals, in one statement. Its cost is bounded by the cap, not by the catalogue (about
+ * eight rows read per match considered, whatever the catalogue's size): `total` counts
+ * at most the cap, and `exact` is false when the index had more matches than were
+ * considered. An empty page asks for the totals alone (`searchTotals`).
+ */
+export function searchPageRead(db: Db, query: ChannelListQuery & { search: string }, viewerId: number) {
+  const { candidates, matches, totals } = searchMatches(db, query);
+  const orders: Record<ChannelSort, SQL[]> = {
+    name: [asc(matches.sortName), asc(matches.id)],
+    popular: [desc(matches.playCount), asc(matches.id)],
+    likes: [desc(matches.likesCount), asc(matches.id)],
+    newest: [desc(matches.createdAt), desc(matches.id)],
+  };
+  const page = qb
+    .select({ id: pageId(matches.id) })
+    .from(matches)
+    .orderBy(...orders[query.sort])
+    .limit(query.perPage)
+    .offset((query.page - 1) * query.perPage)
+    .as('page');
   return read(
     [
       db
-        .select(radioResourceColumns(viewerId))
-        .from(matches)
+        .with(candidates, matches)
+        .select({ ...radioResourceColumns(viewerId), ...totals })
+        .from(page)
         .crossJoin(radioChannels)
-        .innerJoin(countries, and(eq(radioChannels.id, matches.id), channelCountry))
-        .orderBy(...sort.order)
-        .limit(query.perPage)
-        .offset((query.page - 1) * query.perPage),
-      db.select({ total: sql<number>`count(*)` }).from(matches),
-      db.select({ total: sql<number>`count(*)` }).from(candidates),
+        .innerJoin(countries, and(eq(radioChannels.id, page.id), channelCountry))
+        .orderBy(...SORTS[query.sort].order),
     ] as const,
-    ([items, [matched], [found]]) => ({
-      items,
-      total: matched?.total ?? 0,
-      // More text matches than were considered: there may be more matches than `total`.
-      exact: (found?.total ?? 0) <= considered,
-    }),
+    ([rows]) => {
+      const first = rows[0];
+      return {
+        items: rows.map(({ total: _total, exact: _exact, ...channel }) => channel),
+        totals: first ? { total: first.total, exact: first.exact } : null,
+      };
+    },
   );
+}
+
+/** The totals of a search alone (for a page past its end). */
+export function searchTotals(db: Db, query: ChannelListQuery & { search: string }) {
+  const { candidates, matches, totals } = searchMatches(db, query);
+  return read([db.with(candidates, matches).select(totals).from(oneRow)] as const, ([[row]]) => row ?? { total: 0, exact: true });
 }
 
 /** One visible channel, or null (missing, inactive, or in an inactive country). */
@@ -276,7 +372,9 @@ export type ReadRunner = <Q extends Queries, T>(pending: Read<Q, T>) => Promise<
  */
 export async function listChannels(run: ReadRunner, db: Db, query: ChannelListQuery, viewerId: number): Promise<Page<RadioResource>> {
   if (query.search !== undefined) {
-    const { items, total, exact } = await run(searchPage(db, { ...query, search: query.search }, viewerId));
+    const search = { ...query, search: query.search };
+    const { items, totals } = await run(searchPageRead(db, search, viewerId));
+    const { total, exact } = totals ?? (await run(searchTotals(db, search)));
     return { items, meta: meta(query, total, exact, null) };
   }
   const offset = (query.page - 1) * query.perPage;

@@ -109,7 +109,7 @@ export function textMatchRowids(folded: string, limit: number) {
   const fts = ftsQuery(folded);
   if (fts) {
     return qb
-      .select({ rowid: channelSearch.rowid })
+      .select({ rowid: sql<number>`${channelSearch.rowid}`.as('match_rowid') })
       .from(channelSearch)
       .where(sql`${channelSearch} MATCH ${fts}`)
       .orderBy(sql`${channelSearch.rowid} DESC`)
@@ -123,7 +123,7 @@ export function textMatchRowids(folded: string, limit: number) {
     .as('popular');
   const like = `%${folded.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
   return qb
-    .select({ rowid: pool.rowid })
+    .select({ rowid: sql<number>`${pool.rowid}`.as('match_rowid') })
     .from(pool)
     .where(sql`${pool.name} LIKE ${like} ESCAPE '\\' OR ${pool.description} LIKE ${like} ESCAPE '\\'`)
     .orderBy(sql`${pool.rowid} DESC`)

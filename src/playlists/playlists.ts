@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, exists, ne, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, lte, ne, or, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { z } from 'zod';
 import { channelVisibility } from '../catalogue/channels';
@@ -41,36 +41,46 @@ export const userPlaylists = (db: Db, userId: number) =>
     ([rows]) => rows,
   );
 
-/** Readable by `readerId`: the owner's, or a public one. */
-const readableBy = (readerId: number) => or(eq(playlists.isPublic, true), eq(playlists.userId, readerId));
-
 /**
  * A playlist with its items (channels by position, visible ones only) if `readerId` may
- * read it, in one round trip; null otherwise, for a private playlist of someone else
- * exactly as for a missing one: both read the playlist's row by primary key and no item
- * (the items' query is gated by the same rule), so neither answer nor cost tells them
- * apart. Channels carry `viewerId`'s flags (0: none, for a shared cached copy).
+ * read it (the owner's, or a public one), in one round trip; null otherwise. A private
+ * playlist of someone else answers exactly as a missing one, and costs the same: both
+ * statements start from the nearest playlist at or below the id (one row read, whether
+ * the id exists or not), and an unreadable or missing one stops there, before any item
+ * is read. Channels carry `viewerId`'s flags (0: none, for a shared cached copy).
  */
 export function readablePlaylist(db: Db, id: number, readerId: number, viewerId: number) {
   const { id: channelId, ...channelColumns } = radioResourceColumns(viewerId);
+  const nearest = qb
+    .select({ ...playlistColumns, id: sql<number>`${playlists.id}`.as('nearest_id') })
+    .from(playlists)
+    .where(lte(playlists.id, id))
+    .orderBy(desc(playlists.id))
+    .limit(1)
+    .as('nearest');
+  const readable = and(eq(nearest.id, id), or(eq(nearest.is_public, true), eq(nearest.user_id, readerId)));
   return read(
     [
       db
-        .select(playlistColumns)
-        .from(playlists)
-        .where(and(eq(playlists.id, id), readableBy(readerId))),
+        .select({
+          id: nearest.id,
+          name: nearest.name,
+          description: nearest.description,
+          is_public: nearest.is_public,
+          user_id: nearest.user_id,
+          items_count: nearest.items_count,
+          created_at: nearest.created_at,
+          updated_at: nearest.updated_at,
+        })
+        .from(nearest)
+        .where(readable),
       db
         .select({ item_id: sql<number>`${playlistItems.id}`.as('item_id'), position: playlistItems.position, id: channelId, ...channelColumns })
-        .from(playlistItems)
+        .from(nearest)
+        .crossJoin(playlistItems)
         .crossJoin(radioChannels)
         .innerJoin(countries, and(eq(radioChannels.id, playlistItems.channelId), channelCountry))
-        .where(
-          and(
-            eq(playlistItems.playlistId, id),
-            exists(qb.select({ one: sql`1` }).from(playlists).where(and(eq(playlists.id, id), readableBy(readerId)))),
-            channelVisible,
-          ),
-        )
+        .where(and(readable, eq(playlistItems.playlistId, nearest.id), channelVisible))
         .orderBy(asc(playlistItems.position), asc(playlistItems.id)),
     ] as const,
     ([[playlist], items]): PlaylistDetail | null =>

@@ -1,5 +1,5 @@
+import { fetchWorker } from './client';
 import { Validator, type Schema } from '@cfworker/json-schema';
-import { exports } from 'cloudflare:workers';
 
 interface Doc {
   paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>;
@@ -10,7 +10,7 @@ let documentPromise: Promise<Doc> | undefined;
 
 /** The OpenAPI document as the Worker serves it. */
 export function openApiDocument(): Promise<Doc> {
-  documentPromise ??= exports.default.fetch('http://api.test/api/v1/openapi.json').then((r) => r.json() as Promise<Doc>);
+  documentPromise ??= fetchWorker('http://api.test/api/v1/openapi.json').then((r) => r.json() as Promise<Doc>);
   return documentPromise;
 }
 
