@@ -12,7 +12,9 @@ export default defineConfig({
             wrangler: { configPath: './wrangler.toml' },
             miniflare: {
               bindings: {
-                TEST_MIGRATIONS: await readD1Migrations(fileURLToPath(new URL('./drizzle/migrations', import.meta.url))),
+                TEST_MIGRATIONS: await readD1Migrations(
+                  fileURLToPath(new URL('./drizzle/migrations', import.meta.url)),
+                ),
                 ADMIN_TOKEN: 'test-admin-token-0123456789abcdef',
                 // Failures (500s) print their cause; ordinary requests stay quiet.
                 LOG_LEVEL: 'error',

@@ -6,9 +6,22 @@
 // D1 rows read per request, and the ratio large/small; writes bench/search.md.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
-import { devVar, ensureDevVars, importStations, migrateLocal, registerUser, root, serverTiming, startLocalWorker } from './lib/local-api.mjs';
+import {
+  devVar,
+  ensureDevVars,
+  importStations,
+  migrateLocal,
+  registerUser,
+  root,
+  serverTiming,
+  startLocalWorker,
+} from './lib/local-api.mjs';
 
-const [small, large, requests] = [Number(process.argv[2] ?? 1000), Number(process.argv[3] ?? 100_000), Number(process.argv[4] ?? 40)];
+const [small, large, requests] = [
+  Number(process.argv[2] ?? 1000),
+  Number(process.argv[3] ?? 100_000),
+  Number(process.argv[4] ?? 40),
+];
 const queries = [
   ['/api/v1/search?q=radio', 'common word (search)'],
   ['/api/v1/search?q=sound%20wave%20777', 'several words (search)'],
@@ -24,7 +37,9 @@ mkdirSync(`${root}/bench/out`, { recursive: true });
 
 async function measure(size) {
   const file = `${root}/bench/out/synthetic-${size}.json`;
-  execFileSync(process.execPath, [`${root}/scripts/generate-synthetic-catalogue.mjs`, String(size), file], { stdio: 'ignore' });
+  execFileSync(process.execPath, [`${root}/scripts/generate-synthetic-catalogue.mjs`, String(size), file], {
+    stdio: 'ignore',
+  });
   const persist = `${root}/bench/out/state-search-${size}`;
   rmSync(persist, { recursive: true, force: true });
   migrateLocal(['--persist-to', persist]);

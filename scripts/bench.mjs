@@ -35,7 +35,9 @@ const TOOL = option('tool', hasWrk ? 'wrk' : 'autocannon');
 if (TOOL === 'wrk' && !hasWrk) throw new Error('wrk is not installed (apt-get install wrk), or pass --tool autocannon');
 
 // Miniflare as wrangler resolves it: the version that matches wrangler's workerd.
-const { Miniflare } = await import(createRequire(createRequire(import.meta.url).resolve('wrangler/package.json')).resolve('miniflare'));
+const { Miniflare } = await import(
+  createRequire(createRequire(import.meta.url).resolve('wrangler/package.json')).resolve('miniflare')
+);
 
 const out = `${root}/bench/out`;
 mkdirSync(out, { recursive: true });
@@ -46,7 +48,14 @@ if (build.status !== 0) throw new Error('wrangler deploy --dry-run failed');
 
 const toml = readFileSync(`${root}/wrangler.toml`, 'utf8');
 const compatibilityDate = /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1];
-const vars = Object.fromEntries([...toml.split('[vars]')[1].split('\n[')[0].matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm)].map((m) => [m[1], m[2]]));
+const vars = Object.fromEntries(
+  [
+    ...toml
+      .split('[vars]')[1]
+      .split('\n[')[0]
+      .matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm),
+  ].map((m) => [m[1], m[2]]),
+);
 const overrides = {};
 args.forEach((arg, i) => {
   if (arg !== '--var') return;
@@ -70,7 +79,11 @@ const worker = new Miniflare({
   },
   bindings: { ...vars, ADMIN_TOKEN, LOG_LEVEL: 'silent', REGISTER_LIMIT_PER_HOUR: '1000000' },
 });
-const baselineBody = JSON.stringify({ success: true, message: 'Baseline.', data: { id: 1, name: 'Baseline', genres: [] } });
+const baselineBody = JSON.stringify({
+  success: true,
+  message: 'Baseline.',
+  data: { id: 1, name: 'Baseline', genres: [] },
+});
 const baseline = new Miniflare({
   host: '127.0.0.1',
   port: 0,
@@ -110,7 +123,9 @@ const probeUrl = (await probe.ready).toString().replace(/\/$/, '');
 try {
   console.log('Applying migrations...');
   const db = await worker.getD1Database('DB');
-  for (const file of readdirSync(`${root}/drizzle/migrations`).filter((f) => f.endsWith('.sql')).sort()) {
+  for (const file of readdirSync(`${root}/drizzle/migrations`)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()) {
     for (const sql of readFileSync(`${root}/drizzle/migrations/${file}`, 'utf8').split('--> statement-breakpoint')) {
       if (sql.replace(/--.*$/gm, '').trim()) await db.prepare(sql).run();
     }
@@ -118,7 +133,9 @@ try {
 
   console.log(`Importing ${CHANNELS} synthetic channels through POST /api/v1/admin/radios/import...`);
   const file = `${out}/synthetic-${CHANNELS}.json`;
-  execFileSync(process.execPath, [`${root}/scripts/generate-synthetic-catalogue.mjs`, String(CHANNELS), file], { stdio: 'ignore' });
+  execFileSync(process.execPath, [`${root}/scripts/generate-synthetic-catalogue.mjs`, String(CHANNELS), file], {
+    stdio: 'ignore',
+  });
   const stations = JSON.parse(readFileSync(file, 'utf8'));
   const started = Date.now();
   for (let i = 0; i < stations.length; i += 5000) {
@@ -135,7 +152,11 @@ try {
   const api = async (method, path, token, body) => {
     const response = await fetch(`${url}${path}`, {
       method,
-      headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body ? { 'Content-Type': 'application/json' } : {}), 'CF-Connecting-IP': '10.0.0.1' },
+      headers: {
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        ...(body ? { 'Content-Type': 'application/json' } : {}),
+        'CF-Connecting-IP': '10.0.0.1',
+      },
       body: body ? JSON.stringify(body) : undefined,
     });
     const json = await response.json();
@@ -155,10 +176,15 @@ try {
   }
   const channelIds = (await db.prepare('SELECT id FROM radio_channels ORDER BY id').all()).results.map((r) => r.id);
   const pick = (list, i) => list[i % list.length];
-  for (let i = 0; i < 400; i += 1) await api('POST', `/api/v1/radios/${pick(channelIds, i * 7919)}/play`, pick(tokens, i));
-  for (let i = 0; i < 200; i += 1) await api('POST', `/api/v1/radios/${pick(channelIds, i * 104_729)}/like`, pick(tokens, i));
+  for (let i = 0; i < 400; i += 1)
+    await api('POST', `/api/v1/radios/${pick(channelIds, i * 7919)}/play`, pick(tokens, i));
+  for (let i = 0; i < 200; i += 1)
+    await api('POST', `/api/v1/radios/${pick(channelIds, i * 104_729)}/like`, pick(tokens, i));
   const playlist = await api('POST', '/api/v1/playlists', tokens[0], { name: 'Bench mix', is_public: true });
-  for (let i = 0; i < 50; i += 1) await api('POST', `/api/v1/playlists/${playlist.id}/items`, tokens[0], { radio_channel_id: pick(channelIds, i * 31) });
+  for (let i = 0; i < 50; i += 1)
+    await api('POST', `/api/v1/playlists/${playlist.id}/items`, tokens[0], {
+      radio_channel_id: pick(channelIds, i * 31),
+    });
   await new Promise((r) => setTimeout(r, Number(vars.PLAY_FLUSH_MS) + 1500)); // let the play counters flush
 
   const words = ['radio', 'sound', 'wave', 'classic', 'groove', 'metro', 'star', 'night', 'blue', 'prime'];
@@ -195,34 +221,56 @@ try {
         (error, result) =>
           error
             ? reject(error)
-            : resolve({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx }),
+            : resolve({
+                rps: result.requests.average,
+                p50: result.latency.p50,
+                p99: result.latency.p99,
+                errors: result.errors + result.timeouts + result.non2xx,
+              }),
       );
     });
   // wrk (one thread: the other core is the runtime's) cycles through 1,000 prepared requests.
   const loadWithWrk = async (target, endpoint, seconds) => {
     const script = `${out}/wrk-${endpoint ? endpoint.name.replace(/\W+/g, '-') : 'baseline'}.lua`;
-    const requests = Array.from({ length: 1000 }, (_, i) => ({ ...request(endpoint, i + 1), ...(endpoint ? {} : { path: new URL(target).pathname }) }));
+    const requests = Array.from({ length: 1000 }, (_, i) => ({
+      ...request(endpoint, i + 1),
+      ...(endpoint ? {} : { path: new URL(target).pathname }),
+    }));
     // Formatted in init(): wrk fills in the Host header only once the script has loaded.
     writeFileSync(
       script,
       `local specs = {\n${requests
-        .map((r) => `  { ${JSON.stringify(r.method)}, ${JSON.stringify(r.path)}, {${Object.entries(r.headers).map(([k, v]) => `[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join(', ')}} },`)
-        .join('\n')}\n}\nlocal requests = {}\nlocal i = 0\nfunction init(args)\n  for n, spec in ipairs(specs) do requests[n] = wrk.format(spec[1], spec[2], spec[3]) end\nend\nfunction request()\n  i = i % #requests + 1\n  return requests[i]\nend\n`,
+        .map(
+          (r) =>
+            `  { ${JSON.stringify(r.method)}, ${JSON.stringify(r.path)}, {${Object.entries(r.headers)
+              .map(([k, v]) => `[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+              .join(', ')}} },`,
+        )
+        .join(
+          '\n',
+        )}\n}\nlocal requests = {}\nlocal i = 0\nfunction init(args)\n  for n, spec in ipairs(specs) do requests[n] = wrk.format(spec[1], spec[2], spec[3]) end\nend\nfunction request()\n  i = i % #requests + 1\n  return requests[i]\nend\n`,
     );
     const { stdout } = await new Promise((resolve, reject) =>
       // A slow answer is a latency, not an error: wrk's 2 s timeout would count the runtime's tail as failures.
-      execFile('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '10s', '--latency', '-s', script, target], (error, stdout) => (error ? reject(error) : resolve({ stdout }))),
+      execFile(
+        'wrk',
+        ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '10s', '--latency', '-s', script, target],
+        (error, stdout) => (error ? reject(error) : resolve({ stdout })),
+      ),
     );
     const ms = (label) => {
       const [, value, unit] = new RegExp(`^\\s*${label}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(stdout) ?? [];
       return Math.round(Number(value) * ({ us: 0.001, ms: 1, s: 1000 }[unit] ?? NaN) * 100) / 100;
     };
-    const count = (pattern) => [...stdout.matchAll(pattern)].reduce((sum, m) => sum + m.slice(1).reduce((a, x) => a + Number(x), 0), 0);
+    const count = (pattern) =>
+      [...stdout.matchAll(pattern)].reduce((sum, m) => sum + m.slice(1).reduce((a, x) => a + Number(x), 0), 0);
     return {
       rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1]),
       p50: ms(50),
       p99: ms(99),
-      errors: count(/Non-2xx or 3xx responses: (\d+)/g) + count(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/g),
+      errors:
+        count(/Non-2xx or 3xx responses: (\d+)/g) +
+        count(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/g),
     };
   };
   // Baseline and endpoint alternate ROUNDS times; the round with the median ratio is
@@ -250,7 +298,9 @@ try {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       for (let i = 0; i < 200; i += 8) {
         const batch = Array.from({ length: 8 }, (_, j) => request(endpoint, i + j + 1));
-        const responses = await Promise.all(batch.map((r) => fetch(`${url}${r.path}`, { method: r.method, headers: r.headers })));
+        const responses = await Promise.all(
+          batch.map((r) => fetch(`${url}${r.path}`, { method: r.method, headers: r.headers })),
+        );
         for (const response of responses) {
           await response.arrayBuffer();
           samples.push(serverTiming(response.headers));
@@ -288,9 +338,21 @@ try {
     ['ceiling: one DO call', '/do'],
   ].filter(() => !ONLY?.length || ONLY.includes('ceilings'))) {
     const { base, run } = await alternate(() => load(`${probeUrl}${path}`));
-    const row = { endpoint: name, rps: Math.round(run.rps), p50: run.p50, p99: run.p99, errors: run.errors, baselineRps: Math.round(base.rps), baselineP99: base.p99, ratio: run.rps / base.rps, target: null };
+    const row = {
+      endpoint: name,
+      rps: Math.round(run.rps),
+      p50: run.p50,
+      p99: run.p99,
+      errors: run.errors,
+      baselineRps: Math.round(base.rps),
+      baselineP99: base.p99,
+      ratio: run.rps / base.rps,
+      target: null,
+    };
     rows.push(row);
-    console.log(`${name.padEnd(22)} ${String(row.rps).padStart(6)} req/s  baseline ${row.baselineRps} req/s  ratio ${row.ratio.toFixed(2)}`);
+    console.log(
+      `${name.padEnd(22)} ${String(row.rps).padStart(6)} req/s  baseline ${row.baselineRps} req/s  ratio ${row.ratio.toFixed(2)}`,
+    );
   }
 
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model?.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
@@ -306,7 +368,11 @@ try {
   ].join('\n');
   writeFileSync(
     `${root}/bench/results.md`,
-    `# Benchmark\n\n${date}; ${machine}; ${CHANNELS} channels; ${Object.entries(overrides).map(([k, v]) => `${k}=${v}; `).join('')}${TOOL === 'wrk' ? 'wrk, 1 thread' : 'autocannon'}, ${CONNECTIONS} connections, ${DURATION} s per run, ` +
+    `# Benchmark\n\n${date}; ${machine}; ${CHANNELS} channels; ${Object.entries(overrides)
+      .map(([k, v]) => `${k}=${v}; `)
+      .join(
+        '',
+      )}${TOOL === 'wrk' ? 'wrk, 1 thread' : 'autocannon'}, ${CONNECTIONS} connections, ${DURATION} s per run, ` +
       `each endpoint run right after a baseline run (fixed JSON on the same workerd), ${ROUNDS} rounds, the round with the median ratio shown (errors: all rounds); bundle served by Miniflare directly. ` +
       `D1 figures: mean of 200 requests like the load's, sent during a further load; round trips also as the maximum seen. ` +
       `The *ceiling* rows are a Worker that makes one D1 query, one KV read or one Durable Object call per request and nothing else: ` +
@@ -314,8 +380,28 @@ try {
       `The baseline's own p99 ranged ${Math.min(...rows.map((r) => r.baselineP99))}–${Math.max(...rows.map((r) => r.baselineP99))} ms in these runs: ` +
       `the tail is the runtime's queueing on this machine, not the endpoints'.\n\n![chart](results.svg)\n`,
   );
-  writeFileSync(`${root}/bench/results.json`, JSON.stringify({ date, machine, tool: TOOL, overrides, channels: CHANNELS, connections: CONNECTIONS, duration: DURATION, rounds: ROUNDS, rows }, null, 2));
-  writeFileSync(`${root}/bench/results.svg`, chart(rows, `${date} · ${CHANNELS} channels · ratio of requests/s to the baseline Worker`));
+  writeFileSync(
+    `${root}/bench/results.json`,
+    JSON.stringify(
+      {
+        date,
+        machine,
+        tool: TOOL,
+        overrides,
+        channels: CHANNELS,
+        connections: CONNECTIONS,
+        duration: DURATION,
+        rounds: ROUNDS,
+        rows,
+      },
+      null,
+      2,
+    ),
+  );
+  writeFileSync(
+    `${root}/bench/results.svg`,
+    chart(rows, `${date} · ${CHANNELS} channels · ratio of requests/s to the baseline Worker`),
+  );
   console.log(`\n${table}\n\nWritten: bench/results.md, bench/results.json, bench/results.svg`);
 } finally {
   forgetCleanup();

@@ -5,10 +5,19 @@ import { readFileSync } from 'node:fs';
 import { root, runWrangler } from './lib/local-worker.mjs';
 
 const LIMIT_KIB = 250;
-const envs = ['', ...[...readFileSync(`${root}/wrangler.toml`, 'utf8').matchAll(/^\[env\.([\w-]+)\]\s*$/gm)].map((m) => m[1])];
+const envs = [
+  '',
+  ...[...readFileSync(`${root}/wrangler.toml`, 'utf8').matchAll(/^\[env\.([\w-]+)\]\s*$/gm)].map((m) => m[1]),
+];
 let failed = false;
 for (const env of envs) {
-  const args = ['deploy', '--dry-run', '--outdir', `${root}/bench/out/dry-run-${env || 'top'}`, ...(env ? ['--env', env] : [])];
+  const args = [
+    'deploy',
+    '--dry-run',
+    '--outdir',
+    `${root}/bench/out/dry-run-${env || 'top'}`,
+    ...(env ? ['--env', env] : []),
+  ];
   const run = runWrangler(args, { encoding: 'utf8' });
   const size = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(run.stdout + run.stderr);
   if (run.status !== 0 || !size) {

@@ -12,7 +12,14 @@ const file = join(root, 'worker-configuration.d.ts');
 const checkedIn = readFileSync(file, 'utf8');
 rmSync(file);
 const run = runWrangler(
-  ['types', '--include-runtime=false', '--strict-vars=false', '--env-file', '.dev.vars.example', 'worker-configuration.d.ts'],
+  [
+    'types',
+    '--include-runtime=false',
+    '--strict-vars=false',
+    '--env-file',
+    '.dev.vars.example',
+    'worker-configuration.d.ts',
+  ],
   { encoding: 'utf8' },
 );
 let fresh = '';

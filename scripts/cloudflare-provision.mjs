@@ -38,7 +38,9 @@ section = section.replace(/database_id\s*=\s*"[^"]*"/, `database_id = "${databas
 
 const kvTitle = `${databaseName}-tokens`;
 // Some wrangler versions prefix the title with the Worker name; either form is ours.
-let namespace = json(wrangler('kv', 'namespace', 'list')).find((ns) => ns.title === kvTitle || ns.title.endsWith(`-${kvTitle}`));
+let namespace = json(wrangler('kv', 'namespace', 'list')).find(
+  (ns) => ns.title === kvTitle || ns.title.endsWith(`-${kvTitle}`),
+);
 if (!namespace) {
   const created = wrangler('kv', 'namespace', 'create', kvTitle);
   namespace = { id: /\b[0-9a-f]{32}\b/.exec(created)[0] };

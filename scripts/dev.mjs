@@ -15,13 +15,26 @@ const args = process.argv.slice(2);
 // Where the local state lives, when the caller moved it: migrations and the seed use it too.
 const persistIndex = args.findIndex((a) => a === '--persist-to' || a.startsWith('--persist-to='));
 const stateArgs =
-  persistIndex === -1 ? [] : args[persistIndex].includes('=') ? [args[persistIndex]] : args.slice(persistIndex, persistIndex + 2);
+  persistIndex === -1
+    ? []
+    : args[persistIndex].includes('=')
+      ? [args[persistIndex]]
+      : args.slice(persistIndex, persistIndex + 2);
 
 ensureDevVars();
 migrateLocal(stateArgs);
 
 const probe = runWrangler(
-  ['d1', 'execute', 'DB', '--local', '--json', ...stateArgs, '--command', 'SELECT EXISTS (SELECT 1 FROM radio_channels) AS seeded'],
+  [
+    'd1',
+    'execute',
+    'DB',
+    '--local',
+    '--json',
+    ...stateArgs,
+    '--command',
+    'SELECT EXISTS (SELECT 1 FROM radio_channels) AS seeded',
+  ],
   { encoding: 'utf8', env: { ...process.env, CI: 'true' } },
 );
 const seeded = probe.status === 0 && JSON.parse(probe.stdout)[0]?.results?.[0]?.seeded === 1;

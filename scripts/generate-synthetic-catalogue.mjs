@@ -6,14 +6,98 @@ import { writeFileSync } from 'node:fs';
 
 const count = Number(process.argv[2] ?? 50_000);
 const file = process.argv[3] ?? `bench/out/synthetic-${count}.json`;
-const countries = ['GB', 'DE', 'FR', 'US', 'JP', 'BR', 'IN', 'AU', 'CA', 'ES', 'IT', 'NL', 'SE', 'NO', 'PL', 'MX', 'AR', 'ZA', 'KR', 'CH'];
-const languages = ['en', 'de', 'fr', 'en', 'ja', 'pt', 'hi', 'en', 'en', 'es', 'it', 'nl', 'sv', 'nb', 'pl', 'es', 'es', 'en', 'ko', 'de'];
-const tags = ['pop', 'rock', 'jazz', 'classical', 'news', 'talk', 'electronic,dance', 'hip hop', 'country', 'reggae', 'ambient,chillout', 'metal', 'folk', 'latin,salsa', 'soul,funk', 'oldies,80s', 'world', 'indie,alternative', 'sports', 'blues'];
-const words = ['Radio', 'FM', 'Sound', 'Wave', 'City', 'Beat', 'Classic', 'Hits', 'Groove', 'Live', 'Nova', 'Sky', 'Star', 'Sun', 'Blue', 'Metro', 'Coast', 'River', 'Night', 'Prime'];
+const countries = [
+  'GB',
+  'DE',
+  'FR',
+  'US',
+  'JP',
+  'BR',
+  'IN',
+  'AU',
+  'CA',
+  'ES',
+  'IT',
+  'NL',
+  'SE',
+  'NO',
+  'PL',
+  'MX',
+  'AR',
+  'ZA',
+  'KR',
+  'CH',
+];
+const languages = [
+  'en',
+  'de',
+  'fr',
+  'en',
+  'ja',
+  'pt',
+  'hi',
+  'en',
+  'en',
+  'es',
+  'it',
+  'nl',
+  'sv',
+  'nb',
+  'pl',
+  'es',
+  'es',
+  'en',
+  'ko',
+  'de',
+];
+const tags = [
+  'pop',
+  'rock',
+  'jazz',
+  'classical',
+  'news',
+  'talk',
+  'electronic,dance',
+  'hip hop',
+  'country',
+  'reggae',
+  'ambient,chillout',
+  'metal',
+  'folk',
+  'latin,salsa',
+  'soul,funk',
+  'oldies,80s',
+  'world',
+  'indie,alternative',
+  'sports',
+  'blues',
+];
+const words = [
+  'Radio',
+  'FM',
+  'Sound',
+  'Wave',
+  'City',
+  'Beat',
+  'Classic',
+  'Hits',
+  'Groove',
+  'Live',
+  'Nova',
+  'Sky',
+  'Star',
+  'Sun',
+  'Blue',
+  'Metro',
+  'Coast',
+  'River',
+  'Night',
+  'Prime',
+];
 const codecs = ['MP3', 'AAC', 'AAC+', 'OGG', 'OPUS'];
 
 let seed = 42;
-const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
 const pick = (list) => list[Math.floor(random() * list.length)];
 
 const stations = Array.from({ length: count }, (_, i) => {

@@ -58,7 +58,9 @@ const bar = (done, total) => {
   const width = 30;
   const filled = Math.round((done / total) * width);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} stations  ${seconds} s`);
+  process.stderr.write(
+    `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} stations  ${seconds} s`,
+  );
 };
 bar(0, stations.length);
 try {
@@ -72,7 +74,10 @@ try {
   const reasons = new Map();
   for (const skip of summary.skipped_details) reasons.set(skip.reason, [...(reasons.get(skip.reason) ?? []), skip]);
   for (const [reason, rows] of reasons) {
-    const examples = rows.slice(0, 3).map((r) => `#${r.index}${r.name ? ` ${JSON.stringify(r.name)}` : ''}`).join(', ');
+    const examples = rows
+      .slice(0, 3)
+      .map((r) => `#${r.index}${r.name ? ` ${JSON.stringify(r.name)}` : ''}`)
+      .join(', ');
     console.log(`  skipped ${rows.length} × ${reason} (${examples}${rows.length > 3 ? ', ...' : ''})`);
   }
 } catch (error) {

@@ -5,8 +5,11 @@ import { DEPENDENCY_RETRY_AFTER_SECONDS, DependencyError } from './lib/dependenc
 import { ApiError, malformedJson, methodNotAllowed, routeNotFound, serviceUnavailable } from './lib/errors';
 import { createRouter } from './lib/router';
 import { limitBodySize, requireJsonBody } from './middleware/body';
-import { conditionalGet } from './middleware/caching';
-import { logLine, requestContext } from './middleware/observability';
+import { methodNotAllowed as honoMethodNotAllowed } from 'hono/method-not-allowed';
+import { timing } from 'hono/timing';
+import { conditionalGet, keepPublicCopy, tagJsonAnswers } from './middleware/caching';
+import { corsHeaders, securityHeaders } from './middleware/headers';
+import { assignRequestId, dbTiming, logLine, requestContext } from './middleware/observability';
 import { adminRouter } from './routes/admin';
 import { authRouter } from './routes/auth';
 import { favoritesRouter } from './routes/favorites';
@@ -16,8 +19,6 @@ import { playlistsRouter } from './routes/playlists';
 import { radiosRouter } from './routes/radios';
 import { searchRouter } from './routes/search';
 import { mountDocs } from './routes/docs';
-
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** The error envelope; every failure leaves through here. */
 function errorResponse(c: Context<AppEnv>, error: ApiError) {
@@ -61,27 +62,43 @@ function onError(error: Error, c: Context<AppEnv>) {
   return errorResponse(c, new ApiError(500, 'Server error.'));
 }
 
-/** Turns Hono path patterns (`/a/:id`, `/a/:id{[0-9]+}`) into matchers, to tell 404 from 405. */
-function pathMatcher(path: string): RegExp {
-  const pattern = path
-    .split('/')
-    .map((segment) => {
-      if (segment === '*') return '.*';
-      const param = /^:[^{]+(?:\{(.+)\})?$/.exec(segment);
-      if (param) return param[1] ? `(?:${param[1]})` : '[^/]+';
-      return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    })
-    .join('/');
-  // Exact: `/api/v1/radios/` is not `/api/v1/radios` (404, not a 405 that lists GET).
-  return new RegExp(`^${pattern}$`);
-}
+/**
+ * 405 with `Allow` when the path exists for other methods (Hono's `methodNotAllowed`);
+ * a plain `OPTIONS` (a preflight never gets here, middleware/headers.ts) is 204 with
+ * the same `Allow`: what may be done with the path.
+ */
+const answerMethodNotAllowed = (c: Context<AppEnv>, methods: string[]) => {
+  const allow = [...methods, 'OPTIONS'];
+  if (c.req.method === 'OPTIONS') return c.body(null, 204, { Allow: allow.join(', ') });
+  return errorResponse(c, methodNotAllowed(allow));
+};
 
-/** Builds the Worker's app: middleware, every router, the docs and the error hooks. */
+/**
+ * Builds the Worker's app: middleware, every router, the docs and the error hooks.
+ * Middleware runs in this order on the way in (and the reverse on the way out): the
+ * isolate's copy of public answers is kept last of all; the request id; the D1 handle
+ * and the log line; CORS;
+ * OWASP's security headers; `Server-Timing`; 405s; `If-None-Match` and 304; entity tags
+ * and `Cache-Control`; body size and type.
+ */
 export function createApp() {
   const app = createRouter();
 
-  app.use('*', requestContext);
-  app.use('*', limitBodySize, requireJsonBody, conditionalGet);
+  app.use(
+    '*',
+    keepPublicCopy,
+    assignRequestId,
+    requestContext,
+    corsHeaders,
+    securityHeaders,
+    timing({ totalDescription: '' }),
+    dbTiming,
+    honoMethodNotAllowed({ app, onMethodNotAllowed: answerMethodNotAllowed }),
+    conditionalGet,
+    tagJsonAnswers,
+    limitBodySize,
+    requireJsonBody,
+  );
 
   app.route('/', authRouter);
   app.route('/', radiosRouter);
@@ -93,18 +110,7 @@ export function createApp() {
   app.route('/', adminRouter);
   mountDocs(app);
 
-  let matchers: { method: string; matches: RegExp }[] | undefined;
-  app.notFound((c) => {
-    matchers ??= app.routes
-      .filter((route) => (METHODS as readonly string[]).includes(route.method))
-      .map((route) => ({ method: route.method, matches: pathMatcher(route.path) }));
-    const allowed = [...new Set(matchers.filter((m) => m.matches.test(c.req.path)).map((m) => m.method))];
-    if (allowed.length === 0) return errorResponse(c, routeNotFound());
-    if (allowed.includes('GET')) allowed.push('HEAD');
-    // A plain OPTIONS (not a CORS preflight, which headers.ts answers) asks what is allowed.
-    if (c.req.method === 'OPTIONS') return c.body(null, 204, { Allow: [...allowed, 'OPTIONS'].join(', ') });
-    return errorResponse(c, methodNotAllowed([...allowed, 'OPTIONS']));
-  });
+  app.notFound((c) => errorResponse(c, routeNotFound()));
   app.onError(onError);
   return app;
 }

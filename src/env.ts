@@ -1,3 +1,4 @@
+import type { TimingVariables } from 'hono/timing';
 import type { Db, DbStats } from './db/client';
 import type { PlayCounter } from './durable-objects/play-counter';
 import type { RateLimiter } from './durable-objects/rate-limiter';
@@ -47,7 +48,7 @@ export interface Bindings {
 }
 
 /** Per-request values set by middleware. */
-export interface Variables {
+export interface Variables extends TimingVariables {
   requestId: string;
   /** Drizzle over the request's D1 session, instrumented: every statement lands in `dbStats`. */
   db: Db;
@@ -62,6 +63,8 @@ export interface Variables {
   caller?: Caller;
   /** A JSON answer's text (and tag), kept by lib/envelope.ts for its entity tag. */
   body?: SerialisedBody;
+  /** How old a public answer served from the Cache API is (middleware/caching.ts). */
+  publicAgeMs?: number;
   /** The presented token's record (middleware/auth.ts). */
   token: TokenRecord;
 }

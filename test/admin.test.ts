@@ -25,7 +25,12 @@ describe('PATCH /api/v1/admin/users/{id}', () => {
     const user = await registerUser();
     const asUser = await patch(user.id, { status: 'active' }, user.token);
     expect(asUser.status).toBe(403);
-    expect(asUser.body).toEqual({ success: false, message: 'This action requires the admin token.', code: 403, data: {} });
+    expect(asUser.body).toEqual({
+      success: false,
+      message: 'This action requires the admin token.',
+      code: 403,
+      data: {},
+    });
     expect((await patch(user.id, { status: 'active' }, `${env.ADMIN_TOKEN}x`)).status).toBe(403);
   });
 
@@ -39,7 +44,9 @@ describe('PATCH /api/v1/admin/users/{id}', () => {
     const user = await registerUser();
     const unknown = await patch(user.id, { status: 'deleted' }, env.ADMIN_TOKEN);
     expect(unknown.status).toBe(422);
-    expect(unknown.body.data.errors).toEqual({ status: ['The status field must be one of: active, inactive, banned.'] });
+    expect(unknown.body.data.errors).toEqual({
+      status: ['The status field must be one of: active, inactive, banned.'],
+    });
     const missing = await patch(user.id, {}, env.ADMIN_TOKEN);
     expect(missing.body.data.errors).toEqual({ status: ['The status field is required.'] });
     const zero = await patch(0, { status: 'active' }, env.ADMIN_TOKEN);

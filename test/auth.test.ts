@@ -43,7 +43,9 @@ describe('POST /api/v1/auth/register', () => {
     expect(token).toMatch(TOKEN);
     expect(JSON.stringify(res.body)).not.toContain('password');
 
-    const row = await env.DB.prepare('SELECT application_id, password_hash FROM users WHERE id = ?').bind(user.id).first();
+    const row = await env.DB.prepare('SELECT application_id, password_hash FROM users WHERE id = ?')
+      .bind(user.id)
+      .first();
     expect(row?.application_id).toBe(7);
     expect(String(row?.password_hash)).toMatch(/^scrypt\$16384\$8\$5\$/);
 
@@ -52,7 +54,9 @@ describe('POST /api/v1/auth/register', () => {
   });
 
   it('ignores fields a client may not set', async () => {
-    const res = await register(registration({ id: 999_999, status: 'banned', created_at: '2000-01-01', avatar: 'https://evil.test/a.png' }));
+    const res = await register(
+      registration({ id: 999_999, status: 'banned', created_at: '2000-01-01', avatar: 'https://evil.test/a.png' }),
+    );
     expect(res.status).toBe(201);
     expect(res.body.data.user.id).not.toBe(999_999);
     expect(res.body.data.user.status).toBe('active');
@@ -83,9 +87,24 @@ describe('POST /api/v1/auth/register', () => {
     ['name too long', { name: 'x'.repeat(256) }, 'name', 'The name field may not be longer than 255 characters.'],
     ['name not a string', { name: 42 }, 'name', 'The name field must be a string.'],
     ['email missing', { email: undefined }, 'email', 'The email field is required.'],
-    ['password too long', { password: 'p'.repeat(129), password_confirmation: 'p'.repeat(129) }, 'password', 'The password field may not be longer than 128 characters.'],
-    ['confirmation missing', { password_confirmation: undefined }, 'password_confirmation', 'The password confirmation field is required.'],
-    ['application_id not an integer', { application_id: 1.5 }, 'application_id', 'The application id field must be an integer.'],
+    [
+      'password too long',
+      { password: 'p'.repeat(129), password_confirmation: 'p'.repeat(129) },
+      'password',
+      'The password field may not be longer than 128 characters.',
+    ],
+    [
+      'confirmation missing',
+      { password_confirmation: undefined },
+      'password_confirmation',
+      'The password confirmation field is required.',
+    ],
+    [
+      'application_id not an integer',
+      { application_id: 1.5 },
+      'application_id',
+      'The application id field must be an integer.',
+    ],
   ])('422 when %s', async (_case, overrides, field, message) => {
     const res = await register(registration(overrides));
     expect(res.status).toBe(422);
@@ -130,7 +149,12 @@ describe('POST /api/v1/auth/login', () => {
     const second = await login(user.email, user.password);
     expect(first.status).toBe(200);
     expect(first.body.message).toBe('Logged in successfully.');
-    expect(first.body.data.user).toMatchObject({ id: user.id, name: 'Grace Hopper', email: user.email, status: 'active' });
+    expect(first.body.data.user).toMatchObject({
+      id: user.id,
+      name: 'Grace Hopper',
+      email: user.email,
+      status: 'active',
+    });
     expect(first.body.data.token).toMatch(TOKEN);
     expect(new Set([user.token, first.body.data.token, second.body.data.token]).size).toBe(3);
     for (const token of [user.token, first.body.data.token, second.body.data.token]) {
@@ -244,7 +268,10 @@ describe('PATCH /api/v1/auth/profile', () => {
 
   it('changes only what is given', async () => {
     const user = await registerUser({ name: 'Keep Me' });
-    const res = await call('PATCH', '/api/v1/auth/profile', { token: user.token, json: { email: uniqueEmail('only') } });
+    const res = await call('PATCH', '/api/v1/auth/profile', {
+      token: user.token,
+      json: { email: uniqueEmail('only') },
+    });
     expect(res.body.data.name).toBe('Keep Me');
     const empty = await call('PATCH', '/api/v1/auth/profile', { token: user.token, json: {} });
     expect(empty.status).toBe(200);
@@ -254,7 +281,10 @@ describe('PATCH /api/v1/auth/profile', () => {
   it('refuses an email that belongs to someone else, but accepts its own', async () => {
     const other = await registerUser();
     const user = await registerUser();
-    const taken = await call('PATCH', '/api/v1/auth/profile', { token: user.token, json: { email: other.email.toUpperCase() } });
+    const taken = await call('PATCH', '/api/v1/auth/profile', {
+      token: user.token,
+      json: { email: other.email.toUpperCase() },
+    });
     expect(taken.status).toBe(422);
     expect(taken.body.data.errors).toEqual({ email: ['The email has already been taken.'] });
     const own = await call('PATCH', '/api/v1/auth/profile', { token: user.token, json: { email: user.email } });
@@ -278,7 +308,11 @@ describe('PUT /api/v1/auth/password', () => {
   it('changes the password, keeps the presented token and revokes the others', async () => {
     const user = await registerUser();
     const other = (await login(user.email, user.password)).body.data.token as string;
-    const res = await change(user.token, { current_password: user.password, password: 'a brand new secret', password_confirmation: 'a brand new secret' });
+    const res = await change(user.token, {
+      current_password: user.password,
+      password: 'a brand new secret',
+      password_confirmation: 'a brand new secret',
+    });
     expect(res.status).toBe(200);
     expect(res.body.data).toBeNull();
 
@@ -292,7 +326,11 @@ describe('PUT /api/v1/auth/password', () => {
 
   it('422 when the current password is wrong, and nothing changes', async () => {
     const user = await registerUser();
-    const res = await change(user.token, { current_password: 'guess', password: 'new password 1', password_confirmation: 'new password 1' });
+    const res = await change(user.token, {
+      current_password: 'guess',
+      password: 'new password 1',
+      password_confirmation: 'new password 1',
+    });
     expect(res.status).toBe(422);
     expect(res.body.data.errors).toEqual({ current_password: ['The current password is incorrect.'] });
     expect((await login(user.email, user.password)).status).toBe(200);

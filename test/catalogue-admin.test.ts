@@ -25,19 +25,23 @@ function channelBody(overrides: Record<string, unknown> = {}) {
 describe('POST /api/v1/admin/radios', () => {
   it('creates a channel and answers its RadioResource', async () => {
     const genre = await newGenre('Admin Jazz');
-    const res = await admin('POST', '/api/v1/admin/radios', channelBody({
-      name: 'Radio Café Zürich',
-      description: 'Un café, du jazz',
-      stream_url: 'https://admin.example/cafe.aac',
-      logo: 'https://admin.example/logo.png',
-      language: 'FR',
-      bitrate: 96,
-      is_featured: true,
-      social_links: { website: 'https://cafe.example/', instagram: 'https://instagram.com/cafe' },
-      genre_ids: [genre, genre],
-      play_count: 1_000_000,
-      likes: 5,
-    }));
+    const res = await admin(
+      'POST',
+      '/api/v1/admin/radios',
+      channelBody({
+        name: 'Radio Café Zürich',
+        description: 'Un café, du jazz',
+        stream_url: 'https://admin.example/cafe.aac',
+        logo: 'https://admin.example/logo.png',
+        language: 'FR',
+        bitrate: 96,
+        is_featured: true,
+        social_links: { website: 'https://cafe.example/', instagram: 'https://instagram.com/cafe' },
+        genre_ids: [genre, genre],
+        play_count: 1_000_000,
+        likes: 5,
+      }),
+    );
     expect(res.status).toBe(201);
     expect(res.body.message).toBe('Radio channel created.');
     expect(res.body.data).toMatchObject({
@@ -54,7 +58,12 @@ describe('POST /api/v1/admin/radios', () => {
       play_count: 0,
       likes: 0,
       genres: [{ id: genre, name: 'Admin Jazz' }],
-      social_links: { website: 'https://cafe.example/', facebook: null, twitter: null, instagram: 'https://instagram.com/cafe' },
+      social_links: {
+        website: 'https://cafe.example/',
+        facebook: null,
+        twitter: null,
+        instagram: 'https://instagram.com/cafe',
+      },
       is_liked: false,
       is_favorited: false,
     });
@@ -64,7 +73,12 @@ describe('POST /api/v1/admin/radios', () => {
   });
 
   it('lists every failing field', async () => {
-    const res = await admin('POST', '/api/v1/admin/radios', { stream_url: 'ftp://x', format: 'wma', language: 'zz', bitrate: -1 });
+    const res = await admin('POST', '/api/v1/admin/radios', {
+      stream_url: 'ftp://x',
+      format: 'wma',
+      language: 'zz',
+      bitrate: -1,
+    });
     expect(res.status).toBe(422);
     expect(res.body.data.errors).toEqual({
       name: ['The name field is required.'],
@@ -79,12 +93,16 @@ describe('POST /api/v1/admin/radios', () => {
   it('422 for an unknown country or genre, a taken stream URL or slug', async () => {
     const taken = channelBody();
     expect((await admin('POST', '/api/v1/admin/radios', taken)).status).toBe(201);
-    const res = await admin('POST', '/api/v1/admin/radios', channelBody({
-      stream_url: taken.stream_url,
-      country_id: 999_999,
-      country_code: undefined,
-      genre_ids: [888_888],
-    }));
+    const res = await admin(
+      'POST',
+      '/api/v1/admin/radios',
+      channelBody({
+        stream_url: taken.stream_url,
+        country_id: 999_999,
+        country_code: undefined,
+        genre_ids: [888_888],
+      }),
+    );
     expect(res.status).toBe(422);
     expect(res.body.data.errors).toEqual({
       country_id: ['The selected country does not exist.'],
@@ -107,8 +125,14 @@ describe('POST /api/v1/admin/radios', () => {
 describe('PATCH /api/v1/admin/radios/{id}', () => {
   it('changes only the given fields, genres replaced', async () => {
     const [rock, pop] = [await newGenre('Patch Rock'), await newGenre('Patch Pop')];
-    const created = (await admin('POST', '/api/v1/admin/radios', channelBody({ name: 'Before', genre_ids: [rock], bitrate: 64 }))).body.data;
-    const res = await admin('PATCH', `/api/v1/admin/radios/${created.id}`, { name: 'After', genre_ids: [pop], social_links: { twitter: 'https://x.com/after' } });
+    const created = (
+      await admin('POST', '/api/v1/admin/radios', channelBody({ name: 'Before', genre_ids: [rock], bitrate: 64 }))
+    ).body.data;
+    const res = await admin('PATCH', `/api/v1/admin/radios/${created.id}`, {
+      name: 'After',
+      genre_ids: [pop],
+      social_links: { twitter: 'https://x.com/after' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({
       id: created.id,
@@ -120,14 +144,24 @@ describe('PATCH /api/v1/admin/radios/{id}', () => {
       social_links: { twitter: 'https://x.com/after', website: null },
     });
     const user = await registerUser();
-    expect((await call('GET', '/api/v1/radios?search=after', { token: user.token })).body.data.map((r: { id: number }) => r.id)).toContain(created.id);
+    expect(
+      (await call('GET', '/api/v1/radios?search=after', { token: user.token })).body.data.map(
+        (r: { id: number }) => r.id,
+      ),
+    ).toContain(created.id);
     expect((await call('GET', '/api/v1/radios?search=before', { token: user.token })).body.data).toEqual([]);
   });
 
   it('deactivating hides the channel everywhere; reactivating brings it back', async () => {
     const user = await registerUser();
     const genre = await newGenre('Hideable');
-    const created = (await admin('POST', '/api/v1/admin/radios', channelBody({ name: 'Now You See Me', genre_ids: [genre], is_featured: true, country_code: 'IS' }))).body.data;
+    const created = (
+      await admin(
+        'POST',
+        '/api/v1/admin/radios',
+        channelBody({ name: 'Now You See Me', genre_ids: [genre], is_featured: true, country_code: 'IS' }),
+      )
+    ).body.data;
     const iceland = await countryId('IS');
     expect((await call('GET', `/api/v1/radios?country_id=${iceland}`, { token: user.token })).body.meta.total).toBe(1);
 
@@ -138,7 +172,11 @@ describe('PATCH /api/v1/admin/radios/{id}', () => {
     expect(listed.body.data).toEqual([]);
     expect(listed.body.meta.total).toBe(0);
     expect((await call('GET', '/api/v1/radios?search=see me', { token: user.token })).body.data).toEqual([]);
-    expect((await call('GET', '/api/v1/radios/featured?limit=50', { token: user.token })).body.data.map((r: { id: number }) => r.id)).not.toContain(created.id);
+    expect(
+      (await call('GET', '/api/v1/radios/featured?limit=50', { token: user.token })).body.data.map(
+        (r: { id: number }) => r.id,
+      ),
+    ).not.toContain(created.id);
     expect((await call('GET', `/api/v1/genres/${genre}`)).body.data.radio_channels).toEqual([]);
 
     await admin('PATCH', `/api/v1/admin/radios/${created.id}`, { is_active: true });
@@ -146,9 +184,15 @@ describe('PATCH /api/v1/admin/radios/{id}', () => {
   });
 
   it('404 for a missing channel, 422 for bad fields', async () => {
-    expect((await admin('PATCH', '/api/v1/admin/radios/999999', { name: 'x' })).body.message).toBe('Radio channel not found.');
+    expect((await admin('PATCH', '/api/v1/admin/radios/999999', { name: 'x' })).body.message).toBe(
+      'Radio channel not found.',
+    );
     const created = (await admin('POST', '/api/v1/admin/radios', channelBody())).body.data;
-    const res = await admin('PATCH', `/api/v1/admin/radios/${created.id}`, { name: '', logo: 'not a url', is_active: 'yes' });
+    const res = await admin('PATCH', `/api/v1/admin/radios/${created.id}`, {
+      name: '',
+      logo: 'not a url',
+      is_active: 'yes',
+    });
     expect(res.body.data.errors).toEqual({
       name: ['The name field may not be empty.'],
       logo: ['The logo field must be a valid URL.'],
@@ -159,18 +203,40 @@ describe('PATCH /api/v1/admin/radios/{id}', () => {
 
 describe('admin genres', () => {
   it('creates, renames and deactivates a genre', async () => {
-    const created = await admin('POST', '/api/v1/admin/genres', { name: 'Vaporwave', logo: 'https://img.example/v.png', id: 5 });
+    const created = await admin('POST', '/api/v1/admin/genres', {
+      name: 'Vaporwave',
+      logo: 'https://img.example/v.png',
+      id: 5,
+    });
     expect(created.status).toBe(201);
-    expect(created.body.data).toMatchObject({ name: 'Vaporwave', slug: 'vaporwave', logo: 'https://img.example/v.png', description: '', is_active: true });
+    expect(created.body.data).toMatchObject({
+      name: 'Vaporwave',
+      slug: 'vaporwave',
+      logo: 'https://img.example/v.png',
+      description: '',
+      is_active: true,
+    });
     const id = created.body.data.id;
     await importStations([station({ name: 'Genre Host' })]);
-    const channel = (await env.DB.prepare("SELECT id FROM radio_channels WHERE name = 'Genre Host'").first<{ id: number }>())!.id;
+    const channel = (await env.DB.prepare("SELECT id FROM radio_channels WHERE name = 'Genre Host'").first<{
+      id: number;
+    }>())!.id;
     await admin('PATCH', `/api/v1/admin/radios/${channel}`, { genre_ids: [id] });
 
-    const renamed = await admin('PATCH', `/api/v1/admin/genres/${id}`, { name: 'Vaporwave Classics', description: 'Slowed down' });
-    expect(renamed.body.data).toMatchObject({ id, name: 'Vaporwave Classics', slug: 'vaporwave', description: 'Slowed down' });
+    const renamed = await admin('PATCH', `/api/v1/admin/genres/${id}`, {
+      name: 'Vaporwave Classics',
+      description: 'Slowed down',
+    });
+    expect(renamed.body.data).toMatchObject({
+      id,
+      name: 'Vaporwave Classics',
+      slug: 'vaporwave',
+      description: 'Slowed down',
+    });
     const user = await registerUser();
-    expect((await call('GET', `/api/v1/radios/${channel}`, { token: user.token })).body.data.genres).toEqual([{ id, name: 'Vaporwave Classics' }]);
+    expect((await call('GET', `/api/v1/radios/${channel}`, { token: user.token })).body.data.genres).toEqual([
+      { id, name: 'Vaporwave Classics' },
+    ]);
 
     await admin('PATCH', `/api/v1/admin/genres/${id}`, { is_active: false });
     expect((await call('GET', '/api/v1/genres')).body.data.map((g: { id: number }) => g.id)).not.toContain(id);
@@ -180,8 +246,12 @@ describe('admin genres', () => {
 
   it('422 for a taken slug or a missing name, 404 for a missing genre', async () => {
     await admin('POST', '/api/v1/admin/genres', { name: 'Taken' });
-    expect((await admin('POST', '/api/v1/admin/genres', { name: 'Taken' })).body.data.errors).toEqual({ slug: ['The slug has already been taken.'] });
-    expect((await admin('POST', '/api/v1/admin/genres', {})).body.data.errors).toEqual({ name: ['The name field is required.'] });
+    expect((await admin('POST', '/api/v1/admin/genres', { name: 'Taken' })).body.data.errors).toEqual({
+      slug: ['The slug has already been taken.'],
+    });
+    expect((await admin('POST', '/api/v1/admin/genres', {})).body.data.errors).toEqual({
+      name: ['The name field is required.'],
+    });
     expect((await admin('PATCH', '/api/v1/admin/genres/999999', { name: 'x' })).status).toBe(404);
     expect(await genreId('taken')).toBeGreaterThan(0);
   });

@@ -10,7 +10,12 @@ let user: TestUser;
 
 beforeAll(async () => {
   const records = Array.from({ length: SIZE }, (_, i) =>
-    station({ name: `Scale Station ${String(i).padStart(5, '0')}`, countrycode: COUNTRIES[i % 5], tags: TAGS[i % 5], bitrate: 64 + (i % 4) * 32 }),
+    station({
+      name: `Scale Station ${String(i).padStart(5, '0')}`,
+      countrycode: COUNTRIES[i % 5],
+      tags: TAGS[i % 5],
+      bitrate: 64 + (i % 4) * 32,
+    }),
   );
   const summary = await importStations(records);
   expect(summary.created).toBe(SIZE);
@@ -41,14 +46,29 @@ describe(`a list page over ${SIZE} channels`, () => {
   // No index orders a genre's channels by name, so a genre page reads that genre's links
   // (a fifth of this catalogue), still far from the whole table.
   it('one genre reads in proportion to the genre, not the table', async () => {
-    const res = await call('GET', `/api/v1/radios?genre_id=${await genreId('jazz')}`, { token: user.token, debug: true });
+    const res = await call('GET', `/api/v1/radios?genre_id=${await genreId('jazz')}`, {
+      token: user.token,
+      debug: true,
+    });
     expect(res.body.meta.total).toBe(SIZE / 5);
     expect(rowsRead(res.headers)).toBeLessThan((SIZE / 5) * 1.5);
   });
 
   it('a selective search reads a bounded number of rows', async () => {
     const res = await call('GET', '/api/v1/radios?search=0424', { token: user.token, debug: true });
-    expect(res.body.data.map((r: { name: string }) => r.name)).toEqual(['Scale Station 00424', 'Scale Station 04240', 'Scale Station 04241', 'Scale Station 04242', 'Scale Station 04243', 'Scale Station 04244', 'Scale Station 04245', 'Scale Station 04246', 'Scale Station 04247', 'Scale Station 04248', 'Scale Station 04249']);
+    expect(res.body.data.map((r: { name: string }) => r.name)).toEqual([
+      'Scale Station 00424',
+      'Scale Station 04240',
+      'Scale Station 04241',
+      'Scale Station 04242',
+      'Scale Station 04243',
+      'Scale Station 04244',
+      'Scale Station 04245',
+      'Scale Station 04246',
+      'Scale Station 04247',
+      'Scale Station 04248',
+      'Scale Station 04249',
+    ]);
     expect(rowsRead(res.headers)).toBeLessThan(400);
   });
 });

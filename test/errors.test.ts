@@ -16,7 +16,12 @@ describe('the error envelope', () => {
     const res = await call('DELETE', '/api/v1/auth/me');
     expect(res.status).toBe(405);
     expect(res.headers.get('Allow')).toBe('GET, HEAD, OPTIONS');
-    expect(res.body).toEqual({ success: false, message: 'The method is not allowed for this route.', code: 405, data: {} });
+    expect(res.body).toEqual({
+      success: false,
+      message: 'The method is not allowed for this route.',
+      code: 405,
+      data: {},
+    });
     const admin = await call('GET', '/api/v1/admin/users/5');
     expect(admin.status).toBe(405);
     expect(admin.headers.get('Allow')).toBe('PATCH, OPTIONS');
@@ -31,7 +36,10 @@ describe('the error envelope', () => {
   });
 
   it('400 for a body that is not valid JSON', async () => {
-    const res = await call('POST', '/api/v1/auth/login', { body: '{"email": ', headers: { 'Content-Type': 'application/json' } });
+    const res = await call('POST', '/api/v1/auth/login', {
+      body: '{"email": ',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ success: false, message: 'The request body is not valid JSON.', code: 400, data: {} });
   });
@@ -57,9 +65,17 @@ describe('the error envelope', () => {
 
   it('413 for a body over 64 KiB, declared or streamed in chunks', async () => {
     const big = JSON.stringify({ name: 'x'.repeat(70 * 1024) });
-    const declared = await call('POST', '/api/v1/auth/register', { body: big, headers: { 'Content-Type': 'application/json' } });
+    const declared = await call('POST', '/api/v1/auth/register', {
+      body: big,
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(declared.status).toBe(413);
-    expect(declared.body).toEqual({ success: false, message: 'The request body is larger than 64 KiB.', code: 413, data: {} });
+    expect(declared.body).toEqual({
+      success: false,
+      message: 'The request body is larger than 64 KiB.',
+      code: 413,
+      data: {},
+    });
 
     const chunk = new TextEncoder().encode('x'.repeat(16 * 1024));
     let sent = 0;
@@ -71,7 +87,11 @@ describe('the error envelope', () => {
       },
     });
     const response = await fetchWorker(
-      new Request(`${BASE}/api/v1/auth/register`, { method: 'POST', body: stream, headers: { 'Content-Type': 'application/json' } }),
+      new Request(`${BASE}/api/v1/auth/register`, {
+        method: 'POST',
+        body: stream,
+        headers: { 'Content-Type': 'application/json' },
+      }),
     );
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ success: false, code: 413 });
@@ -102,8 +122,12 @@ describe('the error envelope', () => {
     expect(text).not.toContain('secret');
     expect(response.headers.get('X-Request-Id')).toBe('8f00aa-LHR');
     const logged = errors.mock.calls.map((args) => JSON.parse(String(args[0])));
-    expect(logged).toContainEqual(expect.objectContaining({ level: 'error', request_id: '8f00aa-LHR', cause: 'D1_ERROR: disk on fire' }));
-    expect(logged).toContainEqual(expect.objectContaining({ level: 'error', request_id: '8f00aa-LHR', status: 500, path: '/boom' }));
+    expect(logged).toContainEqual(
+      expect.objectContaining({ level: 'error', request_id: '8f00aa-LHR', cause: 'D1_ERROR: disk on fire' }),
+    );
+    expect(logged).toContainEqual(
+      expect.objectContaining({ level: 'error', request_id: '8f00aa-LHR', status: 500, path: '/boom' }),
+    );
     errors.mockRestore();
   });
 });
@@ -113,7 +137,7 @@ describe('cross-cutting headers', () => {
     const user = await registerUser();
     const res = await call('GET', '/api/v1/auth/me', { token: user.token });
     // Row counts would tell who has an account or how long a private playlist is (contract 8).
-    expect(res.headers.get('Server-Timing')).toMatch(/^db;dur=\d+\.\d, total;dur=\d+\.\d$/);
+    expect(res.headers.get('Server-Timing')).toMatch(/^db;dur=\d+\.\d,total;dur=\d+\.\d$/);
     const debug = await call('GET', '/api/v1/auth/me', { token: user.token, debug: true });
     expect(res.headers.get('X-Content-Type-Options')).toBe('nosniff');
     expect(res.headers.get('X-Frame-Options')).toBe('DENY');
@@ -122,9 +146,12 @@ describe('cross-cutting headers', () => {
     expect(res.headers.get('Referrer-Policy')).toBe('no-referrer');
     expect(res.headers.get('X-Request-Id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(debug.headers.get('Server-Timing')).toMatch(
-      /^db;dur=\d+\.\d;desc="queries=1 round_trips=1 rows_read=1 rows_written=0", total;dur=\d+\.\d$/,
+      /^db;dur=\d+\.\d;desc="queries=1 round_trips=1 rows_read=1 rows_written=0",total;dur=\d+\.\d$/,
     );
-    const wrongToken = await call('GET', '/api/v1/auth/me', { token: user.token, headers: { 'X-Debug-Token': 'guess-0123456789abcdef' } });
+    const wrongToken = await call('GET', '/api/v1/auth/me', {
+      token: user.token,
+      headers: { 'X-Debug-Token': 'guess-0123456789abcdef' },
+    });
     expect(wrongToken.headers.get('Server-Timing')).not.toContain('rows_read');
   });
 
@@ -137,7 +164,11 @@ describe('cross-cutting headers', () => {
     const response = await fetchWorker(
       new Request(`${BASE}/api/v1/auth/me`, {
         method: 'OPTIONS',
-        headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' },
+        headers: {
+          Origin: 'https://app.example',
+          'Access-Control-Request-Method': 'GET',
+          'Access-Control-Request-Headers': 'authorization',
+        },
       }),
     );
     expect(response.status).toBe(204);
@@ -151,7 +182,11 @@ describe('cross-cutting headers', () => {
   it('logs one JSON line per request', async () => {
     const logs = vi.spyOn(console, 'log').mockImplementation(() => {});
     const ctx = createExecutionContext();
-    await createApp().fetch(new Request(`${BASE}/api/v1/auth/me`, { headers: { 'CF-Ray': 'abc-SIN' } }), { ...env, LOG_LEVEL: 'info' }, ctx);
+    await createApp().fetch(
+      new Request(`${BASE}/api/v1/auth/me`, { headers: { 'CF-Ray': 'abc-SIN' } }),
+      { ...env, LOG_LEVEL: 'info' },
+      ctx,
+    );
     await waitOnExecutionContext(ctx);
     expect(logs).toHaveBeenCalledTimes(1);
     expect(JSON.parse(String(logs.mock.calls[0]?.[0]))).toMatchObject({
@@ -175,32 +210,106 @@ describe('caching', () => {
     const tag = first.headers.get('ETag');
     expect(tag).toMatch(/^"[A-Za-z0-9_-]{24}"$/);
     expect(first.headers.get('Cache-Control')).toBe('private, no-cache');
-    const again = await fetchWorker(new Request(path, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': tag! } }));
+    const again = await fetchWorker(
+      new Request(path, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': tag! } }),
+    );
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
     expect(again.headers.get('ETag')).toBe(tag);
-    const changed = await fetchWorker(new Request(path, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': '"other"' } }));
+    const changed = await fetchWorker(
+      new Request(path, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': '"other"' } }),
+    );
     expect(changed.status).toBe(200);
   });
 
   it('no cache keeps an answer that carries a token or account data, errors included', async () => {
     const user = await registerUser();
     expect((await call('GET', '/api/v1/auth/me', { token: user.token })).headers.get('Cache-Control')).toBe('no-store');
-    expect((await call('POST', '/api/v1/auth/login', { json: { email: user.email, password: user.password } })).headers.get('Cache-Control')).toBe('no-store');
+    expect(
+      (await call('POST', '/api/v1/auth/login', { json: { email: user.email, password: user.password } })).headers.get(
+        'Cache-Control',
+      ),
+    ).toBe('no-store');
     expect((await call('GET', '/api/v1/auth/me')).headers.get('Cache-Control')).toBe('no-store');
-    expect((await call('PATCH', `/api/v1/admin/users/${user.id}`, { token: env.ADMIN_TOKEN, json: { status: 'active' } })).headers.get('Cache-Control')).toBe('no-store');
+    expect(
+      (
+        await call('PATCH', `/api/v1/admin/users/${user.id}`, { token: env.ADMIN_TOKEN, json: { status: 'active' } })
+      ).headers.get('Cache-Control'),
+    ).toBe('no-store');
   });
 
   it('serves anonymous genre reads from the edge cache, never with a token', async () => {
-    const path = `/api/v1/genres?cache-test=${crypto.randomUUID()}`;
+    // A catalogue write first: whatever earlier tests left in the caches goes.
+    await call('POST', '/api/v1/admin/genres', { token: env.ADMIN_TOKEN, json: { name: 'Edge Cached' } });
+    const path = '/api/v1/genres';
     const miss = await call('GET', path);
     expect(miss.headers.get('X-Cache')).toBe('MISS');
     expect(miss.headers.get('Cache-Control')).toBe('public, max-age=60, s-maxage=60');
+    expect(miss.body.data.map((genre: { name: string }) => genre.name)).toContain('Edge Cached');
     await vi.waitFor(async () => expect((await call('GET', path)).headers.get('X-Cache')).toBe('HIT'));
     const user = await registerUser();
     const withToken = await call('GET', path, { token: user.token });
     expect(withToken.headers.get('X-Cache')).toBeNull();
     expect(withToken.headers.get('Cache-Control')).toBe('private, no-cache');
+    // Only canonical URLs are stored (a write can then delete every one it changed).
+    expect((await call('GET', `${path}?any=1`)).headers.get('X-Cache')).toBeNull();
+  });
+
+  it('drops the public answers a catalogue write changed, in the isolate and in the Cache API', async () => {
+    const genre = (
+      await call('POST', '/api/v1/admin/genres', { token: env.ADMIN_TOKEN, json: { name: 'Before Rename' } })
+    ).body.data;
+    const detail = `/api/v1/genres/${genre.id}`;
+    const stale = await call('GET', detail);
+    expect(stale.headers.get('X-Cache')).toBe('MISS');
+    await vi.waitFor(async () => expect((await call('GET', detail)).headers.get('X-Cache')).toBe('HIT'));
+
+    await call('PATCH', `/api/v1/admin/genres/${genre.id}`, { token: env.ADMIN_TOKEN, json: { name: 'After Rename' } });
+    const fresh = await call('GET', detail);
+    expect([fresh.headers.get('X-Cache'), fresh.body.data.name]).toEqual(['MISS', 'After Rename']);
+    const list = await call('GET', '/api/v1/genres');
+    expect([
+      list.headers.get('X-Cache'),
+      list.body.data.some((g: { name: string }) => g.name === 'After Rename'),
+    ]).toEqual(['MISS', true]);
+
+    // A read that began before the write and stored its answer after the deletes is never served.
+    await call('PATCH', `/api/v1/admin/genres/${genre.id}`, {
+      token: env.ADMIN_TOKEN,
+      json: { name: 'Renamed Again' },
+    });
+    const late = new Response(
+      JSON.stringify({ success: true, message: 'stale', code: 200, data: { name: 'After Rename' } }),
+      {
+        headers: {
+          'Content-Type': 'application/json',
+          'Cache-Control': 'public, max-age=60',
+          'X-Read-At': String(Date.now() - 5000),
+        },
+      },
+    );
+    await (caches as unknown as { default: Cache }).default.put(`${BASE}${detail}`, late);
+    const afterLatePut = await call('GET', detail);
+    expect([afterLatePut.headers.get('X-Cache'), afterLatePut.body.data.name]).toEqual(['MISS', 'Renamed Again']);
+
+    // A channel write can move channels between genres: every genre's detail goes.
+    await vi.waitFor(async () => expect((await call('GET', detail)).headers.get('X-Cache')).toBe('HIT'));
+    const channel = await call('POST', '/api/v1/admin/radios', {
+      token: env.ADMIN_TOKEN,
+      json: {
+        name: 'Edge Channel',
+        stream_url: 'https://edge.example/stream',
+        format: 'mp3',
+        country_code: 'GB',
+        genre_ids: [genre.id],
+      },
+    });
+    expect(channel.status).toBe(201);
+    const withChannel = await call('GET', detail);
+    expect(withChannel.headers.get('X-Cache')).toBe('MISS');
+    expect(withChannel.body.data.radio_channels.map((channel: { name: string }) => channel.name)).toContain(
+      'Edge Channel',
+    );
   });
 });
 
@@ -214,6 +323,8 @@ describe('D1 sessions', () => {
     expect(read.body.data.name).toBe('Bookmarked');
     expect(read.headers.get('X-D1-Bookmark')! >= bookmark!).toBe(true);
     // A malformed bookmark is ignored, not an error.
-    expect((await call('GET', '/api/v1/auth/me', { token: user.token, headers: { 'X-D1-Bookmark': 'nonsense' } })).status).toBe(200);
+    expect(
+      (await call('GET', '/api/v1/auth/me', { token: user.token, headers: { 'X-D1-Bookmark': 'nonsense' } })).status,
+    ).toBe(200);
   });
 });

@@ -15,10 +15,15 @@ beforeAll(async () => {
   ];
   await importStations(records);
   records.forEach((r) => (urls[r.name as string] = r.url_resolved as string));
-  await env.DB.prepare('UPDATE radio_channels SET play_count = 7 WHERE stream_url = ?').bind(urls['Swing Street']).run();
+  await env.DB.prepare('UPDATE radio_channels SET play_count = 7 WHERE stream_url = ?')
+    .bind(urls['Swing Street'])
+    .run();
   await env.DB.prepare('UPDATE radio_channels SET is_active = 0 WHERE stream_url = ?').bind(urls['Hidden Jazz']).run();
   // An inactive genre exists too: it must never show.
-  await call('POST', '/api/v1/admin/genres', { token: env.ADMIN_TOKEN, json: { name: 'Secret Genre', is_active: false } });
+  await call('POST', '/api/v1/admin/genres', {
+    token: env.ADMIN_TOKEN,
+    json: { name: 'Secret Genre', is_active: false },
+  });
 });
 
 describe('GET /api/v1/genres', () => {
@@ -27,8 +32,24 @@ describe('GET /api/v1/genres', () => {
     expect(res.status).toBe(200);
     expect(res.body.message).toBe('Genres retrieved successfully.');
     expect(res.body.data).toEqual([
-      { id: await genreId('blues'), name: 'Blues', slug: 'blues', logo: null, description: 'Blues and its roots.', created_at: TIMESTAMP, updated_at: TIMESTAMP },
-      { id: await genreId('jazz'), name: 'Jazz', slug: 'jazz', logo: null, description: 'Jazz from swing to fusion.', created_at: TIMESTAMP, updated_at: TIMESTAMP },
+      {
+        id: await genreId('blues'),
+        name: 'Blues',
+        slug: 'blues',
+        logo: null,
+        description: 'Blues and its roots.',
+        created_at: TIMESTAMP,
+        updated_at: TIMESTAMP,
+      },
+      {
+        id: await genreId('jazz'),
+        name: 'Jazz',
+        slug: 'jazz',
+        logo: null,
+        description: 'Jazz from swing to fusion.',
+        created_at: TIMESTAMP,
+        updated_at: TIMESTAMP,
+      },
     ]);
   });
 
@@ -49,15 +70,30 @@ describe('GET /api/v1/genres/{id}', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ id: await genreId('jazz'), name: 'Jazz', slug: 'jazz' });
     expect(res.body.data.radio_channels).toEqual([
-      { id: await channelId(urls['Swing Street']!), name: 'Swing Street', stream_url: urls['Swing Street'], logo: expect.any(String) },
-      { id: await channelId(urls['Blue Note Radio']!), name: 'Blue Note Radio', stream_url: urls['Blue Note Radio'], logo: expect.any(String) },
+      {
+        id: await channelId(urls['Swing Street']!),
+        name: 'Swing Street',
+        stream_url: urls['Swing Street'],
+        logo: expect.any(String),
+      },
+      {
+        id: await channelId(urls['Blue Note Radio']!),
+        name: 'Blue Note Radio',
+        stream_url: urls['Blue Note Radio'],
+        logo: expect.any(String),
+      },
     ]);
     const limited = await call('GET', `/api/v1/genres/${await genreId('jazz')}?limit=1`);
     expect(limited.body.data.radio_channels.map((c: { name: string }) => c.name)).toEqual(['Swing Street']);
   });
 
   it('404 for a missing or inactive genre, 422 for a bad id or limit', async () => {
-    expect((await call('GET', '/api/v1/genres/999999')).body).toEqual({ success: false, message: 'Genre not found.', code: 404, data: {} });
+    expect((await call('GET', '/api/v1/genres/999999')).body).toEqual({
+      success: false,
+      message: 'Genre not found.',
+      code: 404,
+      data: {},
+    });
     expect((await call('GET', `/api/v1/genres/${await genreId('secret-genre')}`)).status).toBe(404);
     expect((await call('GET', '/api/v1/genres/x')).status).toBe(422);
     expect((await call('GET', `/api/v1/genres/${await genreId('jazz')}?limit=101`)).body.data.errors).toEqual({

@@ -78,7 +78,9 @@ describe('POST /api/v1/admin/radios/import', () => {
     const before = await env.DB.prepare('SELECT id, updated_at FROM radio_channels ORDER BY id').all();
     const again = await importStations(records);
     expect(again).toMatchObject({ created: 0, updated: 0, unchanged: 2, skipped: 1 });
-    expect((await env.DB.prepare('SELECT id, updated_at FROM radio_channels ORDER BY id').all()).results).toEqual(before.results);
+    expect((await env.DB.prepare('SELECT id, updated_at FROM radio_channels ORDER BY id').all()).results).toEqual(
+      before.results,
+    );
   });
 
   it('updates by stream URL, genres included, and keeps the slug', async () => {
@@ -98,7 +100,11 @@ describe('POST /api/v1/admin/radios/import', () => {
     const record = station();
     const summary = await importStations([record, { ...record, name: 'Copy' }]);
     expect(summary).toMatchObject({ created: 1, skipped: 1 });
-    expect(summary.skipped_details[0]).toEqual({ index: 1, name: 'Copy', reason: 'duplicate stream URL in this import' });
+    expect(summary.skipped_details[0]).toEqual({
+      index: 1,
+      name: 'Copy',
+      reason: 'duplicate stream URL in this import',
+    });
   });
 
   it('gives a second station of the same name its own stable slug', async () => {
@@ -106,7 +112,9 @@ describe('POST /api/v1/admin/radios/import', () => {
     const b = station({ name: 'Same Name FM' });
     await importStations([a]);
     await importStations([b]);
-    const slugs = (await env.DB.prepare("SELECT slug FROM radio_channels WHERE name = 'Same Name FM' ORDER BY id").all()).results.map((r) => r.slug);
+    const slugs = (
+      await env.DB.prepare("SELECT slug FROM radio_channels WHERE name = 'Same Name FM' ORDER BY id").all()
+    ).results.map((r) => r.slug);
     expect(slugs[0]).toBe('same-name-fm');
     expect(slugs[1]).toMatch(/^same-name-fm-[0-9a-f]{6}$/);
   });
@@ -116,7 +124,10 @@ describe('POST /api/v1/admin/radios/import', () => {
     expect(empty.status).toBe(422);
     const notArray = await call('POST', '/api/v1/admin/radios/import', { token: env.ADMIN_TOKEN, json: { name: 'x' } });
     expect(notArray.status).toBe(422);
-    const tooMany = await call('POST', '/api/v1/admin/radios/import', { token: env.ADMIN_TOKEN, json: Array.from({ length: 5001 }, () => ({})) });
+    const tooMany = await call('POST', '/api/v1/admin/radios/import', {
+      token: env.ADMIN_TOKEN,
+      json: Array.from({ length: 5001 }, () => ({})),
+    });
     expect(tooMany.status).toBe(422);
     expect(tooMany.body.data.errors).toEqual({ body: ['The body field may not have more than 5000 items.'] });
   });
@@ -124,7 +135,9 @@ describe('POST /api/v1/admin/radios/import', () => {
   it('needs the admin token', async () => {
     const user = await registerUser();
     expect((await call('POST', '/api/v1/admin/radios/import', { json: [station()] })).status).toBe(401);
-    expect((await call('POST', '/api/v1/admin/radios/import', { token: user.token, json: [station()] })).status).toBe(403);
+    expect((await call('POST', '/api/v1/admin/radios/import', { token: user.token, json: [station()] })).status).toBe(
+      403,
+    );
   });
 
   it('loads the demo catalogue: 100+ stations, 20+ countries, 15+ genres, several featured', async () => {
@@ -136,7 +149,9 @@ describe('POST /api/v1/admin/radios/import', () => {
               (SELECT count(DISTINCT country_id) FROM radio_channels WHERE stream_url IN (SELECT value FROM json_each(?1))) AS countries,
               (SELECT count(DISTINCT genre_id) FROM radio_channel_genres) AS genres,
               (SELECT count(*) FROM radio_channels WHERE is_featured = 1) AS featured`,
-    ).bind(JSON.stringify(demo.map((s) => s.url_resolved))).first();
+    )
+      .bind(JSON.stringify(demo.map((s) => s.url_resolved)))
+      .first();
     expect(counts).toMatchObject({ channels: demo.length });
     expect(Number(counts?.countries)).toBeGreaterThanOrEqual(20);
     expect(Number(counts?.genres)).toBeGreaterThanOrEqual(15);

@@ -3,9 +3,14 @@ import { BASE, fetchWorker } from './helpers/client';
 import { openApiDocument } from './helpers/openapi';
 
 it('serves an OpenAPI 3.1 document of every route', async () => {
-  const doc = (await openApiDocument()) as unknown as { openapi: string; paths: Record<string, Record<string, unknown>> };
+  const doc = (await openApiDocument()) as unknown as {
+    openapi: string;
+    paths: Record<string, Record<string, unknown>>;
+  };
   expect(doc.openapi).toBe('3.1.0');
-  const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
+  const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`),
+  );
   expect(operations.sort()).toEqual(
     [
       'POST /api/v1/auth/register',

@@ -7,7 +7,8 @@ import { seedChannels, station } from './helpers/catalogue';
 const HOUR = 3_600_000;
 const counter = (name: string) => env.PLAY_COUNTER.get(env.PLAY_COUNTER.idFromName(name));
 const playCount = async (id: number) =>
-  (await env.DB.prepare('SELECT play_count FROM radio_channels WHERE id = ?').bind(id).first<{ play_count: number }>())!.play_count;
+  (await env.DB.prepare('SELECT play_count FROM radio_channels WHERE id = ?').bind(id).first<{ play_count: number }>())!
+    .play_count;
 
 describe('the PlayCounter Durable Object', () => {
   it('keeps hourly buckets and answers the top of a window', async () => {
@@ -18,7 +19,10 @@ describe('the PlayCounter Durable Object', () => {
     await plays.record(2, 10, now - 2 * HOUR);
     await plays.record(1, 20, now);
     expect(await plays.top(1, 10, now)).toEqual([{ channelId: 20, plays: 1 }]);
-    expect(await plays.top(24, 10, now)).toEqual([{ channelId: 10, plays: 2 }, { channelId: 20, plays: 1 }]);
+    expect(await plays.top(24, 10, now)).toEqual([
+      { channelId: 10, plays: 2 },
+      { channelId: 20, plays: 1 },
+    ]);
     expect(await plays.top(48, 1, now)).toEqual([{ channelId: 10, plays: 3 }]);
   });
 
@@ -55,7 +59,10 @@ describe('the PlayCounter Durable Object', () => {
       const instance = object as unknown as PlayCounter;
       const payload = JSON.stringify([{ id, count: 1 }]);
       await env.DB.batch([
-        env.DB.prepare('INSERT INTO play_flushes (shard, seq, flushed_at) VALUES (?, 1, ?)').bind(state.id.toString(), 'x'),
+        env.DB.prepare('INSERT INTO play_flushes (shard, seq, flushed_at) VALUES (?, 1, ?)').bind(
+          state.id.toString(),
+          'x',
+        ),
         env.DB.prepare('UPDATE radio_channels SET play_count = play_count + 1 WHERE id = ?').bind(id),
       ]);
       state.storage.sql.exec("INSERT INTO meta (key, value) VALUES ('seq', 1)");

@@ -20,8 +20,12 @@ const add = (user: TestUser, id: number, channel: number, position?: number) =>
   call('POST', `/api/v1/playlists/${id}/items`, { token: user.token, json: { radio_channel_id: channel, position } });
 const detail = (user: TestUser, id: number) => call('GET', `/api/v1/playlists/${id}`, { token: user.token });
 const order = async (user: TestUser, id: number) =>
-  (await detail(user, id)).body.data.items.map((item: { position: number; radio_channel: { id: number } }) => [item.position, item.radio_channel.id]);
-const expectOrder = async (user: TestUser, id: number, ids: number[]) => expect(await order(user, id)).toEqual(ids.map((c, i) => [i, c]));
+  (await detail(user, id)).body.data.items.map((item: { position: number; radio_channel: { id: number } }) => [
+    item.position,
+    item.radio_channel.id,
+  ]);
+const expectOrder = async (user: TestUser, id: number, ids: number[]) =>
+  expect(await order(user, id)).toEqual(ids.map((c, i) => [i, c]));
 
 describe('creating, listing, updating, deleting', () => {
   it('creates an empty private playlist and ignores what a client may not set', async () => {
@@ -34,19 +38,34 @@ describe('creating, listing, updating, deleting', () => {
     expect(res.body).toEqual({
       success: true,
       message: 'Playlist created successfully.',
-      data: { id: expect.any(Number), name: 'Morning', description: 'Wake up', is_public: false, user_id: user.id, items_count: 0, created_at: TIMESTAMP, updated_at: TIMESTAMP, items: [] },
+      data: {
+        id: expect.any(Number),
+        name: 'Morning',
+        description: 'Wake up',
+        is_public: false,
+        user_id: user.id,
+        items_count: 0,
+        created_at: TIMESTAMP,
+        updated_at: TIMESTAMP,
+        items: [],
+      },
     });
   });
 
   it('lists only the user’s playlists, newest first', async () => {
     const [user, other] = [await registerUser(), await registerUser()];
     const first = await newPlaylist(user, { name: 'First' });
-    await env.DB.prepare("UPDATE playlists SET created_at = '2026-01-01T00:00:00.000000Z' WHERE id = ?").bind(first).run();
+    await env.DB.prepare("UPDATE playlists SET created_at = '2026-01-01T00:00:00.000000Z' WHERE id = ?")
+      .bind(first)
+      .run();
     const second = await newPlaylist(user, { name: 'Second', is_public: true });
     await newPlaylist(other);
     const res = await call('GET', '/api/v1/playlists', { token: user.token });
     expect(res.body.message).toBe('Playlists retrieved successfully.');
-    expect(res.body.data.map((p: { id: number; name: string }) => [p.id, p.name])).toEqual([[second, 'Second'], [first, 'First']]);
+    expect(res.body.data.map((p: { id: number; name: string }) => [p.id, p.name])).toEqual([
+      [second, 'Second'],
+      [first, 'First'],
+    ]);
     expect(res.body.data[0]).not.toHaveProperty('items');
   });
 
@@ -56,7 +75,10 @@ describe('creating, listing, updating, deleting', () => {
     const res = await call('PUT', `/api/v1/playlists/${id}`, { token: user.token, json: { is_public: true } });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ id, name: 'Name', description: 'Keep', is_public: true });
-    const cleared = await call('PUT', `/api/v1/playlists/${id}`, { token: user.token, json: { description: null, name: 'New' } });
+    const cleared = await call('PUT', `/api/v1/playlists/${id}`, {
+      token: user.token,
+      json: { description: null, name: 'New' },
+    });
     expect(cleared.body.data).toMatchObject({ name: 'New', description: null, is_public: true });
   });
 
@@ -64,15 +86,24 @@ describe('creating, listing, updating, deleting', () => {
     const user = await registerUser();
     const id = await newPlaylist(user);
     await add(user, id, channels[0]!);
-    expect((await call('DELETE', `/api/v1/playlists/${id}`, { token: user.token })).body).toEqual({ success: true, message: 'Playlist deleted successfully.', data: null });
+    expect((await call('DELETE', `/api/v1/playlists/${id}`, { token: user.token })).body).toEqual({
+      success: true,
+      message: 'Playlist deleted successfully.',
+      data: null,
+    });
     expect((await detail(user, id)).status).toBe(404);
-    expect((await env.DB.prepare('SELECT count(*) AS n FROM playlist_items WHERE playlist_id = ?').bind(id).first())?.n).toBe(0);
+    expect(
+      (await env.DB.prepare('SELECT count(*) AS n FROM playlist_items WHERE playlist_id = ?').bind(id).first())?.n,
+    ).toBe(0);
   });
 
   it.each([
     [{}, { name: ['The name field is required.'] }],
     [{ name: 'x'.repeat(101) }, { name: ['The name field may not be longer than 100 characters.'] }],
-    [{ name: 'ok', description: 'd'.repeat(1001) }, { description: ['The description field may not be longer than 1000 characters.'] }],
+    [
+      { name: 'ok', description: 'd'.repeat(1001) },
+      { description: ['The description field may not be longer than 1000 characters.'] },
+    ],
     [{ name: 'ok', is_public: 'yes' }, { is_public: ['The is public field must be true or false.'] }],
   ])('422 for %j', async (json, errors) => {
     const user = await registerUser();
@@ -90,7 +121,11 @@ describe('items', () => {
     const first = await add(user, id, a);
     expect(first.status).toBe(201);
     expect(first.body.message).toBe('Radio channel added to the playlist.');
-    expect(first.body.data).toMatchObject({ id, items_count: 1, items: [{ position: 0, radio_channel: { id: a, name: 'Channel 0' } }] });
+    expect(first.body.data).toMatchObject({
+      id,
+      items_count: 1,
+      items: [{ position: 0, radio_channel: { id: a, name: 'Channel 0' } }],
+    });
     await add(user, id, b);
     await add(user, id, c, 0);
     await add(user, id, d, 2);
@@ -113,7 +148,9 @@ describe('items', () => {
     const past = await add(user, id, channels[1]!, 2);
     expect(past.status).toBe(422);
     expect(past.body.data.errors).toEqual({ position: ['The position must be between 0 and 1.'] });
-    expect((await add(user, id, channels[1]!, -1)).body.data.errors).toEqual({ position: ['The position field must be at least 0.'] });
+    expect((await add(user, id, channels[1]!, -1)).body.data.errors).toEqual({
+      position: ['The position field must be at least 0.'],
+    });
     await expectOrder(user, id, [channels[0]!]);
   });
 
@@ -124,7 +161,9 @@ describe('items', () => {
     await env.DB.prepare(
       `INSERT INTO playlist_items (playlist_id, channel_id, position, created_at)
        SELECT ?1, j.value, j.key, '2026-01-01T00:00:00.000000Z' FROM json_each(?2) j`,
-    ).bind(id, JSON.stringify(many.slice(0, 500))).run();
+    )
+      .bind(id, JSON.stringify(many.slice(0, 500)))
+      .run();
     const full = await add(user, id, many[500]!);
     expect(full.status).toBe(422);
     expect(full.body.data.errors).toEqual({ radio_channel_id: ['A playlist holds at most 500 radio channels.'] });
@@ -138,7 +177,9 @@ describe('items', () => {
     expect(results.map((r) => r.status)).toEqual(thirty.map(() => 201));
     const res = await detail(user, id);
     expect(res.body.data.items.map((item: { position: number }) => item.position)).toEqual(thirty.map((_, i) => i));
-    expect(new Set(res.body.data.items.map((item: { radio_channel: { id: number } }) => item.radio_channel.id))).toEqual(new Set(thirty));
+    expect(
+      new Set(res.body.data.items.map((item: { radio_channel: { id: number } }) => item.radio_channel.id)),
+    ).toEqual(new Set(thirty));
     expect(res.body.data.items_count).toBe(30);
   });
 
@@ -177,7 +218,12 @@ describe('items', () => {
     for (const channel of [a, b, c, d, e]) await add(user, id, channel);
     const res = await call('PUT', `/api/v1/playlists/${id}/reorder`, {
       token: user.token,
-      json: { items: [{ radio_channel_id: e, position: 0 }, { radio_channel_id: a, position: 3 }] },
+      json: {
+        items: [
+          { radio_channel_id: e, position: 0 },
+          { radio_channel_id: a, position: 3 },
+        ],
+      },
     });
     expect(res.status).toBe(200);
     expect(res.body.message).toBe('Playlist reordered successfully.');
@@ -189,7 +235,8 @@ describe('items', () => {
     const id = await newPlaylist(user);
     const [a, b, c, outsider] = channels as [number, number, number, number];
     for (const channel of [a, b, c]) await add(user, id, channel);
-    const reorder = (items: unknown) => call('PUT', `/api/v1/playlists/${id}/reorder`, { token: user.token, json: { items } });
+    const reorder = (items: unknown) =>
+      call('PUT', `/api/v1/playlists/${id}/reorder`, { token: user.token, json: { items } });
     const res = await reorder([
       { radio_channel_id: outsider, position: 0 },
       { radio_channel_id: a, position: 3 },
@@ -204,7 +251,9 @@ describe('items', () => {
     });
     await expectOrder(user, id, [a, b, c]);
     expect((await reorder([])).body.data.errors).toEqual({ items: ['The items field must have at least 1 items.'] });
-    expect((await reorder([{ radio_channel_id: a }])).body.data.errors).toEqual({ 'items.0.position': ['The position field is required.'] });
+    expect((await reorder([{ radio_channel_id: a }])).body.data.errors).toEqual({
+      'items.0.position': ['The position field is required.'],
+    });
   });
 });
 
@@ -221,14 +270,15 @@ describe('ownership', () => {
     for (const id of [publicId, privateId]) await add(owner, id, channels[0]!);
   });
 
-  const requests = (id: number) => [
-    ['GET', `/api/v1/playlists/${id}`, undefined, 'read'],
-    ['PUT', `/api/v1/playlists/${id}`, { name: 'Hacked' }, 'write'],
-    ['POST', `/api/v1/playlists/${id}/items`, { radio_channel_id: channels[1] }, 'write'],
-    ['DELETE', `/api/v1/playlists/${id}/items/${channels[0]}`, undefined, 'write'],
-    ['PUT', `/api/v1/playlists/${id}/reorder`, { items: [{ radio_channel_id: channels[0], position: 0 }] }, 'write'],
-    ['DELETE', `/api/v1/playlists/${id}`, undefined, 'write'],
-  ] as const;
+  const requests = (id: number) =>
+    [
+      ['GET', `/api/v1/playlists/${id}`, undefined, 'read'],
+      ['PUT', `/api/v1/playlists/${id}`, { name: 'Hacked' }, 'write'],
+      ['POST', `/api/v1/playlists/${id}/items`, { radio_channel_id: channels[1] }, 'write'],
+      ['DELETE', `/api/v1/playlists/${id}/items/${channels[0]}`, undefined, 'write'],
+      ['PUT', `/api/v1/playlists/${id}/reorder`, { items: [{ radio_channel_id: channels[0], position: 0 }] }, 'write'],
+      ['DELETE', `/api/v1/playlists/${id}`, undefined, 'write'],
+    ] as const;
 
   it('a stranger may read a public playlist and gets 403 on every write', async () => {
     for (const [method, path, json, kind] of requests(publicId)) {
@@ -271,12 +321,20 @@ describe('GET /api/v1/radios/{id}/playlists', () => {
     const b = await newPlaylist(user, { name: 'B', is_public: true });
     await newPlaylist(user, { name: 'C' });
     const theirs = await newPlaylist(other, { name: 'Theirs', is_public: true });
-    for (const [owner, id] of [[user, a], [user, b], [other, theirs]] as const) await add(owner, id, x!);
+    for (const [owner, id] of [
+      [user, a],
+      [user, b],
+      [other, theirs],
+    ] as const)
+      await add(owner, id, x!);
     const res = await call('GET', `/api/v1/radios/${x}/playlists`, { token: user.token });
     expect(res.body.data).toEqual({
       is_in_playlist: true,
       playlist_count: 2,
-      playlists: [{ id: b, name: 'B', is_public: true }, { id: a, name: 'A', is_public: false }],
+      playlists: [
+        { id: b, name: 'B', is_public: true },
+        { id: a, name: 'A', is_public: false },
+      ],
     });
     const none = await call('GET', `/api/v1/radios/${channels[7]}/playlists`, { token: user.token });
     expect(none.body.data).toEqual({ is_in_playlist: false, playlist_count: 0, playlists: [] });
@@ -285,24 +343,31 @@ describe('GET /api/v1/radios/{id}/playlists', () => {
 });
 
 describe('export for players', () => {
-  const fetchFile = (path: string, token: string) => fetchWorker(new Request(`${BASE}${path}`, { headers: { Authorization: `Bearer ${token}` } }));
+  const fetchFile = (path: string, token: string) =>
+    fetchWorker(new Request(`${BASE}${path}`, { headers: { Authorization: `Bearer ${token}` } }));
 
   it('serves M3U and PLS in playlist order, with the detail’s access rules', async () => {
     const [owner, stranger] = [await registerUser(), await registerUser()];
     // A line break cannot come through the API (422) but the export flattens one that is stored anyway.
-    expect((await call('POST', '/api/v1/playlists', { token: owner.token, json: { name: 'Road\ntrip' } })).status).toBe(422);
+    expect((await call('POST', '/api/v1/playlists', { token: owner.token, json: { name: 'Road\ntrip' } })).status).toBe(
+      422,
+    );
     const id = await newPlaylist(owner, { name: 'Road trip' });
     await env.DB.prepare('UPDATE playlists SET name = ?1 WHERE id = ?2').bind('Road\ntrip', id).run();
     const [a, b] = channels as [number, number];
     await add(owner, id, b);
     await add(owner, id, a);
-    const streams = await env.DB.prepare('SELECT id, stream_url FROM radio_channels WHERE id IN (?, ?)').bind(a, b).all<{ id: number; stream_url: string }>();
+    const streams = await env.DB.prepare('SELECT id, stream_url FROM radio_channels WHERE id IN (?, ?)')
+      .bind(a, b)
+      .all<{ id: number; stream_url: string }>();
     const url = (channel: number) => streams.results.find((r) => r.id === channel)!.stream_url;
 
     const m3u = await fetchFile(`/api/v1/playlists/${id}.m3u`, owner.token);
     expect(m3u.status).toBe(200);
     expect(m3u.headers.get('content-type')).toBe('audio/x-mpegurl; charset=UTF-8');
-    expect(await m3u.text()).toBe(`#EXTM3U\n#PLAYLIST:Road trip\n#EXTINF:-1,Channel 1\n${url(b)}\n#EXTINF:-1,Channel 0\n${url(a)}\n`);
+    expect(await m3u.text()).toBe(
+      `#EXTM3U\n#PLAYLIST:Road trip\n#EXTINF:-1,Channel 1\n${url(b)}\n#EXTINF:-1,Channel 0\n${url(a)}\n`,
+    );
 
     const pls = await fetchFile(`/api/v1/playlists/${id}.pls`, owner.token);
     expect(pls.headers.get('content-type')).toBe('audio/x-scpls; charset=UTF-8');

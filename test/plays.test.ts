@@ -7,7 +7,8 @@ import { registerUser } from './helpers/users';
 
 const play = (id: number, token: string) => call('POST', `/api/v1/radios/${id}/play`, { token });
 const playCount = async (id: number) =>
-  (await env.DB.prepare('SELECT play_count FROM radio_channels WHERE id = ?').bind(id).first<{ play_count: number }>())!.play_count;
+  (await env.DB.prepare('SELECT play_count FROM radio_channels WHERE id = ?').bind(id).first<{ play_count: number }>())!
+    .play_count;
 
 describe('POST /api/v1/radios/{id}/play', () => {
   it('acknowledges the play and shows it in play_count within 5 seconds', async () => {
@@ -46,7 +47,12 @@ describe('POST /api/v1/radios/{id}/play', () => {
     const user = await registerUser();
     const [id] = await seedChannels([station()]);
     await env.DB.prepare('UPDATE radio_channels SET is_active = 0 WHERE id = ?').bind(id).run();
-    expect((await play(id!, user.token)).body).toEqual({ success: false, message: 'Radio channel not found.', code: 404, data: {} });
+    expect((await play(id!, user.token)).body).toEqual({
+      success: false,
+      message: 'Radio channel not found.',
+      code: 404,
+      data: {},
+    });
     expect((await play(999_999, user.token)).status).toBe(404);
     expect((await play(0, user.token)).status).toBe(422);
   });
@@ -54,7 +60,11 @@ describe('POST /api/v1/radios/{id}/play', () => {
 
 describe('GET /api/v1/me/radios/recent and /top', () => {
   it('lists what the user played, most recent first or most played first, with limits', async () => {
-    const ids = await seedChannels([station({ name: 'First' }), station({ name: 'Second' }), station({ name: 'Third' })]);
+    const ids = await seedChannels([
+      station({ name: 'First' }),
+      station({ name: 'Second' }),
+      station({ name: 'Third' }),
+    ]);
     const user = await registerUser();
     const at = (minute: number) => Date.parse('2026-11-01T10:00:00Z') + minute * 60_000;
     // Plays an hour apart in the user's history: Second twice, then First, then Third.
@@ -100,7 +110,9 @@ describe('GET /api/v1/radios/trending and /charts', () => {
       ['Hot', 3],
       ['Warm', 1],
     ]);
-    expect(charts.body.data.map((r: { rank: number }) => r.rank)).toEqual(charts.body.data.map((_: unknown, i: number) => i + 1));
+    expect(charts.body.data.map((r: { rank: number }) => r.rank)).toEqual(
+      charts.body.data.map((_: unknown, i: number) => i + 1),
+    );
   });
 
   it('charts by likes count the likes of the period', async () => {
@@ -108,7 +120,9 @@ describe('GET /api/v1/radios/trending and /charts', () => {
     const users = await Promise.all(Array.from({ length: 3 }, () => registerUser()));
     for (const u of users) await call('POST', `/api/v1/radios/${ids[0]}/like`, { token: u.token });
     await call('POST', `/api/v1/radios/${ids[1]}/like`, { token: users[0]!.token });
-    await env.DB.prepare("INSERT INTO likes (user_id, channel_id, created_at) VALUES (?1, ?2, '2020-01-01T00:00:00.000000Z')")
+    await env.DB.prepare(
+      "INSERT INTO likes (user_id, channel_id, created_at) VALUES (?1, ?2, '2020-01-01T00:00:00.000000Z')",
+    )
       .bind(users[1]!.id, ids[1])
       .run();
     const res = await call('GET', '/api/v1/radios/charts?metric=likes&period=30d&limit=10', { token: users[0]!.token });

@@ -53,7 +53,11 @@ describe.each(protectedRoutes)('$method $path', ({ method, path }) => {
     const current = (await login(user.email, user.password)).body.data.token as string;
     await call('PUT', '/api/v1/auth/password', {
       token: current,
-      json: { current_password: user.password, password: 'changed password', password_confirmation: 'changed password' },
+      json: {
+        current_password: user.password,
+        password: 'changed password',
+        password_confirmation: 'changed password',
+      },
     });
     expect((await send({ Authorization: `Bearer ${user.token}` })).body).toEqual(unauthenticated);
   });

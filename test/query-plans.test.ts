@@ -42,12 +42,18 @@ describe('query plans of GET /radios', () => {
   });
 
   it('a keyset page starts with a range on the index, not a scan from its start', async () => {
-    expect(await plan(pageQuery({ sort: 'popular', after: [12, 40] }))).toMatch(/INDEX radio_channels_active_popular \(is_active=\? AND play_count<\?\)/);
-    expect(await plan(pageQuery({ sort: 'name', after: ['radio', 40] }))).toMatch(/INDEX radio_channels_active_name \(is_active=\? AND \(sort_name,id\)>\(\?,\?\)\)|sort_name>\?/);
+    expect(await plan(pageQuery({ sort: 'popular', after: [12, 40] }))).toMatch(
+      /INDEX radio_channels_active_popular \(is_active=\? AND play_count<\?\)/,
+    );
+    expect(await plan(pageQuery({ sort: 'name', after: ['radio', 40] }))).toMatch(
+      /INDEX radio_channels_active_name \(is_active=\? AND \(sort_name,id\)>\(\?,\?\)\)|sort_name>\?/,
+    );
   });
 
   it('a genre filter probes the genre links by primary key while walking the sort', async () => {
-    expect(await plan(pageQuery({ genreId: 3 }))).toMatch(/SEARCH radio_channel_genres USING (COVERING |PRIMARY KEY|INDEX)/);
+    expect(await plan(pageQuery({ genreId: 3 }))).toMatch(
+      /SEARCH radio_channel_genres USING (COVERING |PRIMARY KEY|INDEX)/,
+    );
   });
 
   it('a search starts from the full-text index', async () => {
@@ -58,7 +64,9 @@ describe('query plans of GET /radios', () => {
   it('the detail of a channel and its genres, likes and favorites use primary keys', async () => {
     const detail = await plan(pageQuery({}));
     expect(detail).toContain('SEARCH radio_channels USING INTEGER PRIMARY KEY');
-    expect(detail).toMatch(/SEARCH radio_channel_genres USING (COVERING )?INDEX \S+ \(channel_id=\?\)|SEARCH radio_channel_genres USING PRIMARY KEY \(channel_id=\?\)/);
+    expect(detail).toMatch(
+      /SEARCH radio_channel_genres USING (COVERING )?INDEX \S+ \(channel_id=\?\)|SEARCH radio_channel_genres USING PRIMARY KEY \(channel_id=\?\)/,
+    );
     expect(detail).toContain('SEARCH genres USING INTEGER PRIMARY KEY');
     expect(detail).not.toMatch(/SCAN (likes|favorites|radio_channel_genres|genres)\b(?! USING)/);
   });

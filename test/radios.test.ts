@@ -9,12 +9,69 @@ import { registerUser, type TestUser } from './helpers/users';
  * six channels with known names, countries, languages, genres and counters.
  */
 const fixture = [
-  { name: 'Alpha Jazz', countrycode: 'GB', languagecodes: 'en', tags: 'jazz', description: 'Smooth late-night sounds', plays: 50, likes: 3, day: 1 },
-  { name: 'Radio Zürich', countrycode: 'CH', languagecodes: 'de', tags: 'pop', description: 'Hits aus der Schweiz', plays: 10, likes: 9, day: 2 },
-  { name: 'beta Rock', countrycode: 'GB', languagecodes: 'en', tags: 'rock', description: 'Guitars all day', plays: 50, likes: 1, day: 3 },
-  { name: 'Gamma Classical', countrycode: 'DE', languagecodes: 'de', tags: 'classical', description: 'Symphonies', plays: 5, likes: 9, day: 4, is_featured: true },
-  { name: 'Delta News', countrycode: 'DE', languagecodes: 'de', tags: 'news,talk', description: 'Nachrichten', plays: 0, likes: 0, day: 5, is_featured: true },
-  { name: 'Épsilon Jazz Club', countrycode: 'FR', languagecodes: 'fr', tags: 'jazz', description: 'Le jazz de Paris', plays: 100, likes: 2, day: 6, is_featured: true },
+  {
+    name: 'Alpha Jazz',
+    countrycode: 'GB',
+    languagecodes: 'en',
+    tags: 'jazz',
+    description: 'Smooth late-night sounds',
+    plays: 50,
+    likes: 3,
+    day: 1,
+  },
+  {
+    name: 'Radio Zürich',
+    countrycode: 'CH',
+    languagecodes: 'de',
+    tags: 'pop',
+    description: 'Hits aus der Schweiz',
+    plays: 10,
+    likes: 9,
+    day: 2,
+  },
+  {
+    name: 'beta Rock',
+    countrycode: 'GB',
+    languagecodes: 'en',
+    tags: 'rock',
+    description: 'Guitars all day',
+    plays: 50,
+    likes: 1,
+    day: 3,
+  },
+  {
+    name: 'Gamma Classical',
+    countrycode: 'DE',
+    languagecodes: 'de',
+    tags: 'classical',
+    description: 'Symphonies',
+    plays: 5,
+    likes: 9,
+    day: 4,
+    is_featured: true,
+  },
+  {
+    name: 'Delta News',
+    countrycode: 'DE',
+    languagecodes: 'de',
+    tags: 'news,talk',
+    description: 'Nachrichten',
+    plays: 0,
+    likes: 0,
+    day: 5,
+    is_featured: true,
+  },
+  {
+    name: 'Épsilon Jazz Club',
+    countrycode: 'FR',
+    languagecodes: 'fr',
+    tags: 'jazz',
+    description: 'Le jazz de Paris',
+    plays: 100,
+    likes: 2,
+    day: 6,
+    is_featured: true,
+  },
 ];
 const ids: Record<string, number> = {};
 let user: TestUser;
@@ -40,21 +97,52 @@ describe('GET /api/v1/radios', () => {
     const res = await list();
     expect(res.status).toBe(200);
     expect(res.body.message).toBe('Radio channels retrieved successfully.');
-    expect(names(res.body)).toEqual(['Alpha Jazz', 'beta Rock', 'Delta News', 'Épsilon Jazz Club', 'Gamma Classical', 'Radio Zürich']);
-    expect(res.body.meta).toEqual({ current_page: 1, per_page: 20, total: 6, last_page: 1, total_exact: true, next_cursor: null });
+    expect(names(res.body)).toEqual([
+      'Alpha Jazz',
+      'beta Rock',
+      'Delta News',
+      'Épsilon Jazz Club',
+      'Gamma Classical',
+      'Radio Zürich',
+    ]);
+    expect(res.body.meta).toEqual({
+      current_page: 1,
+      per_page: 20,
+      total: 6,
+      last_page: 1,
+      total_exact: true,
+      next_cursor: null,
+    });
   });
 
   it('pages with page and per_page, past the end too', async () => {
     const second = await list('?per_page=4&page=2');
     expect(names(second.body)).toEqual(['Gamma Classical', 'Radio Zürich']);
-    expect(second.body.meta).toEqual({ current_page: 2, per_page: 4, total: 6, last_page: 2, total_exact: true, next_cursor: null });
+    expect(second.body.meta).toEqual({
+      current_page: 2,
+      per_page: 4,
+      total: 6,
+      last_page: 2,
+      total_exact: true,
+      next_cursor: null,
+    });
     const beyond = await list('?per_page=4&page=3');
     expect(beyond.body.data).toEqual([]);
-    expect(beyond.body.meta).toEqual({ current_page: 3, per_page: 4, total: 6, last_page: 2, total_exact: true, next_cursor: null });
+    expect(beyond.body.meta).toEqual({
+      current_page: 3,
+      per_page: 4,
+      total: 6,
+      last_page: 2,
+      total_exact: true,
+      next_cursor: null,
+    });
   });
 
   it.each([
-    ['?sort=popular', ['Épsilon Jazz Club', 'Alpha Jazz', 'beta Rock', 'Radio Zürich', 'Gamma Classical', 'Delta News']],
+    [
+      '?sort=popular',
+      ['Épsilon Jazz Club', 'Alpha Jazz', 'beta Rock', 'Radio Zürich', 'Gamma Classical', 'Delta News'],
+    ],
     ['?sort=likes', ['Radio Zürich', 'Gamma Classical', 'Alpha Jazz', 'Épsilon Jazz Club', 'beta Rock', 'Delta News']],
     ['?sort=newest', ['Épsilon Jazz Club', 'Delta News', 'Gamma Classical', 'beta Rock', 'Radio Zürich', 'Alpha Jazz']],
   ])('%s orders the channels, ties broken by id', async (query, expected) => {
@@ -85,7 +173,14 @@ describe('GET /api/v1/radios', () => {
     const both = await list(`?genre_id=${jazz}&language=fr&sort=popular`);
     expect(names(both.body)).toEqual(['Épsilon Jazz Club']);
     expect(both.body.meta.total).toBe(1);
-    expect((await list(`?country_id=${await countryId('JP')}`)).body.meta).toEqual({ current_page: 1, per_page: 20, total: 0, last_page: 1, total_exact: true, next_cursor: null });
+    expect((await list(`?country_id=${await countryId('JP')}`)).body.meta).toEqual({
+      current_page: 1,
+      per_page: 20,
+      total: 0,
+      last_page: 1,
+      total_exact: true,
+      next_cursor: null,
+    });
   });
 
   it.each([
@@ -125,7 +220,12 @@ describe('GET /api/v1/radios/{id}', () => {
       play_count: 5,
       likes: 9,
       genres: [{ id: await genreId('classical'), name: 'Classical' }],
-      social_links: { website: expect.stringMatching(/^https:\/\/station-/), facebook: null, twitter: null, instagram: null },
+      social_links: {
+        website: expect.stringMatching(/^https:\/\/station-/),
+        facebook: null,
+        twitter: null,
+        instagram: null,
+      },
       is_liked: false,
       is_favorited: false,
       created_at: '2026-01-04T00:00:00.000000Z',
@@ -137,14 +237,21 @@ describe('GET /api/v1/radios/{id}', () => {
     const fan = await registerUser();
     const id = ids['Delta News']!;
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO likes (user_id, channel_id, created_at) VALUES (?1, ?2, '2026-01-01T00:00:00.000000Z')").bind(fan.id, id),
-      env.DB.prepare("INSERT INTO favorites (user_id, channel_id, created_at) VALUES (?1, ?2, '2026-01-01T00:00:00.000000Z')").bind(fan.id, id),
+      env.DB.prepare(
+        "INSERT INTO likes (user_id, channel_id, created_at) VALUES (?1, ?2, '2026-01-01T00:00:00.000000Z')",
+      ).bind(fan.id, id),
+      env.DB.prepare(
+        "INSERT INTO favorites (user_id, channel_id, created_at) VALUES (?1, ?2, '2026-01-01T00:00:00.000000Z')",
+      ).bind(fan.id, id),
     ]);
     const mine = await call('GET', `/api/v1/radios/${id}`, { token: fan.token });
     expect(mine.body.data).toMatchObject({ is_liked: true, is_favorited: true });
     const listed = (await call('GET', '/api/v1/radios?search=delta', { token: fan.token })).body.data[0];
     expect(listed).toMatchObject({ id, is_liked: true, is_favorited: true });
-    expect((await call('GET', `/api/v1/radios/${id}`, { token: user.token })).body.data).toMatchObject({ is_liked: false, is_favorited: false });
+    expect((await call('GET', `/api/v1/radios/${id}`, { token: user.token })).body.data).toMatchObject({
+      is_liked: false,
+      is_favorited: false,
+    });
   });
 
   it('404 for a channel that does not exist, 422 for an id that is not one', async () => {
@@ -160,7 +267,10 @@ describe('GET /api/v1/radios/featured', () => {
     const res = await call('GET', '/api/v1/radios/featured', { token: user.token });
     expect(res.status).toBe(200);
     expect(names(res.body)).toEqual(['Épsilon Jazz Club', 'Gamma Classical', 'Delta News']);
-    expect(names((await call('GET', '/api/v1/radios/featured?limit=2', { token: user.token })).body)).toEqual(['Épsilon Jazz Club', 'Gamma Classical']);
+    expect(names((await call('GET', '/api/v1/radios/featured?limit=2', { token: user.token })).body)).toEqual([
+      'Épsilon Jazz Club',
+      'Gamma Classical',
+    ]);
   });
 
   it.each([

@@ -11,7 +11,11 @@ it('reserves up to the limit in a sliding window, then says when to retry', asyn
   const limiter = stub('window');
   const start = Date.now();
   for (let i = 0; i < 3; i += 1) expect((await limiter.reserve([rule(3)], start + i * 60_000)).ok).toBe(true);
-  expect(await limiter.reserve([rule(3)], start + 5 * 60_000)).toEqual({ ok: false, bucket: 'b', retryAfterMs: 10 * 60_000 });
+  expect(await limiter.reserve([rule(3)], start + 5 * 60_000)).toEqual({
+    ok: false,
+    bucket: 'b',
+    retryAfterMs: 10 * 60_000,
+  });
   // The first hit leaves the window; one attempt is free again.
   expect((await limiter.reserve([rule(3)], start + WINDOW + 1)).ok).toBe(true);
 });
@@ -28,7 +32,10 @@ it('every rule must allow, and a refusal records nothing', async () => {
   const limiter = stub('rules');
   const now = Date.now();
   expect((await limiter.reserve([rule(5, 'wide'), rule(1, 'narrow')], now)).ok).toBe(true);
-  expect(await limiter.reserve([rule(5, 'wide'), rule(1, 'narrow')], now)).toMatchObject({ ok: false, bucket: 'narrow' });
+  expect(await limiter.reserve([rule(5, 'wide'), rule(1, 'narrow')], now)).toMatchObject({
+    ok: false,
+    bucket: 'narrow',
+  });
   expect(await limiter.count('wide', WINDOW, now)).toBe(1);
 });
 

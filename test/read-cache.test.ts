@@ -10,7 +10,7 @@ import { CALLER_MARKS_LIMIT as VIEWER_MARKS_LIMIT } from '../src/services/caller
 // Every request of this file goes through one app with an explicit READ_CACHE_MS, so
 // what is cached and for how long is decided here, not by the suite's configuration.
 const app = createApp();
-const ADMIN = () => env.ADMIN_TOKEN!;
+const ADMIN = () => env.ADMIN_TOKEN;
 
 interface Sent {
   token?: string;
@@ -28,7 +28,11 @@ async function send(method: string, path: string, options: Sent = {}) {
   if (options.json !== undefined) headers.set('Content-Type', 'application/json');
   const ctx = createExecutionContext();
   const response = await app.fetch(
-    new Request(`${BASE}${path}`, { method, headers, body: options.json === undefined ? undefined : JSON.stringify(options.json) }),
+    new Request(`${BASE}${path}`, {
+      method,
+      headers,
+      body: options.json === undefined ? undefined : JSON.stringify(options.json),
+    }),
     { ...env, READ_CACHE_MS: String(options.cacheMs ?? 60_000) },
     ctx,
   );
@@ -61,8 +65,13 @@ describe('read caches', () => {
       await send('GET', `/api/v1/radios/${id}`, { token: user.token });
       await send('GET', `/api/v1/radios/${id}`, { token: user.token });
     }
-    expect((await send('POST', `/api/v1/radios/${id}/like`, { token: fan.token })).body.data).toEqual({ is_liked: true, likes_count: 1 });
-    expect((await send('POST', '/api/v1/favorites', { token: fan.token, json: { radio_channel_id: id } })).status).toBe(201);
+    expect((await send('POST', `/api/v1/radios/${id}/like`, { token: fan.token })).body.data).toEqual({
+      is_liked: true,
+      likes_count: 1,
+    });
+    expect((await send('POST', '/api/v1/favorites', { token: fan.token, json: { radio_channel_id: id } })).status).toBe(
+      201,
+    );
 
     // The writes went through this isolate: both callers see them at once.
     const mine = await send('GET', `/api/v1/radios/${id}`, { token: fan.token });
@@ -88,8 +97,14 @@ describe('read caches', () => {
       [true, 1],
       [false, 1],
     ]);
-    expect((await send('GET', `/api/v1/radios/${a}`, { token: user.token })).body.data).toMatchObject({ is_liked: false, likes: 0 });
-    expect((await send('GET', `/api/v1/radios/${b}`, { token: user.token })).body.data).toMatchObject({ is_liked: true, likes: 1 });
+    expect((await send('GET', `/api/v1/radios/${a}`, { token: user.token })).body.data).toMatchObject({
+      is_liked: false,
+      likes: 0,
+    });
+    expect((await send('GET', `/api/v1/radios/${b}`, { token: user.token })).body.data).toMatchObject({
+      is_liked: true,
+      likes: 1,
+    });
   });
 
   it('a change made elsewhere shows within READ_CACHE_MS, and at once with X-D1-Bookmark', async () => {
@@ -101,9 +116,14 @@ describe('read caches', () => {
     await env.DB.prepare("UPDATE radio_channels SET name = 'After' WHERE id = ?").bind(id).run();
 
     expect((await send('GET', `/api/v1/radios/${id}`, { token: user.token })).body.data.name).toBe('Before');
-    const bookmark = cached.headers.get('X-D1-Bookmark') ?? (await send('GET', '/api/v1/auth/me', { token: user.token })).headers.get('X-D1-Bookmark');
+    const bookmark =
+      cached.headers.get('X-D1-Bookmark') ??
+      (await send('GET', '/api/v1/auth/me', { token: user.token })).headers.get('X-D1-Bookmark');
     expect(bookmark).toBeTruthy();
-    const withBookmark = await send('GET', `/api/v1/radios/${id}`, { token: user.token, headers: { 'X-D1-Bookmark': bookmark! } });
+    const withBookmark = await send('GET', `/api/v1/radios/${id}`, {
+      token: user.token,
+      headers: { 'X-D1-Bookmark': bookmark! },
+    });
     expect(withBookmark.body.data.name).toBe('After');
     await sleep(5);
     expect((await send('GET', `/api/v1/radios/${id}`, { token: user.token, cacheMs: 1 })).body.data.name).toBe('After');
@@ -124,7 +144,9 @@ describe('read caches', () => {
     expect(refused.body.data).toEqual({ status: 'banned', requires_logout: true });
 
     expect(roundTrips((await send('GET', `/api/v1/radios/${id}`, { token: viaApi.token })).headers)).toBe(0);
-    expect((await send('PATCH', `/api/v1/admin/users/${viaApi.id}`, { token: ADMIN(), json: { status: 'banned' } })).status).toBe(200);
+    expect(
+      (await send('PATCH', `/api/v1/admin/users/${viaApi.id}`, { token: ADMIN(), json: { status: 'banned' } })).status,
+    ).toBe(200);
     expect((await send('GET', `/api/v1/radios/${id}`, { token: viaApi.token })).status).toBe(403);
   });
 
@@ -138,7 +160,11 @@ describe('read caches', () => {
     expect(roundTrips((await send('GET', `/api/v1/radios/${id}`, { token: other })).headers)).toBe(0);
     const change = await send('PUT', '/api/v1/auth/password', {
       token: user.token,
-      json: { current_password: user.password, password: 'a brand new secret', password_confirmation: 'a brand new secret' },
+      json: {
+        current_password: user.password,
+        password: 'a brand new secret',
+        password_confirmation: 'a brand new secret',
+      },
     });
     expect(change.status).toBe(200);
     expect((await send('GET', `/api/v1/radios/${id}`, { token: other })).status).toBe(401);
@@ -148,13 +174,21 @@ describe('read caches', () => {
   it('a cached playlist keeps its access rule and shows its owner’s changes at once', async () => {
     const [first, second] = await seedChannels([station(), station()]);
     const [owner, stranger] = [await registerUser(), await registerUser()];
-    const playlist = (await send('POST', '/api/v1/playlists', { token: owner.token, json: { name: 'Private mix' } })).body.data;
-    await send('POST', `/api/v1/playlists/${playlist.id}/items`, { token: owner.token, json: { radio_channel_id: first } });
-    for (let i = 0; i < 3; i += 1) expect((await send('GET', `/api/v1/playlists/${playlist.id}`, { token: owner.token })).status).toBe(200);
+    const playlist = (await send('POST', '/api/v1/playlists', { token: owner.token, json: { name: 'Private mix' } }))
+      .body.data;
+    await send('POST', `/api/v1/playlists/${playlist.id}/items`, {
+      token: owner.token,
+      json: { radio_channel_id: first },
+    });
+    for (let i = 0; i < 3; i += 1)
+      expect((await send('GET', `/api/v1/playlists/${playlist.id}`, { token: owner.token })).status).toBe(200);
     await send('GET', `/api/v1/radios/${first}`, { token: stranger.token });
     expect((await send('GET', `/api/v1/playlists/${playlist.id}`, { token: stranger.token })).status).toBe(404);
 
-    await send('POST', `/api/v1/playlists/${playlist.id}/items`, { token: owner.token, json: { radio_channel_id: second } });
+    await send('POST', `/api/v1/playlists/${playlist.id}/items`, {
+      token: owner.token,
+      json: { radio_channel_id: second },
+    });
     const detail = await send('GET', `/api/v1/playlists/${playlist.id}`, { token: owner.token });
     expect(detail.body.data.items.map((item: Json) => item.radio_channel.id)).toEqual([first, second]);
   });
@@ -180,7 +214,8 @@ describe('read caches', () => {
     const [id] = await seedChannels([station()]);
     const user = await registerUser();
     const trips = [];
-    for (let i = 0; i < 3; i += 1) trips.push(roundTrips((await send('GET', `/api/v1/radios/${id}`, { token: user.token, cacheMs: 0 })).headers));
+    for (let i = 0; i < 3; i += 1)
+      trips.push(roundTrips((await send('GET', `/api/v1/radios/${id}`, { token: user.token, cacheMs: 0 })).headers));
     expect(trips).toEqual([1, 1, 1]);
   });
 });

@@ -23,8 +23,15 @@ beforeAll(async () => {
   ];
   const list = await seedChannels(records);
   ids = Object.fromEntries(records.map((r, i) => [r.name as string, list[i]!]));
-  const plays: [string, number][] = [['Rock One', 90], ['Rock Two', 80], ['Pop Hits', 70], ['Jazz Three', 5], ['Pop Star', 1]];
-  for (const [name, count] of plays) await env.DB.prepare('UPDATE radio_channels SET play_count = ? WHERE id = ?').bind(count, ids[name]).run();
+  const plays: [string, number][] = [
+    ['Rock One', 90],
+    ['Rock Two', 80],
+    ['Pop Hits', 70],
+    ['Jazz Three', 5],
+    ['Pop Star', 1],
+  ];
+  for (const [name, count] of plays)
+    await env.DB.prepare('UPDATE radio_channels SET play_count = ? WHERE id = ?').bind(count, ids[name]).run();
 });
 
 const names = (res: { body: { data: { name: string }[] } }) => res.body.data.map((r) => r.name);
@@ -75,6 +82,8 @@ describe('GET /api/v1/me/radios/discover', () => {
     expect(list).toHaveLength(Object.keys(ids).length - 1);
     const again = await call('GET', '/api/v1/me/radios/discover?limit=50', { token: user.token });
     expect(names(again)).toEqual(list);
-    expect(names(await call('GET', '/api/v1/me/radios/discover?limit=3', { token: user.token }))).toEqual(list.slice(0, 3));
+    expect(names(await call('GET', '/api/v1/me/radios/discover?limit=3', { token: user.token }))).toEqual(
+      list.slice(0, 3),
+    );
   });
 });

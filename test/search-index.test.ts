@@ -7,7 +7,9 @@ import { channelId, importStations, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
 
 const searchRow = async (id: number) =>
-  env.DB.prepare('SELECT c.search_rowid, (SELECT count(*) FROM channel_search WHERE rowid % ?2 = ?1) AS rows FROM radio_channels c WHERE c.id = ?1')
+  env.DB.prepare(
+    'SELECT c.search_rowid, (SELECT count(*) FROM channel_search WHERE rowid % ?2 = ?1) AS rows FROM radio_channels c WHERE c.id = ?1',
+  )
     .bind(id, SEARCH_ROWID_SPAN)
     .first<{ search_rowid: number; rows: number }>();
 
@@ -28,5 +30,9 @@ it('moves a channel up the index when its plays cross into a new popularity buck
   const user = await registerUser();
   const res = await call('GET', '/api/v1/search?q=climber', { token: user.token });
   expect(res.body.data.stations.map((s: { id: number }) => s.id)).toEqual([id]);
-  expect((await call('GET', '/api/v1/radios?search=climb', { token: user.token })).body.data.map((s: { id: number }) => s.id)).toEqual([id]);
+  expect(
+    (await call('GET', '/api/v1/radios?search=climb', { token: user.token })).body.data.map(
+      (s: { id: number }) => s.id,
+    ),
+  ).toEqual([id]);
 });

@@ -17,8 +17,10 @@ beforeAll(async () => {
   users = [await registerUser(), await registerUser(), await registerUser()];
 });
 
-const search = (q: string, user: TestUser) => call('GET', `/api/v1/search?q=${encodeURIComponent(q)}`, { token: user.token });
-const trending = async () => (await call('GET', '/api/v1/search/trending', { token: users[0]!.token })).body.data as string[];
+const search = (q: string, user: TestUser) =>
+  call('GET', `/api/v1/search?q=${encodeURIComponent(q)}`, { token: user.token });
+const trending = async () =>
+  (await call('GET', '/api/v1/search/trending', { token: users[0]!.token })).body.data as string[];
 
 describe('trending search terms over HTTP', () => {
   it('counts searches that found something, normalised, once per user and term per hour', async () => {
@@ -35,10 +37,13 @@ describe('trending search terms over HTTP', () => {
     await vi.waitFor(async () => expect(await trending()).toEqual(['radio', 'jazz']), { timeout: 5000, interval: 250 });
 
     // Suggestions put trending terms first, then genres, then stations.
-    await vi.waitFor(async () => {
-      const res = await call('GET', '/api/v1/search/suggestions?q=ja', { token: a.token });
-      expect(res.body.data).toEqual(['jazz', 'Jazzy Beats']);
-    }, { timeout: 5000, interval: 250 });
+    await vi.waitFor(
+      async () => {
+        const res = await call('GET', '/api/v1/search/suggestions?q=ja', { token: a.token });
+        expect(res.body.data).toEqual(['jazz', 'Jazzy Beats']);
+      },
+      { timeout: 5000, interval: 250 },
+    );
     const radio = await call('GET', '/api/v1/search/suggestions?q=rad', { token: a.token });
     expect(radio.body.data).toEqual(['radio', 'Smooth Jazz Radio', 'Radio Zürich']);
   });
@@ -56,9 +61,15 @@ describe('the SearchTrends Durable Object', () => {
     expect(await trends.record('jazz', '1', start + HOUR)).toBe(true);
     expect(await trends.record('rock', '1', start + 2 * HOUR)).toBe(true);
 
-    expect(await trends.top(10, start + 2 * HOUR)).toEqual([{ term: 'jazz', count: 3 }, { term: 'rock', count: 1 }]);
+    expect(await trends.top(10, start + 2 * HOUR)).toEqual([
+      { term: 'jazz', count: 3 },
+      { term: 'rock', count: 1 },
+    ]);
     // 24 hours after the first hour, its two searches have left the window.
-    expect(await trends.top(10, start + 24 * HOUR)).toEqual([{ term: 'jazz', count: 1 }, { term: 'rock', count: 1 }]);
+    expect(await trends.top(10, start + 24 * HOUR)).toEqual([
+      { term: 'jazz', count: 1 },
+      { term: 'rock', count: 1 },
+    ]);
     expect(await trends.top(10, start + 26 * HOUR)).toEqual([]);
   });
 
@@ -72,7 +83,10 @@ describe('the SearchTrends Durable Object', () => {
     });
     const rows = () =>
       runInDurableObject(trends, (_instance, state) => ({
-        buckets: state.storage.sql.exec('SELECT term FROM buckets ORDER BY term').toArray().map((r) => r.term),
+        buckets: state.storage.sql
+          .exec('SELECT term FROM buckets ORDER BY term')
+          .toArray()
+          .map((r) => r.term),
         seen: state.storage.sql.exec('SELECT count(*) AS n FROM seen').one().n,
       }));
     expect(await rows()).toEqual({ buckets: ['old', 'recent'], seen: 2 });

@@ -21,28 +21,47 @@ const fixture = [
 let user: TestUser;
 
 beforeAll(async () => {
-  const records = fixture.map((f) => station({ name: f.name, description: f.description ?? '', countrycode: f.countrycode, tags: f.tags }));
+  const records = fixture.map((f) =>
+    station({ name: f.name, description: f.description ?? '', countrycode: f.countrycode, tags: f.tags }),
+  );
   await importStations(records);
   for (const [i, f] of fixture.entries()) {
     await env.DB.prepare('UPDATE radio_channels SET play_count = ?1, is_active = ?2 WHERE stream_url = ?3')
       .bind(f.plays, f.inactive ? 0 : 1, records[i]!.url_resolved)
       .run();
   }
-  await call('POST', '/api/v1/admin/genres', { token: env.ADMIN_TOKEN, json: { name: 'Jazz Archive', is_active: false } });
+  await call('POST', '/api/v1/admin/genres', {
+    token: env.ADMIN_TOKEN,
+    json: { name: 'Jazz Archive', is_active: false },
+  });
   user = await registerUser();
 });
 
 const search = (query: string, token = user.token) => call('GET', `/api/v1/search?${query}`, { token });
-const stationNames = (res: { body: { data: { stations: { name: string }[] } } }) => res.body.data.stations.map((s) => s.name);
+const stationNames = (res: { body: { data: { stations: { name: string }[] } } }) =>
+  res.body.data.stations.map((s) => s.name);
 
 describe('GET /api/v1/search', () => {
   it('ranks exact name, name prefix, word prefix, substring, description, then plays', async () => {
     const res = await search('q=jazz');
     expect(res.status).toBe(200);
     expect(res.body.message).toBe('Search results retrieved successfully.');
-    expect(stationNames(res)).toEqual(['Jazz', 'Jazzy Beats', 'Jazz FM', 'Smooth Jazz Radio', 'Acidjazz Underground', 'Night Owl']);
-    expect(res.body.data.categories).toEqual([expect.objectContaining({ id: await genreId('jazz'), name: 'Jazz', slug: 'jazz' })]);
-    expect(res.body.data.stations[0]).toMatchObject({ name: 'Jazz', country: { code: 'FR' }, genres: [{ name: 'Jazz' }] });
+    expect(stationNames(res)).toEqual([
+      'Jazz',
+      'Jazzy Beats',
+      'Jazz FM',
+      'Smooth Jazz Radio',
+      'Acidjazz Underground',
+      'Night Owl',
+    ]);
+    expect(res.body.data.categories).toEqual([
+      expect.objectContaining({ id: await genreId('jazz'), name: 'Jazz', slug: 'jazz' }),
+    ]);
+    expect(res.body.data.stations[0]).toMatchObject({
+      name: 'Jazz',
+      country: { code: 'FR' },
+      genres: [{ name: 'Jazz' }],
+    });
   });
 
   it('is case- and accent-insensitive, and finds substrings', async () => {
@@ -58,14 +77,19 @@ describe('GET /api/v1/search', () => {
 
   it('filters by genre, country id and country name or code', async () => {
     expect(stationNames(await search(`q=jazz&genre_id=${await genreId('hip-hop')}`))).toEqual(['Jazzy Beats']);
-    expect(stationNames(await search(`q=jazz&country_id=${await countryId('DE')}`))).toEqual(['Jazzy Beats', 'Smooth Jazz Radio']);
+    expect(stationNames(await search(`q=jazz&country_id=${await countryId('DE')}`))).toEqual([
+      'Jazzy Beats',
+      'Smooth Jazz Radio',
+    ]);
     expect(stationNames(await search('q=jazz&country=germany'))).toEqual(['Jazzy Beats', 'Smooth Jazz Radio']);
     expect(stationNames(await search('q=jazz&country=gb'))).toEqual(['Jazz FM', 'Acidjazz Underground', 'Night Owl']);
   });
 
   it('lists countries whose name matches, with their station counts', async () => {
     const res = await search('q=switz');
-    expect(res.body.data.countries).toEqual([{ id: await countryId('CH'), name: 'Switzerland', code: 'CH', stations_count: 1 }]);
+    expect(res.body.data.countries).toEqual([
+      { id: await countryId('CH'), name: 'Switzerland', code: 'CH', stations_count: 1 },
+    ]);
     expect(stationNames(res)).toEqual([]);
     // Countries without stations are left out.
     expect((await search('q=norway')).body.data.countries).toEqual([]);
@@ -120,12 +144,19 @@ describe('GET /api/v1/search/suggestions', () => {
     expect(res.body.data).toEqual(['Kiwi Classics', 'The Kiwi Hour', 'Kiwi Beats']);
     const limited = await call('GET', '/api/v1/search/suggestions?q=kiw&limit=2', { token: user.token });
     expect(limited.body.data).toEqual(['Kiwi Classics', 'The Kiwi Hour']);
-    expect((await call('GET', '/api/v1/search/suggestions?q=k', { token: user.token })).body.data).toEqual(['Kiwi Classics', 'Kiwi Beats']);
+    expect((await call('GET', '/api/v1/search/suggestions?q=k', { token: user.token })).body.data).toEqual([
+      'Kiwi Classics',
+      'Kiwi Beats',
+    ]);
   });
 
   it('validates q and limit', async () => {
-    expect((await call('GET', '/api/v1/search/suggestions', { token: user.token })).body.data.errors).toEqual({ q: ['The q field is required.'] });
-    expect((await call('GET', '/api/v1/search/suggestions?q=ja&limit=21', { token: user.token })).body.data.errors).toEqual({
+    expect((await call('GET', '/api/v1/search/suggestions', { token: user.token })).body.data.errors).toEqual({
+      q: ['The q field is required.'],
+    });
+    expect(
+      (await call('GET', '/api/v1/search/suggestions?q=ja&limit=21', { token: user.token })).body.data.errors,
+    ).toEqual({
       limit: ['The limit field may not be greater than 20.'],
     });
   });

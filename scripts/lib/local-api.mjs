@@ -19,7 +19,10 @@ export function devVar(name) {
   const line = readFileSync(`${root}/.dev.vars`, 'utf8')
     .split('\n')
     .find((l) => l.startsWith(`${name}=`));
-  return line?.slice(name.length + 1).trim().replace(/^"(.*)"$/, '$1');
+  return line
+    ?.slice(name.length + 1)
+    .trim()
+    .replace(/^"(.*)"$/, '$1');
 }
 
 /** Applies drizzle/migrations to the local D1 (CI=true: wrangler does not ask for confirmation). */
@@ -45,7 +48,10 @@ export async function importStations({ url, token, stations, batchSize = 5000, o
       body: JSON.stringify(batch),
     });
     const body = await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(`Import of stations ${offset}..${offset + batch.length - 1} failed: ${response.status} ${body.message ?? ''}`);
+    if (!response.ok)
+      throw new Error(
+        `Import of stations ${offset}..${offset + batch.length - 1} failed: ${response.status} ${body.message ?? ''}`,
+      );
     for (const key of ['received', 'created', 'updated', 'unchanged', 'skipped']) total[key] += body.data[key];
     total.skipped_details.push(...body.data.skipped_details.map((s) => ({ ...s, index: s.index + offset })));
     onProgress(Math.min(offset + batch.length, stations.length), stations.length);
@@ -54,12 +60,20 @@ export async function importStations({ url, token, stations, batchSize = 5000, o
 }
 
 /** Registers a throwaway user on `url` and answers its token. */
-export async function registerUser(url, ip = `10.9.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`) {
+export async function registerUser(
+  url,
+  ip = `10.9.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`,
+) {
   const email = `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
   const response = await fetch(`${url}/api/v1/auth/register`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'CF-Connecting-IP': ip },
-    body: JSON.stringify({ name: 'Bench', email, password: 'benchmark-password', password_confirmation: 'benchmark-password' }),
+    body: JSON.stringify({
+      name: 'Bench',
+      email,
+      password: 'benchmark-password',
+      password_confirmation: 'benchmark-password',
+    }),
   });
   const body = await response.json();
   if (!response.ok) throw new Error(`register failed: ${JSON.stringify(body)}`);

@@ -110,7 +110,10 @@ function installHandlers() {
     for (const pgid of liveGroups) signalGroup(pgid, 'SIGKILL');
   });
   const stopAllAndExit = async (code) => {
-    await Promise.allSettled([...[...liveGroups].map((pgid) => stopGroup(pgid)), ...[...cleanups].map((cleanup) => cleanup())]);
+    await Promise.allSettled([
+      ...[...liveGroups].map((pgid) => stopGroup(pgid)),
+      ...[...cleanups].map((cleanup) => cleanup()),
+    ]);
     process.exit(code);
   };
   for (const [signal, number] of [
@@ -175,7 +178,8 @@ export function freePort() {
 export async function waitForApi(url, { timeoutMs = 90_000, child } = {}) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child && child.exitCode !== null) throw new Error(`wrangler dev exited (code ${child.exitCode}) before it answered.`);
+    if (child && child.exitCode !== null)
+      throw new Error(`wrangler dev exited (code ${child.exitCode}) before it answered.`);
     try {
       const response = await fetch(`${url}/api/v1/openapi.json`);
       if (response.ok) return;
@@ -195,10 +199,14 @@ export async function waitForApi(url, { timeoutMs = 90_000, child } = {}) {
 export async function startLocalWorker(args = [], { quiet = true, port, vars = {} } = {}) {
   port ??= await freePort();
   const varArgs = Object.entries(vars).flatMap(([name, value]) => ['--var', `${name}:${value}`]);
-  const worker = spawnGroup(process.execPath, [wranglerBin, 'dev', '--port', String(port), '--ip', '127.0.0.1', ...varArgs, ...args], {
-    stdio: quiet ? 'ignore' : 'inherit',
-    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
-  });
+  const worker = spawnGroup(
+    process.execPath,
+    [wranglerBin, 'dev', '--port', String(port), '--ip', '127.0.0.1', ...varArgs, ...args],
+    {
+      stdio: quiet ? 'ignore' : 'inherit',
+      env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitForApi(url, { child: worker.child });

@@ -66,7 +66,10 @@ export function topChannels(db: Db, userId: number, limit: number) {
   return read(
     [
       db
-        .select({ ...radioResourceColumns(userId), user_play_count: sql<number>`${userPlays.playCount}`.as('user_play_count') })
+        .select({
+          ...radioResourceColumns(userId),
+          user_play_count: sql<number>`${userPlays.playCount}`.as('user_play_count'),
+        })
         .from(userPlays)
         .crossJoin(radioChannels)
         .innerJoin(countries, and(eq(radioChannels.id, userPlays.channelId), channelCountry))
@@ -88,7 +91,12 @@ export type TrendingChannel = RadioResource & { recent_plays: number };
 export type ChartEntry = RadioResource & { rank: number; score: number };
 
 /** Channels with the most plays in the last `hours` hours, with `recent_plays`. */
-export async function trendingChannels(c: Context<AppEnv>, hours: number, limit: number, viewerId: number): Promise<TrendingChannel[]> {
+export async function trendingChannels(
+  c: Context<AppEnv>,
+  hours: number,
+  limit: number,
+  viewerId: number,
+): Promise<TrendingChannel[]> {
   const plays = await mostPlayed(c, hours, limit + SPARE);
   const count = new Map(plays.map((p) => [p.channelId, p.plays]));
   const channels = await withAccountCheck(
@@ -118,14 +126,23 @@ function likeScores(db: Db, since: string, limit: number) {
 }
 
 /** The top channels by plays or likes in a period, with `rank` (1-based) and `score`. */
-export async function chart(c: Context<AppEnv>, metric: 'plays' | 'likes', period: ChartPeriod, limit: number, viewerId: number): Promise<ChartEntry[]> {
+export async function chart(
+  c: Context<AppEnv>,
+  metric: 'plays' | 'likes',
+  period: ChartPeriod,
+  limit: number,
+  viewerId: number,
+): Promise<ChartEntry[]> {
   const hours = CHART_PERIODS[period];
   const db = c.get('db');
   let scores: { channelId: number; score: number }[];
   if (metric === 'plays') {
     scores = (await mostPlayed(c, hours, limit + SPARE)).map((p) => ({ channelId: p.channelId, score: p.plays }));
   } else {
-    scores = await withAccountCheck(c, read([likeScores(db, isoTimestamp(Date.now() - hours * 3_600_000), limit + SPARE)] as const, ([rows]) => rows));
+    scores = await withAccountCheck(
+      c,
+      read([likeScores(db, isoTimestamp(Date.now() - hours * 3_600_000), limit + SPARE)] as const, ([rows]) => rows),
+    );
   }
   const score = new Map(scores.map((s) => [s.channelId, s.score]));
   const channels: RadioResource[] = await withAccountCheck(
@@ -136,5 +153,7 @@ export async function chart(c: Context<AppEnv>, metric: 'plays' | 'likes', perio
       viewerId,
     ),
   );
-  return channels.slice(0, limit).map((channel, index) => ({ ...channel, rank: index + 1, score: score.get(channel.id) ?? 0 }));
+  return channels
+    .slice(0, limit)
+    .map((channel, index) => ({ ...channel, rank: index + 1, score: score.get(channel.id) ?? 0 }));
 }

@@ -13,9 +13,11 @@ import { isoTimestamp } from '../lib/time';
 const shardCount = (env: Bindings) => Math.max(1, Number(env.PLAY_COUNTER_SHARDS) || 1);
 
 /** The counter of a channel: channel id modulo the shard count. */
-export const playCounterFor = (env: Bindings, channelId: number) => env.PLAY_COUNTER.get(env.PLAY_COUNTER.idFromName(`plays-${channelId % shardCount(env)}`));
+export const playCounterFor = (env: Bindings, channelId: number) =>
+  env.PLAY_COUNTER.get(env.PLAY_COUNTER.idFromName(`plays-${channelId % shardCount(env)}`));
 
-const allCounters = (env: Bindings) => Array.from({ length: shardCount(env) }, (_, i) => env.PLAY_COUNTER.get(env.PLAY_COUNTER.idFromName(`plays-${i}`)));
+const allCounters = (env: Bindings) =>
+  Array.from({ length: shardCount(env) }, (_, i) => env.PLAY_COUNTER.get(env.PLAY_COUNTER.idFromName(`plays-${i}`)));
 
 /**
  * Records a play: the channel's counter decides whether it counts (the 60-second rule)
@@ -57,7 +59,10 @@ export function mostPlayed(c: Context<AppEnv>, hours: number, limit: number): Pr
  */
 export function playFlushQueries(db: Db, shard: string, seq: number, counts: { id: number; count: number }[]) {
   const played = new QueryBuilder()
-    .select({ id: sql<number>`${jsonField('id')}`.as('played_id'), count: sql<number>`${jsonField('count')}`.as('played_count') })
+    .select({
+      id: sql<number>`${jsonField('id')}`.as('played_id'),
+      count: sql<number>`${jsonField('count')}`.as('played_count'),
+    })
     .from(jsonRows(JSON.stringify(counts)))
     .as('played');
   return [

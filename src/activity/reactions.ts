@@ -10,13 +10,23 @@ const qb = new QueryBuilder();
 
 /** The channel counter a mark table moves. */
 const counterOf = (table: Marks) => (table === likes ? radioChannels.likesCount : radioChannels.favoritesCount);
-const mark = (table: Marks, userId: number, channelId: number) => and(eq(table.userId, userId), eq(table.channelId, channelId));
-const hasMark = (table: Marks, userId: number, channelId: number) => exists(qb.select({ one: sql`1` }).from(table).where(mark(table, userId, channelId)));
+const mark = (table: Marks, userId: number, channelId: number) =>
+  and(eq(table.userId, userId), eq(table.channelId, channelId));
+const hasMark = (table: Marks, userId: number, channelId: number) =>
+  exists(
+    qb
+      .select({ one: sql`1` })
+      .from(table)
+      .where(mark(table, userId, channelId)),
+  );
 
 /** The user's mark and the channel's counter after a change; no row when the channel is not visible. */
 const stateQuery = (db: Db, table: Marks, userId: number, channelId: number) =>
   db
-    .select({ active: sql<boolean>`${hasMark(table, userId, channelId)}`.mapWith(Boolean).as('active'), total: counterOf(table) })
+    .select({
+      active: sql<boolean>`${hasMark(table, userId, channelId)}`.mapWith(Boolean).as('active'),
+      total: counterOf(table),
+    })
     .from(radioChannels)
     .where(and(eq(radioChannels.id, channelId), channelIsVisible(channelId)));
 
@@ -25,7 +35,11 @@ const readState = (rows: { active: boolean; total: number }[]) => rows[0] ?? nul
 /** The row of a new mark, inserted only when `guard` holds. */
 const markRow = (userId: number, channelId: number, now: string, guard: SQL) =>
   qb
-    .select({ userId: sql<number>`${userId}`.as('user_id'), channelId: sql<number>`${channelId}`.as('channel_id'), createdAt: sql<string>`${now}`.as('created_at') })
+    .select({
+      userId: sql<number>`${userId}`.as('user_id'),
+      channelId: sql<number>`${channelId}`.as('channel_id'),
+      createdAt: sql<string>`${now}`.as('created_at'),
+    })
     .from(oneRow)
     .where(guard);
 
@@ -58,7 +72,10 @@ export async function toggle(db: Db, table: Marks, userId: number, channelId: nu
 /** Adds a favorite unless it is there; `created` tells which. Null when the channel is not visible. */
 export async function addFavorite(db: Db, userId: number, channelId: number, now: string) {
   const [inserted, , state] = await db.batch([
-    db.insert(favorites).select(markRow(userId, channelId, now, channelIsVisible(channelId))).onConflictDoNothing(),
+    db
+      .insert(favorites)
+      .select(markRow(userId, channelId, now, channelIsVisible(channelId)))
+      .onConflictDoNothing(),
     moveCounter(db, favorites, channelId, sql`changes()`),
     stateQuery(db, favorites, userId, channelId),
   ]);
@@ -77,4 +94,5 @@ export async function removeFavorite(db: Db, userId: number, channelId: number) 
 }
 
 /** Whether the user favorited the channel; null when the channel is not visible. */
-export const favoriteState = (db: Db, userId: number, channelId: number) => stateQuery(db, favorites, userId, channelId);
+export const favoriteState = (db: Db, userId: number, channelId: number) =>
+  stateQuery(db, favorites, userId, channelId);

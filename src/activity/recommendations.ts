@@ -50,8 +50,20 @@ const seenBy = (userId: number) =>
  */
 function recommendationIds(db: Db, userId: number, limit: number) {
   const pool = db.$with('pool').as(poolQuery());
-  const liked = qb.select({ channelId: likes.channelId }).from(likes).where(eq(likes.userId, userId)).orderBy(desc(likes.createdAt)).limit(100).as('liked');
-  const faved = qb.select({ channelId: favorites.channelId }).from(favorites).where(eq(favorites.userId, userId)).orderBy(desc(favorites.createdAt)).limit(100).as('faved');
+  const liked = qb
+    .select({ channelId: likes.channelId })
+    .from(likes)
+    .where(eq(likes.userId, userId))
+    .orderBy(desc(likes.createdAt))
+    .limit(100)
+    .as('liked');
+  const faved = qb
+    .select({ channelId: favorites.channelId })
+    .from(favorites)
+    .where(eq(favorites.userId, userId))
+    .orderBy(desc(favorites.createdAt))
+    .limit(100)
+    .as('faved');
   const played = qb
     .select({ channelId: userPlays.channelId, playCount: userPlays.playCount })
     .from(userPlays)
@@ -63,37 +75,61 @@ function recommendationIds(db: Db, userId: number, limit: number) {
     qb
       .select({ channelId: sql<number>`${liked.channelId}`.as('seed_id'), w: sql<number>`3`.as('w') })
       .from(liked)
-      .unionAll(qb.select({ channelId: sql<number>`${faved.channelId}`.as('seed_id'), w: sql<number>`2`.as('w') }).from(faved))
-      .unionAll(qb.select({ channelId: sql<number>`${played.channelId}`.as('seed_id'), w: sql<number>`min(${played.playCount}, 5)`.as('w') }).from(played)),
+      .unionAll(
+        qb.select({ channelId: sql<number>`${faved.channelId}`.as('seed_id'), w: sql<number>`2`.as('w') }).from(faved),
+      )
+      .unionAll(
+        qb
+          .select({
+            channelId: sql<number>`${played.channelId}`.as('seed_id'),
+            w: sql<number>`min(${played.playCount}, 5)`.as('w'),
+          })
+          .from(played),
+      ),
   );
   const weight = sql<number>`sum(${seeds.w})`;
   const genreWeights = db.$with('genre_w').as(
     qb
-      .select({ genreId: sql<number>`${radioChannelGenres.genreId}`.as('weighted_genre'), w: weight.as('genre_weight') })
+      .select({
+        genreId: sql<number>`${radioChannelGenres.genreId}`.as('weighted_genre'),
+        w: weight.as('genre_weight'),
+      })
       .from(seeds)
       .innerJoin(radioChannelGenres, eq(radioChannelGenres.channelId, seeds.channelId))
       .groupBy(radioChannelGenres.genreId),
   );
   const countryWeights = db.$with('country_w').as(
     qb
-      .select({ countryId: sql<number>`${radioChannels.countryId}`.as('weighted_country'), w: weight.as('country_weight') })
+      .select({
+        countryId: sql<number>`${radioChannels.countryId}`.as('weighted_country'),
+        w: weight.as('country_weight'),
+      })
       .from(seeds)
       .innerJoin(radioChannels, eq(radioChannels.id, seeds.channelId))
       .groupBy(radioChannels.countryId),
   );
   const languageWeights = db.$with('language_w').as(
     qb
-      .select({ language: sql<string>`${radioChannels.language}`.as('weighted_language'), w: weight.as('language_weight') })
+      .select({
+        language: sql<string>`${radioChannels.language}`.as('weighted_language'),
+        w: weight.as('language_weight'),
+      })
       .from(seeds)
       .innerJoin(radioChannels, eq(radioChannels.id, seeds.channelId))
       .where(isNotNull(radioChannels.language))
       .groupBy(radioChannels.language),
   );
-  const affinity = sql<number>`2 * coalesce((SELECT sum(${genreWeights.w}) FROM ${radioChannelGenres} JOIN ${genreWeights} ON ${genreWeights.genreId} = ${radioChannelGenres.genreId} WHERE ${radioChannelGenres.channelId} = ${pool.id}), 0)
+  const affinity =
+    sql<number>`2 * coalesce((SELECT sum(${genreWeights.w}) FROM ${radioChannelGenres} JOIN ${genreWeights} ON ${genreWeights.genreId} = ${radioChannelGenres.genreId} WHERE ${radioChannelGenres.channelId} = ${pool.id}), 0)
     + coalesce((SELECT ${countryWeights.w} FROM ${countryWeights} WHERE ${countryWeights.countryId} = ${pool.countryId}), 0)
-    + coalesce((SELECT ${languageWeights.w} FROM ${languageWeights} WHERE ${languageWeights.language} = ${pool.language}), 0)`.as('affinity');
+    + coalesce((SELECT ${languageWeights.w} FROM ${languageWeights} WHERE ${languageWeights.language} = ${pool.language}), 0)`.as(
+      'affinity',
+    );
   const scored = db.$with('scored').as(
-    qb.select({ id: pool.id, playCount: pool.playCount, offline: pool.offline, affinity }).from(pool).where(notInArray(pool.id, seenBy(userId))),
+    qb
+      .select({ id: pool.id, playCount: pool.playCount, offline: pool.offline, affinity })
+      .from(pool)
+      .where(notInArray(pool.id, seenBy(userId))),
   );
   const fallbackPool = db.$with('pool').as(poolQuery());
   return read(
@@ -109,7 +145,13 @@ function recommendationIds(db: Db, userId: number, limit: number) {
         .with(fallbackPool)
         .select({ id: fallbackPool.id })
         .from(fallbackPool)
-        .orderBy(sql`${fallbackPool.id} IN ${seenBy(userId)}`, asc(fallbackPool.offline), desc(fallbackPool.isFeatured), desc(fallbackPool.playCount), asc(fallbackPool.id))
+        .orderBy(
+          sql`${fallbackPool.id} IN ${seenBy(userId)}`,
+          asc(fallbackPool.offline),
+          desc(fallbackPool.isFeatured),
+          desc(fallbackPool.playCount),
+          asc(fallbackPool.id),
+        )
         .limit(limit * 2 + 10),
     ] as const,
     ([affine, fallback]) => [...new Set([...affine, ...fallback].map((r) => r.id))],
@@ -140,11 +182,21 @@ function discoverCandidates(db: Db, userId: number) {
     [
       db
         .with(pool)
-        .select({ id: pool.id, isFeatured: pool.isFeatured, offline: pool.offline, genreId: sql<number | null>`${genres.id}`.as('genre_id') })
+        .select({
+          id: pool.id,
+          isFeatured: pool.isFeatured,
+          offline: pool.offline,
+          genreId: sql<number | null>`${genres.id}`.as('genre_id'),
+        })
         .from(pool)
         .leftJoin(radioChannelGenres, eq(radioChannelGenres.channelId, pool.id))
         .leftJoin(genres, and(eq(genres.id, radioChannelGenres.genreId), eq(genres.isActive, true)))
-        .where(notInArray(pool.id, qb.select({ channelId: userPlays.channelId }).from(userPlays).where(eq(userPlays.userId, userId)))),
+        .where(
+          notInArray(
+            pool.id,
+            qb.select({ channelId: userPlays.channelId }).from(userPlays).where(eq(userPlays.userId, userId)),
+          ),
+        ),
     ] as const,
     ([rows]) => rows,
   );
@@ -156,7 +208,12 @@ function discoverCandidates(db: Db, userId: number) {
  * appear; online channels before offline ones. The order is a shuffle seeded by user
  * and UTC day: the same all day.
  */
-export async function discoverChannels(c: Context<AppEnv>, userId: number, limit: number, now = Date.now()): Promise<RadioResource[]> {
+export async function discoverChannels(
+  c: Context<AppEnv>,
+  userId: number,
+  limit: number,
+  now = Date.now(),
+): Promise<RadioResource[]> {
   const seed = hash(`${userId}:${new Date(now).toISOString().slice(0, 10)}`);
   const shuffle = (id: number) => hash(`${seed}:${id}`);
   const rows = await withAccountCheck(c, discoverCandidates(c.get('db'), userId));
@@ -168,7 +225,8 @@ export async function discoverChannels(c: Context<AppEnv>, userId: number, limit
   for (const id of featured) chosen.add(id);
 
   const byGenre = new Map<number, number[]>();
-  for (const row of rows) if (row.genreId !== null) byGenre.set(row.genreId, [...(byGenre.get(row.genreId) ?? []), row.id]);
+  for (const row of rows)
+    if (row.genreId !== null) byGenre.set(row.genreId, [...(byGenre.get(row.genreId) ?? []), row.id]);
   const genreOrder = [...byGenre.keys()].sort((a, b) => shuffle(-a) - shuffle(-b));
   for (const list of byGenre.values()) list.sort(order);
   for (let round = 0; round < 2; round += 1) {
@@ -179,5 +237,8 @@ export async function discoverChannels(c: Context<AppEnv>, userId: number, limit
   }
   // Channels in no genre, if the list is still short.
   for (const id of [...new Set(rows.map((r) => r.id))].sort(order)) chosen.add(id);
-  return (await withAccountCheck(c, channelsByIds(c.get('db'), [...chosen].slice(0, limit + 10), userId))).slice(0, limit);
+  return (await withAccountCheck(c, channelsByIds(c.get('db'), [...chosen].slice(0, limit + 10), userId))).slice(
+    0,
+    limit,
+  );
 }

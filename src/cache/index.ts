@@ -23,7 +23,9 @@ export const readCacheMs = (env: Bindings) => Math.max(0, Number(env.READ_CACHE_
  * user row 2 s old, so keep `READ_CACHE_MS` at 1,300 or less).
  */
 const readWindows = (env: Bindings): Windows => ({ freshMs: readCacheMs(env), staleMs: readCacheMs(env) / 2 });
-const fixed = (freshMs: number, staleMs = 0) => () => ({ freshMs, staleMs });
+const fixed =
+  (freshMs: number, staleMs = 0) =>
+  () => ({ freshMs, staleMs });
 
 /**
  * The per-isolate caches, one typed namespace each (src/cache/namespace.ts). Shared
@@ -35,15 +37,27 @@ export const cache = {
   /** The caller's account row and the ids of the channels they like and favorite. */
   callers: new CacheNamespace<Caller, Bindings>('callers', { windows: readWindows, max: 2000 }),
   /** One channel (GET /radios/{id}); null for one that is not visible. */
-  channels: new CacheNamespace<RadioResource | null, Bindings>('channels', { windows: readWindows, max: 5000, freeze: true }),
+  channels: new CacheNamespace<RadioResource | null, Bindings>('channels', {
+    windows: readWindows,
+    max: 5000,
+    freeze: true,
+  }),
   /** Whether a channel is visible (the play's 404 check). */
   visibility: new CacheNamespace<boolean, Bindings>('visibility', { windows: readWindows, max: 20_000 }),
   /** Pages of GET /radios. */
-  channelPages: new CacheNamespace<Page<RadioResource>, Bindings>('channelPages', { windows: readWindows, max: 200, freeze: true }),
+  channelPages: new CacheNamespace<Page<RadioResource>, Bindings>('channelPages', {
+    windows: readWindows,
+    max: 200,
+    freeze: true,
+  }),
   /** Featured lists. */
   featured: new CacheNamespace<RadioResource[], Bindings>('featured', { windows: readWindows, max: 20, freeze: true }),
   /** Trending lists (their counts come from the play counters). */
-  trending: new CacheNamespace<TrendingChannel[], Bindings>('trending', { windows: readWindows, max: 100, freeze: true }),
+  trending: new CacheNamespace<TrendingChannel[], Bindings>('trending', {
+    windows: readWindows,
+    max: 100,
+    freeze: true,
+  }),
   /** Charts. */
   charts: new CacheNamespace<ChartEntry[], Bindings>('charts', { windows: readWindows, max: 100, freeze: true }),
   /** Answers of GET /search. */
@@ -51,13 +65,20 @@ export const cache = {
   /** Answers of GET /search/suggestions. */
   suggestions: new CacheNamespace<string[], Bindings>('suggestions', { windows: readWindows, max: 500, freeze: true }),
   /** Playlists with their items, before the access check (which is per caller). */
-  playlists: new CacheNamespace<PlaylistDetail | null, Bindings>('playlists', { windows: readWindows, max: 500, freeze: true }),
+  playlists: new CacheNamespace<PlaylistDetail | null, Bindings>('playlists', {
+    windows: readWindows,
+    max: 500,
+    freeze: true,
+  }),
   /**
    * Token records read from KV, for 30 s. KV itself may serve a deleted token for up to
    * 60 s at other locations, so this adds no new window: a logged-out token is refused
    * at once by the isolate that logged it out and within the README's 60 s elsewhere.
    */
-  tokens: new CacheNamespace<{ record: TokenRecord; secret?: string }, Bindings>('tokens', { windows: fixed(30_000), max: 10_000 }),
+  tokens: new CacheNamespace<{ record: TokenRecord; secret?: string }, Bindings>('tokens', {
+    windows: fixed(30_000),
+    max: 10_000,
+  }),
   /** Merged top lists of the play counters, 2 s: one fan-out per isolate and window. */
   playTops: new CacheNamespace<ChannelPlays[], Bindings>('playTops', { windows: fixed(1000, 1000), max: 200 }),
   /**
@@ -65,7 +86,10 @@ export const cache = {
    * as shared caches may keep them (`PUBLIC_MAX_AGE`, middleware/caching.ts) and served in
    * front of the router.
    */
-  publicCopies: new CacheNamespace<{ body: string; headers: Headers }, Bindings>('publicCopies', { windows: fixed(60_000), max: 200 }),
+  publicCopies: new CacheNamespace<{ body: string; headers: Headers }, Bindings>('publicCopies', {
+    windows: fixed(60_000),
+    max: 200,
+  }),
   /** Active countries with folded names (reference data from a migration), an hour. */
   countries: new CacheNamespace<CountryEntry[], Bindings>('countries', { windows: fixed(3_600_000, 60_000), max: 4 }),
   /** Merged trending search terms, 2 s. */
@@ -73,7 +97,18 @@ export const cache = {
 };
 
 /** Namespaces whose entries hold catalogue data: a catalogue write drops them all. */
-const CATALOGUE_ANSWERS = [cache.channels, cache.visibility, cache.channelPages, cache.featured, cache.trending, cache.charts, cache.searches, cache.suggestions, cache.playlists, cache.publicCopies];
+const CATALOGUE_ANSWERS = [
+  cache.channels,
+  cache.visibility,
+  cache.channelPages,
+  cache.featured,
+  cache.trending,
+  cache.charts,
+  cache.searches,
+  cache.suggestions,
+  cache.playlists,
+  cache.publicCopies,
+];
 
 /** After a write that may change any catalogue answer (a like count, an admin change). */
 export function forgetCatalogueAnswers(): void {
@@ -85,4 +120,5 @@ export function forgetCatalogueAnswers(): void {
  * request does not ask for reads at least as recent as a bookmark (`X-D1-Bookmark`,
  * read-your-writes across isolates), which only D1 can give.
  */
-export const mayReadCached = (c: Context<AppEnv>) => readCacheMs(c.env) > 0 && c.req.header('x-d1-bookmark') === undefined;
+export const mayReadCached = (c: Context<AppEnv>) =>
+  readCacheMs(c.env) > 0 && c.req.header('x-d1-bookmark') === undefined;

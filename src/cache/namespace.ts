@@ -1,3 +1,5 @@
+import { oldestKey } from '../lib/objects';
+
 /** How long an entry is served as it is (`freshMs`), then served stale while it is reloaded (`staleMs` more). */
 export interface Windows {
   freshMs: number;
@@ -57,7 +59,7 @@ export class CacheNamespace<V, E = unknown> {
   set(key: string, value: V, now = Date.now()): void {
     this.entries.delete(key);
     this.entries.set(key, { value: this.options.freeze ? deepFreeze(value) : value, storedAt: now });
-    if (this.entries.size > this.options.max) this.entries.delete(this.entries.keys().next().value as string);
+    if (this.entries.size > this.options.max) this.entries.delete(oldestKey(this.entries) ?? key);
   }
 
   /** Replaces an entry's value and keeps its age (what it says is no fresher); false when there is none. */

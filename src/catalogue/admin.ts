@@ -57,8 +57,14 @@ async function lookUp(db: Db, changes: ChannelChanges, slug: string | undefined)
       .select({ id: sql<number>`value` })
       .from(sql`json_each(${JSON.stringify(changes.genre_ids ?? [])})`)
       .where(sql`NOT EXISTS (SELECT 1 FROM ${genres} WHERE ${genres.id} = value)`),
-    db.select({ id: radioChannels.id }).from(radioChannels).where(eq(radioChannels.streamUrl, changes.stream_url ?? '')),
-    db.select({ id: radioChannels.id }).from(radioChannels).where(eq(radioChannels.slug, slug ?? '')),
+    db
+      .select({ id: radioChannels.id })
+      .from(radioChannels)
+      .where(eq(radioChannels.streamUrl, changes.stream_url ?? '')),
+    db
+      .select({ id: radioChannels.id })
+      .from(radioChannels)
+      .where(eq(radioChannels.slug, slug ?? '')),
   ]);
   return {
     countryId: country[0]?.id ?? null,
@@ -73,11 +79,13 @@ function checkLookups(changes: ChannelChanges, found: Lookups, selfId: number | 
   if ((changes.country_id !== undefined || changes.country_code !== undefined) && found.countryId === null) {
     errors[changes.country_id !== undefined ? 'country_id' : 'country_code'] = ['The selected country does not exist.'];
   }
-  if (found.missingGenres.length > 0) errors.genre_ids = [`These genres do not exist: ${found.missingGenres.join(', ')}.`];
+  if (found.missingGenres.length > 0)
+    errors.genre_ids = [`These genres do not exist: ${found.missingGenres.join(', ')}.`];
   if (changes.stream_url !== undefined && found.urlOwner !== null && found.urlOwner !== selfId) {
     errors.stream_url = ['The stream url has already been taken.'];
   }
-  if (slugGiven && found.slugOwner !== null && found.slugOwner !== selfId) errors.slug = ['The slug has already been taken.'];
+  if (slugGiven && found.slugOwner !== null && found.slugOwner !== selfId)
+    errors.slug = ['The slug has already been taken.'];
   if (Object.keys(errors).length > 0) throw validationFailed(errors);
 }
 
@@ -136,7 +144,9 @@ export async function createChannel(
         })
         .returning({ id: radioChannels.id }),
       linkGenres(db, input.stream_url, input.genre_ids ?? []),
-      ...indexChannels(db, [{ url: input.stream_url, name: foldText(input.name), description: foldText(input.description ?? '') }]),
+      ...indexChannels(db, [
+        { url: input.stream_url, name: foldText(input.name), description: foldText(input.description ?? '') },
+      ]),
     ]);
     return (await runRead(db, anyChannel(db, inserted[0]!.id)))!;
   } catch (error) {
@@ -177,8 +187,14 @@ export async function updateChannel(db: Db, id: number, changes: ChannelChanges,
     })
     .where(eq(radioChannels.id, id));
   const genreWrites =
-    changes.genre_ids === undefined ? [] : [db.delete(radioChannelGenres).where(eq(radioChannelGenres.channelId, id)), linkGenres(db, id, changes.genre_ids)];
-  const textChanged = changes.name !== undefined || changes.description !== undefined || changes.stream_url !== undefined;
+    changes.genre_ids === undefined
+      ? []
+      : [
+          db.delete(radioChannelGenres).where(eq(radioChannelGenres.channelId, id)),
+          linkGenres(db, id, changes.genre_ids),
+        ];
+  const textChanged =
+    changes.name !== undefined || changes.description !== undefined || changes.stream_url !== undefined;
   const indexWrites = textChanged
     ? indexChannels(db, [
         {
@@ -214,7 +230,15 @@ export async function createGenre(db: Db, input: GenreChanges & { name: string }
     const [[created]] = await db.batch([
       db
         .insert(genres)
-        .values({ name: input.name, slug, logo: input.logo ?? null, description: input.description ?? '', isActive: input.is_active ?? true, createdAt: now, updatedAt: now })
+        .values({
+          name: input.name,
+          slug,
+          logo: input.logo ?? null,
+          description: input.description ?? '',
+          isActive: input.is_active ?? true,
+          createdAt: now,
+          updatedAt: now,
+        })
         .returning({ id: genres.id }),
       db.insert(genreSearch).select(
         qb
@@ -235,7 +259,14 @@ export async function updateGenre(db: Db, id: number, changes: GenreChanges, now
   if (!(await runRead(db, anyGenre(db, id)))) throw notFound('Genre');
   const update = db
     .update(genres)
-    .set({ name: changes.name, slug: changes.slug, logo: changes.logo, description: changes.description, isActive: changes.is_active, updatedAt: now })
+    .set({
+      name: changes.name,
+      slug: changes.slug,
+      logo: changes.logo,
+      description: changes.description,
+      isActive: changes.is_active,
+      updatedAt: now,
+    })
     .where(eq(genres.id, id));
   try {
     await db.batch([update, ...(changes.name === undefined ? [] : indexGenre(db, id, foldText(changes.name)))]);

@@ -7,7 +7,13 @@ import { catalogueCounts, countries, genres, radioChannelGenres, radioChannels }
 import { foldText } from '../lib/text';
 import { countScope, type ChannelFilters } from './count-scope';
 import { encodeCursor } from './cursor';
-import { channelCountry, channelIsVisible, channelVisible, radioResourceColumns, type RadioResource } from './radio-resource';
+import {
+  channelCountry,
+  channelIsVisible,
+  channelVisible,
+  radioResourceColumns,
+  type RadioResource,
+} from './radio-resource';
 import { oneRow } from '../db/sql';
 import { channelIdOf, textMatchRowids } from './search-index';
 import { matchRank } from './text-match';
@@ -36,7 +42,14 @@ export interface ChannelListQuery extends ChannelFilters {
 
 export interface Page<T> {
   items: T[];
-  meta: { current_page: number; per_page: number; total: number; last_page: number; total_exact: boolean; next_cursor: string | null };
+  meta: {
+    current_page: number;
+    per_page: number;
+    total: number;
+    last_page: number;
+    total_exact: boolean;
+    next_cursor: string | null;
+  };
 }
 
 const qb = new QueryBuilder();
@@ -90,7 +103,10 @@ function counterSort(column: typeof playCount | typeof likesCount, key: Sort['ke
       const count = Number(value);
       const range = (where: SQL | undefined, rangeOrder: SQL[], name: string) =>
         qb
-          .select({ id: sql<number>`${radioChannels.id}`.as(`${name}_id`), value: sql<number>`${column}`.as(`${name}_value`) })
+          .select({
+            id: sql<number>`${radioChannels.id}`.as(`${name}_id`),
+            value: sql<number>`${column}`.as(`${name}_value`),
+          })
           .from(radioChannels)
           .where(and(...conditions, where))
           .orderBy(...rangeOrder)
@@ -125,7 +141,12 @@ const SORTS: Record<ChannelSort, Sort> = {
 export const sortKeyOf = (sort: ChannelSort, channel: RadioResource) => SORTS[sort].key(channel);
 
 const activeGenre = (genreId: number) =>
-  exists(qb.select({ one: sql`1` }).from(genres).where(and(eq(genres.id, genreId), eq(genres.isActive, true))));
+  exists(
+    qb
+      .select({ one: sql`1` })
+      .from(genres)
+      .where(and(eq(genres.id, genreId), eq(genres.isActive, true))),
+  );
 
 /**
  * Conditions of a visible channel that passes the filters. The genre is probed per
@@ -135,7 +156,12 @@ const activeGenre = (genreId: number) =>
 function filterConditions(filters: ChannelFilters): SQL[] {
   const conditions: (SQL | undefined)[] = [
     eq(radioChannels.isActive, true),
-    exists(qb.select({ one: sql`1` }).from(countries).where(and(eq(countries.id, radioChannels.countryId), eq(countries.isActive, true)))),
+    exists(
+      qb
+        .select({ one: sql`1` })
+        .from(countries)
+        .where(and(eq(countries.id, radioChannels.countryId), eq(countries.isActive, true))),
+    ),
   ];
   if (filters.countryId !== undefined) conditions.push(eq(radioChannels.countryId, filters.countryId));
   if (filters.language !== undefined) conditions.push(eq(radioChannels.language, filters.language));
@@ -145,7 +171,9 @@ function filterConditions(filters: ChannelFilters): SQL[] {
         qb
           .select({ one: sql`1` })
           .from(radioChannelGenres)
-          .where(and(eq(radioChannelGenres.channelId, radioChannels.id), eq(radioChannelGenres.genreId, filters.genreId))),
+          .where(
+            and(eq(radioChannelGenres.channelId, radioChannels.id), eq(radioChannelGenres.genreId, filters.genreId)),
+          ),
       ),
       activeGenre(filters.genreId),
     );
@@ -159,10 +187,18 @@ function filterConditions(filters: ChannelFilters): SQL[] {
 function countQuery(db: Db, filters: ChannelFilters) {
   const conditions = [eq(catalogueCounts.scope, countScope(filters))];
   if (filters.genreId !== undefined) conditions.push(activeGenre(filters.genreId));
-  return db.select({ total: catalogueCounts.total }).from(catalogueCounts).where(and(...conditions));
+  return db
+    .select({ total: catalogueCounts.total })
+    .from(catalogueCounts)
+    .where(and(...conditions));
 }
 
-const meta = (query: ChannelListQuery, total: number, exact: boolean, nextCursor: string | null): Page<RadioResource>['meta'] => ({
+const meta = (
+  query: ChannelListQuery,
+  total: number,
+  exact: boolean,
+  nextCursor: string | null,
+): Page<RadioResource>['meta'] => ({
   current_page: query.page,
   per_page: query.perPage,
   total,
@@ -205,7 +241,8 @@ export function channelPage(db: Db, query: ChannelListQuery, viewerId: number) {
 }
 
 /** The total of a list alone: what a page past `MAX_OFFSET_ITEMS` is checked against. */
-export const channelTotal = (db: Db, filters: ChannelFilters) => read([countQuery(db, filters)] as const, ([[count]]) => count?.total ?? 0);
+export const channelTotal = (db: Db, filters: ChannelFilters) =>
+  read([countQuery(db, filters)] as const, ([[count]]) => count?.total ?? 0);
 
 /**
  * A page of a search (`search` given): the best `SEARCH_MATCH_CAP` matches by relevance
@@ -218,7 +255,12 @@ export const channelTotal = (db: Db, filters: ChannelFilters) => read([countQuer
 /** The search's candidates (bounded index matches) and its ranked, filtered matches (at most the cap), as CTEs. */
 function searchMatches(db: Db, query: ChannelListQuery & { search: string }) {
   const folded = query.search;
-  const filtered = query.countryId !== undefined || query.language !== undefined || query.genreId !== undefined || query.https || query.online;
+  const filtered =
+    query.countryId !== undefined ||
+    query.language !== undefined ||
+    query.genreId !== undefined ||
+    query.https ||
+    query.online;
   const considered = filtered ? FILTERED_SEARCH_CANDIDATES : SEARCH_MATCH_CAP;
   const candidates = db.$with('candidates').as(textMatchRowids(folded, considered + 1));
   const matches = db.$with('matches').as(
@@ -294,7 +336,10 @@ export function searchPageRead(db: Db, query: ChannelListQuery & { search: strin
 /** The totals of a search alone (for a page past its end). */
 export function searchTotals(db: Db, query: ChannelListQuery & { search: string }) {
   const { candidates, matches, totals } = searchMatches(db, query);
-  return read([db.with(candidates, matches).select(totals).from(oneRow)] as const, ([[row]]) => row ?? { total: 0, exact: true });
+  return read(
+    [db.with(candidates, matches).select(totals).from(oneRow)] as const,
+    ([[row]]) => row ?? { total: 0, exact: true },
+  );
 }
 
 /** One visible channel, or null (missing, inactive, or in an inactive country). */
@@ -313,12 +358,21 @@ export function visibleChannel(db: Db, id: number, viewerId: number) {
 
 /** Whether channel `id` is visible (the 404 check of writes to a channel). */
 export const channelVisibility = (db: Db, id: number) =>
-  read([db.select({ visible: sql<boolean>`${channelIsVisible(id)}`.mapWith(Boolean) }).from(oneRow)] as const, ([[row]]) => row?.visible ?? false);
+  read(
+    [db.select({ visible: sql<boolean>`${channelIsVisible(id)}`.mapWith(Boolean) }).from(oneRow)] as const,
+    ([[row]]) => row?.visible ?? false,
+  );
 
 /** Any channel, active or not, for the admin API. */
 export function anyChannel(db: Db, id: number) {
   return read(
-    [db.select(radioResourceColumns(0)).from(radioChannels).innerJoin(countries, channelCountry).where(eq(radioChannels.id, id))] as const,
+    [
+      db
+        .select(radioResourceColumns(0))
+        .from(radioChannels)
+        .innerJoin(countries, channelCountry)
+        .where(eq(radioChannels.id, id)),
+    ] as const,
     ([[channel]]) => channel ?? null,
   );
 }
@@ -342,7 +396,10 @@ export function featuredChannels(db: Db, limit: number, viewerId: number) {
 /** Visible channels by id, in the order of `ids` (missing and inactive ones left out). */
 export function channelsByIds(db: Db, ids: number[], viewerId: number) {
   const json = JSON.stringify(ids);
-  const wanted = qb.select({ id: sql<number>`value`.as('wanted_id'), at: sql<number>`key`.as('wanted_at') }).from(sql`json_each(${json})`).as('wanted');
+  const wanted = qb
+    .select({ id: sql<number>`value`.as('wanted_id'), at: sql<number>`key`.as('wanted_at') })
+    .from(sql`json_each(${json})`)
+    .as('wanted');
   return read(
     [
       db
@@ -359,7 +416,11 @@ export function channelsByIds(db: Db, ids: number[], viewerId: number) {
 
 /** Ids whose channels are visible, among `ids` (for writes that must refuse the others). */
 export const visibleIds = (db: Db, ids: number[]) =>
-  db.select({ id: radioChannels.id }).from(radioChannels).innerJoin(countries, channelCountry).where(and(inArray(radioChannels.id, ids), channelVisible));
+  db
+    .select({ id: radioChannels.id })
+    .from(radioChannels)
+    .innerJoin(countries, channelCountry)
+    .where(and(inArray(radioChannels.id, ids), channelVisible));
 
 /** How a request sends its reads (services/caller.ts `withAccountCheck`, or `runRead`). */
 export type ReadRunner = <Q extends Queries, T>(pending: Read<Q, T>) => Promise<T>;
@@ -370,7 +431,12 @@ export type ReadRunner = <Q extends Queries, T>(pending: Read<Q, T>) => Promise<
  * the end, which is answered from the total alone); or a page after a cursor's key.
  * `meta.next_cursor` leads on from a full page that is not the last.
  */
-export async function listChannels(run: ReadRunner, db: Db, query: ChannelListQuery, viewerId: number): Promise<Page<RadioResource>> {
+export async function listChannels(
+  run: ReadRunner,
+  db: Db,
+  query: ChannelListQuery,
+  viewerId: number,
+): Promise<Page<RadioResource>> {
   if (query.search !== undefined) {
     const search = { ...query, search: query.search };
     const { items, totals } = await run(searchPageRead(db, search, viewerId));
@@ -381,12 +447,18 @@ export async function listChannels(run: ReadRunner, db: Db, query: ChannelListQu
   if (!query.after && offset + query.perPage > MAX_OFFSET_ITEMS) {
     const total = await run(channelTotal(db, query));
     if (offset < total) {
-      throw fieldInvalid('page', `Pages reach ${MAX_OFFSET_ITEMS} channels deep; continue with cursor (meta.next_cursor of a page).`);
+      throw fieldInvalid(
+        'page',
+        `Pages reach ${MAX_OFFSET_ITEMS} channels deep; continue with cursor (meta.next_cursor of a page).`,
+      );
     }
     return { items: [], meta: meta(query, total, true, null) };
   }
   const { items, total } = await run(channelPage(db, query, viewerId));
   const last = items.at(-1);
-  const next = last && items.length === query.perPage && query.page * query.perPage < total ? encodeCursor(query, query.page + 1, sortKeyOf(query.sort, last)) : null;
+  const next =
+    last && items.length === query.perPage && query.page * query.perPage < total
+      ? encodeCursor(query, query.page + 1, sortKeyOf(query.sort, last))
+      : null;
   return { items, meta: meta(query, total, true, next) };
 }

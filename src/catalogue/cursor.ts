@@ -18,20 +18,37 @@ interface CursorContent {
 }
 
 const fingerprint = (sort: ChannelSort, filters: ChannelFilters) =>
-  JSON.stringify([sort, filters.countryId ?? null, filters.language ?? null, filters.genreId ?? null, filters.https ?? false, filters.online ?? false]);
+  JSON.stringify([
+    sort,
+    filters.countryId ?? null,
+    filters.language ?? null,
+    filters.genreId ?? null,
+    filters.https ?? false,
+    filters.online ?? false,
+  ]);
 
-const toBase64Url = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-const fromBase64Url = (text: string) => new TextDecoder().decode(Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (ch) => ch.charCodeAt(0)));
+const toBase64Url = (text: string) =>
+  btoa(String.fromCharCode(...new TextEncoder().encode(text)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+const fromBase64Url = (text: string) =>
+  new TextDecoder().decode(Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (ch) => ch.charCodeAt(0)));
 
 export function encodeCursor(query: ChannelListQuery, page: number, key: SortKey): string {
   const content: CursorContent = { q: fingerprint(query.sort, query), p: page, k: key };
   return toBase64Url(JSON.stringify(content));
 }
 
-const invalid = () => fieldInvalid('cursor', 'The cursor is not valid: take it from meta.next_cursor of the previous page.');
+const invalid = () =>
+  fieldInvalid('cursor', 'The cursor is not valid: take it from meta.next_cursor of the previous page.');
 
 /** The page and key a cursor leads to, for this sort and these filters; 422 otherwise. */
-export function decodeCursor(cursor: string, sort: ChannelSort, filters: ChannelFilters): { page: number; after: SortKey } {
+export function decodeCursor(
+  cursor: string,
+  sort: ChannelSort,
+  filters: ChannelFilters,
+): { page: number; after: SortKey } {
   let content: unknown;
   try {
     content = JSON.parse(fromBase64Url(cursor));
@@ -39,10 +56,15 @@ export function decodeCursor(cursor: string, sort: ChannelSort, filters: Channel
     throw invalid();
   }
   const { q, p, k } = (typeof content === 'object' && content !== null ? content : {}) as Partial<CursorContent>;
-  const keyValid = Array.isArray(k) && k.length === 2 && (typeof k[0] === 'string' || typeof k[0] === 'number') && Number.isSafeInteger(k[1]);
-  if (typeof q !== 'string' || !Number.isSafeInteger(p) || (p ?? 0) < 2 || !keyValid) throw invalid();
+  const keyValid =
+    Array.isArray(k) &&
+    k.length === 2 &&
+    (typeof k[0] === 'string' || typeof k[0] === 'number') &&
+    Number.isSafeInteger(k[1]);
+  if (typeof q !== 'string' || typeof p !== 'number' || !Number.isSafeInteger(p) || p < 2 || !k || !keyValid)
+    throw invalid();
   if (q !== fingerprint(sort, filters)) {
     throw fieldInvalid('cursor', 'The cursor belongs to a list with another sort or other filters.');
   }
-  return { page: p!, after: k! };
+  return { page: p, after: k };
 }

@@ -25,7 +25,16 @@ const qb = new QueryBuilder();
 
 /** Active genres by name. */
 export const activeGenres = (db: Db) =>
-  read([db.select(genreColumns).from(genres).where(eq(genres.isActive, true)).orderBy(sql`${genres.name} COLLATE NOCASE`, asc(genres.id))] as const, ([rows]) => rows);
+  read(
+    [
+      db
+        .select(genreColumns)
+        .from(genres)
+        .where(eq(genres.isActive, true))
+        .orderBy(sql`${genres.name} COLLATE NOCASE`, asc(genres.id)),
+    ] as const,
+    ([rows]) => rows,
+  );
 
 /**
  * An active genre with its most played visible channels (at most `limit`); null when
@@ -36,9 +45,17 @@ export const activeGenres = (db: Db) =>
 export function genreWithChannels(db: Db, id: number, limit: number) {
   return read(
     [
-      db.select(genreColumns).from(genres).where(and(eq(genres.id, id), eq(genres.isActive, true))),
       db
-        .select({ id: radioChannels.id, name: radioChannels.name, stream_url: radioChannels.streamUrl, logo: radioChannels.logo })
+        .select(genreColumns)
+        .from(genres)
+        .where(and(eq(genres.id, id), eq(genres.isActive, true))),
+      db
+        .select({
+          id: radioChannels.id,
+          name: radioChannels.name,
+          stream_url: radioChannels.streamUrl,
+          logo: radioChannels.logo,
+        })
         .from(radioChannels)
         .innerJoin(countries, channelCountry)
         .where(
@@ -61,4 +78,12 @@ export function genreWithChannels(db: Db, id: number, limit: number) {
 
 /** Any genre with its `is_active` flag, for the admin API. */
 export const anyGenre = (db: Db, id: number) =>
-  read([db.select({ ...genreColumns, is_active: genres.isActive }).from(genres).where(eq(genres.id, id))] as const, ([[genre]]) => genre ?? null);
+  read(
+    [
+      db
+        .select({ ...genreColumns, is_active: genres.isActive })
+        .from(genres)
+        .where(eq(genres.id, id)),
+    ] as const,
+    ([[genre]]) => genre ?? null,
+  );

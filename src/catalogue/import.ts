@@ -1,11 +1,21 @@
-import { asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { asc, eq, inArray, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
 import type { BatchItem } from 'drizzle-orm/batch';
 import { nonEmpty } from '../db/read';
-import { countries, genreSearch, genres, radioChannelGenres, radioChannels, STREAM_FORMATS, type RadioChannelRow, type StreamFormat } from '../db/schema';
+import {
+  countries,
+  genreSearch,
+  genres,
+  radioChannelGenres,
+  radioChannels,
+  STREAM_FORMATS,
+  type RadioChannelRow,
+  type StreamFormat,
+} from '../db/schema';
 import { bare, batchable, jsonField, jsonRows } from '../db/sql';
 import { sha256Hex } from '../lib/crypto';
+import { fromKeys, isRecord, pick } from '../lib/objects';
 import { canonicalHttpUrl, cleanImportedText, foldText, slugify } from '../lib/text';
 import { genreDefinition, genresForTags } from './genre-map';
 import { isLanguageCode } from './reference-data';
@@ -60,7 +70,14 @@ const CODECS: Record<string, StreamFormat> = {
   FLAC: 'flac',
   HLS: 'hls',
 };
-const EXTENSIONS: Record<string, StreamFormat> = { m3u8: 'hls', mp3: 'mp3', aac: 'aac', ogg: 'ogg', opus: 'opus', flac: 'flac' };
+const EXTENSIONS: Record<string, StreamFormat> = {
+  m3u8: 'hls',
+  mp3: 'mp3',
+  aac: 'aac',
+  ogg: 'ogg',
+  opus: 'opus',
+  flac: 'flac',
+};
 
 /** A URL of the record in its canonical form (lib/text.ts), or null when it is not one. */
 const httpUrl = (value: unknown) => (typeof value === 'string' ? canonicalHttpUrl(value) : null);
@@ -69,9 +86,9 @@ function streamFormat(codec: unknown, hls: unknown, streamUrl: string): StreamFo
   if (hls === 1 || hls === '1' || hls === true) return 'hls';
   const mapped = typeof codec === 'string' ? CODECS[codec.trim().toUpperCase()] : undefined;
   if (mapped) return mapped;
-  if (typeof codec === 'string' && (STREAM_FORMATS as readonly string[]).includes(codec.trim().toLowerCase())) {
-    return codec.trim().toLowerCase() as StreamFormat;
-  }
+  const named =
+    typeof codec === 'string' ? STREAM_FORMATS.find((format) => format === codec.trim().toLowerCase()) : undefined;
+  if (named) return named;
   const extension = /\.([a-z0-9]+)$/i.exec(new URL(streamUrl).pathname)?.[1]?.toLowerCase();
   return extension ? (EXTENSIONS[extension] ?? null) : null;
 }
@@ -82,9 +99,12 @@ function streamFormat(codec: unknown, hls: unknown, streamUrl: string): StreamFo
  * lastcheckok) to a station, or says why it cannot be imported. Our own files may add
  * `description`, `is_featured`, `facebook`, `twitter`, `instagram`.
  */
-export function mapRadioBrowserStation(raw: unknown, isCountryCode: (code: string) => boolean): StationInput | { reason: string } {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { reason: 'not a station object' };
-  const record = raw as Record<string, unknown>;
+export function mapRadioBrowserStation(
+  raw: unknown,
+  isCountryCode: (code: string) => boolean,
+): StationInput | { reason: string } {
+  if (!isRecord(raw)) return { reason: 'not a station object' };
+  const record = raw;
   // Controls and line breaks would reach exports (.m3u, .pls) and the search index.
   const name = typeof record.name === 'string' ? cleanImportedText(record.name) : '';
   if (!name) return { reason: 'missing name' };
@@ -93,7 +113,8 @@ export function mapRadioBrowserStation(raw: unknown, isCountryCode: (code: strin
   if (!streamUrl) return { reason: 'missing or invalid stream URL' };
   if (record.lastcheckok === 0 || record.lastcheckok === '0') return { reason: 'stream failed its last check' };
   const countryCode = typeof record.countrycode === 'string' ? record.countrycode.trim().toUpperCase() : '';
-  if (!isCountryCode(countryCode)) return { reason: countryCode ? `unknown country code '${countryCode}'` : 'missing country code' };
+  if (!isCountryCode(countryCode))
+    return { reason: countryCode ? `unknown country code '${countryCode}'` : 'missing country code' };
   const format = streamFormat(record.codec, record.hls, streamUrl);
   if (!format) return { reason: `unsupported codec '${String(record.codec ?? '')}'` };
 
@@ -103,7 +124,8 @@ export function mapRadioBrowserStation(raw: unknown, isCountryCode: (code: strin
       .map((code) => code.trim().toLowerCase())
       .find((code) => isLanguageCode(code)) ?? null;
   const bitrate = Number(record.bitrate);
-  const description = typeof record.description === 'string' ? cleanImportedText(record.description).slice(0, 5000) : '';
+  const description =
+    typeof record.description === 'string' ? cleanImportedText(record.description).slice(0, 5000) : '';
   return {
     name,
     description,
@@ -164,10 +186,7 @@ type ImportedRow = Pick<RadioChannelRow, (typeof IMPORTED)[number]>;
 
 /** The imported columns read from the JSON rows (`j`), aliased apart from the table's own names. */
 const importedFields = () =>
-  Object.fromEntries(IMPORTED.map((key) => [key, sql`${jsonField(key)}`.as(`imported_${radioChannels[key].name}`)])) as Record<
-    (typeof IMPORTED)[number],
-    SQL.Aliased
-  >;
+  fromKeys(IMPORTED, (key) => sql`${jsonField(key)}`.as(`imported_${radioChannels[key].name}`));
 
 /** What is stored of channels with these stream URLs, with their genre slugs (sorted, comma-separated). */
 function storedChannels(db: Db, urls: string[]) {
@@ -181,9 +200,11 @@ function storedChannels(db: Db, urls: string[]) {
   return db
     .select({
       streamUrl: radioChannels.streamUrl,
-      ...Object.fromEntries(IMPORTED.map((key) => [key, radioChannels[key]])),
-      genreSlugs: sql<string | null>`(SELECT group_concat(${genreSlugs.slug}, ',') FROM ${genreSlugs})`.as('genre_slugs'),
-    } as { streamUrl: typeof radioChannels.streamUrl; genreSlugs: SQL.Aliased<string | null> } & { [K in (typeof IMPORTED)[number]]: (typeof radioChannels)[K] })
+      ...pick(radioChannels, IMPORTED),
+      genreSlugs: sql<string | null>`(SELECT group_concat(${genreSlugs.slug}, ',') FROM ${genreSlugs})`.as(
+        'genre_slugs',
+      ),
+    })
     .from(radioChannels)
     .where(inArray(radioChannels.streamUrl, sql`(SELECT value FROM json_each(${JSON.stringify(urls)}))`));
 }
@@ -195,9 +216,18 @@ function storedChannels(db: Db, urls: string[]) {
  * are not written: importing the same file twice changes nothing.
  */
 export async function importStations(db: Db, records: unknown[], now: string): Promise<ImportSummary> {
-  const countryIds = new Map((await db.select({ id: countries.id, code: countries.code }).from(countries)).map((c) => [c.code, c.id]));
+  const countryIds = new Map(
+    (await db.select({ id: countries.id, code: countries.code }).from(countries)).map((c) => [c.code, c.id]),
+  );
 
-  const summary: ImportSummary = { received: records.length, created: 0, updated: 0, unchanged: 0, skipped: 0, skipped_details: [] };
+  const summary: ImportSummary = {
+    received: records.length,
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    skipped: 0,
+    skipped_details: [],
+  };
   const stations: StationInput[] = [];
   const seen = new Set<string>();
   records.forEach((raw, index) => {
@@ -257,7 +287,10 @@ export async function importStations(db: Db, records: unknown[], now: string): P
       const slug = await chooseSlug(station.name, station.stream_url, (s) => takenSlugs.has(s));
       takenSlugs.add(slug);
       toInsert.push({ ...row, slug });
-    } else if (IMPORTED.every((key) => current[key] === row[key]) && (current.genreSlugs ?? '') === [...station.genres].sort().join(',')) {
+    } else if (
+      IMPORTED.every((key) => current[key] === row[key]) &&
+      (current.genreSlugs ?? '') === [...station.genres].sort().join(',')
+    ) {
       summary.unchanged += 1;
     } else {
       toUpdate.push(row);
@@ -269,9 +302,13 @@ export async function importStations(db: Db, records: unknown[], now: string): P
   if (changed.length === 0) return summary;
 
   const writes: BatchItem<'sqlite'>[] = [];
-  const usedGenres = [...new Set(changed.flatMap((row) => row.genres))].map((slug) => genreDefinition(slug)).filter((genre) => genre !== undefined);
+  const usedGenres = [...new Set(changed.flatMap((row) => row.genres))]
+    .map((slug) => genreDefinition(slug))
+    .filter((genre) => genre !== undefined);
   if (usedGenres.length > 0) {
-    const genreJson = JSON.stringify(usedGenres.map((g) => ({ name: g.name, slug: g.slug, description: g.description, folded: foldText(g.name) })));
+    const genreJson = JSON.stringify(
+      usedGenres.map((g) => ({ name: g.name, slug: g.slug, description: g.description, folded: foldText(g.name) })),
+    );
     writes.push(
       batchable(
         db,
@@ -322,13 +359,22 @@ export async function importStations(db: Db, records: unknown[], now: string): P
     const links = JSON.stringify(rows.flatMap((row) => row.genres.map((slug) => ({ url: row.streamUrl, slug }))));
     writes.push(
       db.delete(radioChannelGenres).where(
-        inArray(radioChannelGenres.channelId, qb.select({ id: radioChannels.id }).from(radioChannels).where(inArray(radioChannels.streamUrl, sql`(SELECT value FROM json_each(${urls}))`))),
+        inArray(
+          radioChannelGenres.channelId,
+          qb
+            .select({ id: radioChannels.id })
+            .from(radioChannels)
+            .where(inArray(radioChannels.streamUrl, sql`(SELECT value FROM json_each(${urls}))`)),
+        ),
       ),
       db
         .insert(radioChannelGenres)
         .select(
           qb
-            .select({ channelId: sql<number>`${radioChannels.id}`.as('channel_id'), genreId: sql<number>`${genres.id}`.as('genre_id') })
+            .select({
+              channelId: sql<number>`${radioChannels.id}`.as('channel_id'),
+              genreId: sql<number>`${genres.id}`.as('genre_id'),
+            })
             .from(jsonRows(links))
             .innerJoin(radioChannels, eq(radioChannels.streamUrl, jsonField('url')))
             .innerJoin(genres, eq(genres.slug, jsonField('slug'))),

@@ -18,7 +18,13 @@ const genreList = qb
   .select({ id: genres.id, name: genres.name })
   .from(radioChannelGenres)
   .crossJoin(genres)
-  .where(and(eq(radioChannelGenres.channelId, radioChannels.id), eq(genres.id, radioChannelGenres.genreId), eq(genres.isActive, true)))
+  .where(
+    and(
+      eq(radioChannelGenres.channelId, radioChannels.id),
+      eq(genres.id, radioChannelGenres.genreId),
+      eq(genres.isActive, true),
+    ),
+  )
   .orderBy(sql`${genres.name} COLLATE NOCASE`, asc(genres.id))
   .as('genre_list');
 
@@ -60,9 +66,10 @@ export function radioResourceColumns(viewerId: number) {
     is_featured: radioChannels.isFeatured,
     play_count: radioChannels.playCount,
     likes: radioChannels.likesCount,
-    genres: sql`(SELECT json_group_array(json_object('id', ${genreList.id}, 'name', ${genreList.name})) FROM ${genreList})`
-      .mapWith((json: string) => GenreRefsSchema.parse(JSON.parse(json)))
-      .as('genres_json'),
+    genres:
+      sql`(SELECT json_group_array(json_object('id', ${genreList.id}, 'name', ${genreList.name})) FROM ${genreList})`
+        .mapWith((json: string) => GenreRefsSchema.parse(JSON.parse(json)))
+        .as('genres_json'),
     social_links: {
       website: radioChannels.website,
       facebook: radioChannels.facebook,

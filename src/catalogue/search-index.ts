@@ -71,7 +71,11 @@ export function indexChannels(db: Db, texts: ChannelText[]) {
 export function reindexPopularity(db: Db, ids: number[]) {
   const json = JSON.stringify(ids);
   const current = searchRowid(radioChannels.playCount, radioChannels.id);
-  const moved = and(sql`${radioChannels.id} IN (SELECT value FROM json_each(${json}))`, isNotNull(radioChannels.searchRowid), ne(radioChannels.searchRowid, current));
+  const moved = and(
+    sql`${radioChannels.id} IN (SELECT value FROM json_each(${json}))`,
+    isNotNull(radioChannels.searchRowid),
+    ne(radioChannels.searchRowid, current),
+  );
   return [
     db.insert(channelSearch).select(
       qb
@@ -80,14 +84,21 @@ export function reindexPopularity(db: Db, ids: number[]) {
         .innerJoin(channelSearch, eq(channelSearch.rowid, radioChannels.searchRowid))
         .where(moved),
     ),
-    db.delete(channelSearch).where(sql`${channelSearch.rowid} IN ${qb.select({ rowid: radioChannels.searchRowid }).from(radioChannels).where(moved)}`),
+    db
+      .delete(channelSearch)
+      .where(
+        sql`${channelSearch.rowid} IN ${qb.select({ rowid: radioChannels.searchRowid }).from(radioChannels).where(moved)}`,
+      ),
     db.update(radioChannels).set({ searchRowid: current }).where(moved),
   ] as const;
 }
 
 /** Replaces the search row of one genre. */
 export function indexGenre(db: Db, id: number, foldedName: string) {
-  return [db.delete(genreSearch).where(eq(genreSearch.rowid, id)), db.insert(genreSearch).values({ rowid: id, name: foldedName })] as const;
+  return [
+    db.delete(genreSearch).where(eq(genreSearch.rowid, id)),
+    db.insert(genreSearch).values({ rowid: id, name: foldedName }),
+  ] as const;
 }
 
 /** The FTS5 query of a folded term: every word of three characters or more, all required; null when none is. */

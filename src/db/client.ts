@@ -36,14 +36,19 @@ function record(stats: DbStats, startedAt: number, results: D1Result[], statemen
  * handle, such as a unique email): everything else D1 throws, and a call that does not
  * answer in time, is the database failing (503, lib/dependencies.ts).
  */
-const SQL_ERROR = /SQLITE_(ERROR|CONSTRAINT|MISMATCH|RANGE|TOOBIG)|D1_TYPE_ERROR|constraint failed|no such (table|column)|syntax error|too many SQL variables/i;
+const SQL_ERROR =
+  /SQLITE_(ERROR|CONSTRAINT|MISMATCH|RANGE|TOOBIG)|D1_TYPE_ERROR|constraint failed|no such (table|column)|syntax error|too many SQL variables/i;
 
 /** `work()`, with D1's failures turned into a `DependencyError` (SQL errors pass as they are). */
 async function callD1<T>(work: () => Promise<T>, timeoutMs: number): Promise<T> {
   try {
     return await callDependency('D1', work, timeoutMs);
   } catch (error) {
-    if (error instanceof DependencyError && error.cause instanceof Error && SQL_ERROR.test(`${error.cause.message} ${String(error.cause.cause ?? '')}`)) {
+    if (
+      error instanceof DependencyError &&
+      error.cause instanceof Error &&
+      SQL_ERROR.test(`${error.cause.message} ${String(error.cause.cause ?? '')}`)
+    ) {
       throw error.cause;
     }
     throw error;
@@ -63,7 +68,11 @@ const unwrapped = new WeakMap<object, D1PreparedStatement>();
  * collapses them, so a query that joins tables must alias clashing names (`.as()`; see
  * src/catalogue/radio-resource.ts).
  */
-export function instrumentD1(binding: D1Database | (() => D1Database | D1DatabaseSession), stats: DbStats, timeoutMs = 10_000): D1Database {
+export function instrumentD1(
+  binding: D1Database | (() => D1Database | D1DatabaseSession),
+  stats: DbStats,
+  timeoutMs = 10_000,
+): D1Database {
   // A getter lets the caller open a D1 session only when a request really queries.
   const target = typeof binding === 'function' ? binding : () => binding;
   const wrapStatement = (statement: D1PreparedStatement): D1PreparedStatement => {
@@ -73,6 +82,7 @@ export function instrumentD1(binding: D1Database | (() => D1Database | D1Databas
       record(stats, startedAt, [result], 1);
       return result;
     };
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- Drizzle calls only these members
     const wrapper = {
       bind: (...values: unknown[]) => wrapStatement(statement.bind(...values)),
       all,
@@ -98,6 +108,7 @@ export function instrumentD1(binding: D1Database | (() => D1Database | D1Databas
     return wrapper;
   };
 
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- Drizzle calls only these members
   return {
     prepare: (query: string) => wrapStatement(target().prepare(query)),
     batch: async <T>(statements: D1PreparedStatement[]) => {
@@ -106,14 +117,5 @@ export function instrumentD1(binding: D1Database | (() => D1Database | D1Databas
       record(stats, startedAt, results, results.length);
       return results;
     },
-    exec: async (query: string) => {
-      const startedAt = performance.now();
-      const result = await callD1(() => (target() as D1Database).exec(query), timeoutMs);
-      stats.durationMs += performance.now() - startedAt;
-      stats.roundTrips += 1;
-      stats.queries += result.count;
-      return result;
-    },
-    withSession: (...args: Parameters<D1Database['withSession']>) => (target() as D1Database).withSession(...args),
   } as D1Database;
 }

@@ -15,7 +15,10 @@ export interface Read<Q extends Queries, T> {
 }
 
 /** A `Read` from its queries and its mapping; the types of both flow from the queries. */
-export const read = <Q extends Queries, T>(queries: Q, result: (results: BatchResponse<Q>) => T): Read<Q, T> => ({ queries, result });
+export const read = <Q extends Queries, T>(queries: Q, result: (results: BatchResponse<Q>) => T): Read<Q, T> => ({
+  queries,
+  result,
+});
 
 /** Sends a read on its own. */
 export async function runRead<Q extends Queries, T>(db: Db, pending: Read<Q, T>): Promise<T> {

@@ -73,7 +73,10 @@ export const genres = sqliteTable(
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
-  (t) => [uniqueIndex('genres_slug_unique').on(t.slug), index('genres_active_name').on(t.isActive, sql`${t.name} COLLATE NOCASE`, t.id)],
+  (t) => [
+    uniqueIndex('genres_slug_unique').on(t.slug),
+    index('genres_active_name').on(t.isActive, sql`${t.name} COLLATE NOCASE`, t.id),
+  ],
 );
 
 /**
@@ -155,7 +158,10 @@ export const radioChannelGenres = sqliteTable(
       .notNull()
       .references(() => genres.id, { onDelete: 'cascade' }),
   },
-  (t) => [primaryKey({ columns: [t.channelId, t.genreId] }), index('radio_channel_genres_genre').on(t.genreId, t.channelId)],
+  (t) => [
+    primaryKey({ columns: [t.channelId, t.genreId] }),
+    index('radio_channel_genres_genre').on(t.genreId, t.channelId),
+  ],
 );
 
 /**

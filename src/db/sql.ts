@@ -14,7 +14,9 @@ export const jsonField = (field: string): SQL => sql`json_extract(j.value, ${`$.
 /** True when D1 refused a write because `table.column` must be unique (a race past our check). */
 export function isUniqueViolation(error: unknown, ...columns: Column[]): boolean {
   const text = error instanceof Error ? `${error.message} ${String(error.cause ?? '')}` : String(error);
-  return columns.some((column) => text.includes(`UNIQUE constraint failed: ${getTableName(column.table)}.${column.name}`));
+  return columns.some((column) =>
+    text.includes(`UNIQUE constraint failed: ${getTableName(column.table)}.${column.name}`),
+  );
 }
 
 /** The rows of a JSON array bound as one parameter, as a FROM source aliased `j` (bulk writes in one statement). */

@@ -28,6 +28,16 @@ export interface ChannelPlays {
  * also inserts `(shard, seq)` into `play_flushes`: a flush that runs twice hits that
  * row's primary key, the whole batch rolls back, and the count stays right.
  */
+/** Plays per channel in an outbox row. */
+interface PlayDelta {
+  id: number;
+  count: number;
+}
+
+/** An outbox row's plays: JSON that `alarm()` wrote itself from the pending table. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- written by this class, never by a client
+const readDeltas = (payload: string) => JSON.parse(payload) as PlayDelta[];
+
 export class PlayCounter extends DurableObject<Bindings> {
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
@@ -51,15 +61,25 @@ export class PlayCounter extends DurableObject<Bindings> {
    */
   async record(userId: number, channelId: number, now: number = Date.now()): Promise<{ counted: boolean }> {
     const sql = this.ctx.storage.sql;
-    const last = sql.exec<{ at: number }>('SELECT at FROM recent WHERE user_id = ? AND channel_id = ?', userId, channelId).toArray()[0];
+    const last = sql
+      .exec<{ at: number }>('SELECT at FROM recent WHERE user_id = ? AND channel_id = ?', userId, channelId)
+      .toArray()[0];
     if (last && now - last.at < REPEAT_WINDOW_MS) return { counted: false };
-    sql.exec('INSERT INTO recent (user_id, channel_id, at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET at = excluded.at', userId, channelId, now);
+    sql.exec(
+      'INSERT INTO recent (user_id, channel_id, at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET at = excluded.at',
+      userId,
+      channelId,
+      now,
+    );
     sql.exec(
       'INSERT INTO buckets (channel_id, hour, count) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1',
       channelId,
       Math.floor(now / HOUR_MS),
     );
-    sql.exec('INSERT INTO pending (channel_id, count) VALUES (?, 1) ON CONFLICT DO UPDATE SET count = count + 1', channelId);
+    sql.exec(
+      'INSERT INTO pending (channel_id, count) VALUES (?, 1) ON CONFLICT DO UPDATE SET count = count + 1',
+      channelId,
+    );
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + this.flushMs);
     return { counted: true };
   }
@@ -84,14 +104,22 @@ export class PlayCounter extends DurableObject<Bindings> {
     const sql = this.ctx.storage.sql;
     const pending = sql.exec<{ n: number }>('SELECT coalesce(sum(count), 0) AS n FROM pending').one().n;
     const outbox = sql.exec<{ payload: string }>('SELECT payload FROM outbox').toArray();
-    return pending + outbox.reduce((sum, row) => sum + (JSON.parse(row.payload) as { count: number }[]).reduce((s, p) => s + p.count, 0), 0);
+    return pending + outbox.reduce((sum, row) => sum + readDeltas(row.payload).reduce((s, p) => s + p.count, 0), 0);
   }
 
   override async alarm(): Promise<void> {
     try {
       await this.flush();
     } catch (error) {
-      console.error(JSON.stringify({ level: 'error', time: new Date().toISOString(), event: 'play_flush_failed', shard: this.shardName(), error: String(error) }));
+      console.error(
+        JSON.stringify({
+          level: 'error',
+          time: new Date().toISOString(),
+          event: 'play_flush_failed',
+          shard: this.shardName(),
+          error: String(error),
+        }),
+      );
       await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
       return;
     }
@@ -113,11 +141,16 @@ export class PlayCounter extends DurableObject<Bindings> {
    */
   async flush(): Promise<void> {
     const sql = this.ctx.storage.sql;
-    let box = sql.exec<{ seq: number; payload: string }>('SELECT seq, payload FROM outbox ORDER BY seq LIMIT 1').toArray()[0];
+    let box = sql
+      .exec<{ seq: number; payload: string }>('SELECT seq, payload FROM outbox ORDER BY seq LIMIT 1')
+      .toArray()[0];
     if (!box) {
-      const pending = sql.exec<{ channel_id: number; count: number }>('SELECT channel_id, count FROM pending').toArray();
+      const pending = sql
+        .exec<{ channel_id: number; count: number }>('SELECT channel_id, count FROM pending')
+        .toArray();
       if (pending.length === 0) return;
-      const seq = (sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'seq'").toArray()[0]?.value ?? 0) + 1;
+      const seq =
+        (sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'seq'").toArray()[0]?.value ?? 0) + 1;
       box = { seq, payload: JSON.stringify(pending.map((p) => ({ id: p.channel_id, count: p.count }))) };
       // One synchronous step: plays move from pending to the outbox, never both or neither.
       sql.exec("INSERT INTO meta (key, value) VALUES ('seq', ?) ON CONFLICT DO UPDATE SET value = excluded.value", seq);
@@ -126,7 +159,7 @@ export class PlayCounter extends DurableObject<Bindings> {
     }
     const db = createDb(this.env.DB);
     try {
-      await db.batch(playFlushQueries(db, this.shardName(), box.seq, JSON.parse(box.payload) as { id: number; count: number }[]));
+      await db.batch(playFlushQueries(db, this.shardName(), box.seq, readDeltas(box.payload)));
     } catch (error) {
       if (!isFlushDone(error)) throw error;
       // D1 already has this flush (an earlier run died before forgetting it).

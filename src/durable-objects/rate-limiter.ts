@@ -11,9 +11,7 @@ export interface LimitRule {
 }
 
 /** The answer of `reserve`: the reservation, or which rule refused it and for how long. */
-export type Reservation =
-  | { ok: true; id: string }
-  | { ok: false; bucket: string; retryAfterMs: number };
+export type Reservation = { ok: true; id: string } | { ok: false; bucket: string; retryAfterMs: number };
 
 /** What to do with a reservation once the guarded work is done. */
 export interface Settlement {
@@ -78,7 +76,13 @@ export class RateLimiter extends DurableObject<Bindings> {
     const id = crypto.randomUUID();
     let longest = 0;
     for (const rule of rules) {
-      sql.exec('INSERT INTO hits (bucket, at, reservation, expires) VALUES (?, ?, ?, ?)', rule.bucket, now, id, now + rule.windowMs);
+      sql.exec(
+        'INSERT INTO hits (bucket, at, reservation, expires) VALUES (?, ?, ?, ?)',
+        rule.bucket,
+        now,
+        id,
+        now + rule.windowMs,
+      );
       longest = Math.max(longest, rule.windowMs);
     }
     await this.scheduleCleanup(now + longest);
@@ -92,14 +96,20 @@ export class RateLimiter extends DurableObject<Bindings> {
     for (const bucket of settlement.clear ?? []) sql.exec('DELETE FROM hits WHERE bucket = ?', bucket);
     if (settlement.mark) {
       const expires = now + settlement.mark.ttlMs;
-      sql.exec('INSERT INTO marks (name, expires) VALUES (?, ?) ON CONFLICT DO UPDATE SET expires = excluded.expires', settlement.mark.name, expires);
+      sql.exec(
+        'INSERT INTO marks (name, expires) VALUES (?, ?) ON CONFLICT DO UPDATE SET expires = excluded.expires',
+        settlement.mark.name,
+        expires,
+      );
       await this.scheduleCleanup(expires);
     }
   }
 
   /** Hits in a bucket within the window (for tests and operations). */
   async count(bucket: string, windowMs: number, now: number = Date.now()): Promise<number> {
-    return this.sql.exec<{ n: number }>('SELECT count(*) AS n FROM hits WHERE bucket = ? AND at > ?', bucket, now - windowMs).one().n;
+    return this.sql
+      .exec<{ n: number }>('SELECT count(*) AS n FROM hits WHERE bucket = ? AND at > ?', bucket, now - windowMs)
+      .one().n;
   }
 
   private isMarked(sql: SqlStorage, name: string, now: number): boolean {
@@ -118,7 +128,9 @@ export class RateLimiter extends DurableObject<Bindings> {
     sql.exec('DELETE FROM hits WHERE expires <= ?', now);
     sql.exec('DELETE FROM marks WHERE expires <= ?', now);
     const next = sql
-      .exec<{ at: number | null }>('SELECT max(at) AS at FROM (SELECT max(expires) AS at FROM hits UNION ALL SELECT max(expires) FROM marks)')
+      .exec<{ at: number | null }>(
+        'SELECT max(at) AS at FROM (SELECT max(expires) AS at FROM hits UNION ALL SELECT max(expires) FROM marks)',
+      )
       .one().at;
     if (next === null) await this.ctx.storage.deleteAll();
     else await this.ctx.storage.setAlarm(next);

@@ -34,7 +34,12 @@ export class SearchTrends extends DurableObject<Bindings> {
   async record(term: string, viewer: string, now: number = Date.now()): Promise<boolean> {
     const hour = Math.floor(now / HOUR_MS);
     const sql = this.ctx.storage.sql;
-    const inserted = sql.exec('INSERT OR IGNORE INTO seen (hour, term, viewer) VALUES (?, ?, ?)', hour, term, viewer).rowsWritten;
+    const inserted = sql.exec(
+      'INSERT OR IGNORE INTO seen (hour, term, viewer) VALUES (?, ?, ?)',
+      hour,
+      term,
+      viewer,
+    ).rowsWritten;
     if (inserted === 0) return false;
     sql.exec(
       'INSERT INTO buckets (hour, term, count) VALUES (?, ?, 1) ON CONFLICT (hour, term) DO UPDATE SET count = count + 1',

@@ -34,7 +34,7 @@ function ipv6Groups(text: string): number[] | null {
   if (dotted) {
     const v4 = ipv4(dotted[1]!);
     if (!v4) return null;
-    const [a, b, c, d] = v4.split('.').map(Number) as [number, number, number, number];
+    const [a = 0, b = 0, c = 0, d = 0] = v4.split('.').map(Number);
     address = `${address.slice(0, -dotted[1]!.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const halves = address.split('::');

@@ -17,7 +17,10 @@ export function toHex(bytes: Uint8Array): string {
 /** `length` random bytes, base64url without padding. */
 export function randomBase64Url(length: number): string {
   const bytes = crypto.getRandomValues(new Uint8Array(length));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 /** Compares two strings in time that depends only on their lengths. */

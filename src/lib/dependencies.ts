@@ -1,3 +1,5 @@
+import type { Bindings } from '../env';
+
 /**
  * Calls to what the Worker depends on (D1, KV, the Durable Objects) fail closed and loud
  * (contract 10): a call that throws or does not answer within the timeout becomes a
@@ -19,13 +21,17 @@ export class DependencyError extends Error {
 export const DEPENDENCY_RETRY_AFTER_SECONDS = 2;
 
 /** How long a dependency may take to answer (`DEPENDENCY_TIMEOUT_MS`, default 10 s). */
-export const dependencyTimeoutMs = (env: { DEPENDENCY_TIMEOUT_MS?: string }) => Number(env.DEPENDENCY_TIMEOUT_MS) || 10_000;
+export const dependencyTimeoutMs = (env: { DEPENDENCY_TIMEOUT_MS?: string }) =>
+  Number(env.DEPENDENCY_TIMEOUT_MS) || 10_000;
 
 /** `work()`'s result, or a `DependencyError` when it throws or takes longer than `timeoutMs`. */
 export async function callDependency<T>(dependency: string, work: () => Promise<T>, timeoutMs: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DependencyError(dependency, { cause: new Error(`no answer within ${timeoutMs} ms`) })), timeoutMs);
+    timer = setTimeout(
+      () => reject(new DependencyError(dependency, { cause: new Error(`no answer within ${timeoutMs} ms`) })),
+      timeoutMs,
+    );
   });
   try {
     return await Promise.race([work(), timeout]);
@@ -43,7 +49,7 @@ function guardKv(kv: KVNamespace, timeoutMs: number): KVNamespace {
     get(target, property) {
       const value: unknown = Reflect.get(target, property);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => callDependency('KV', () => Reflect.apply(value as (...a: unknown[]) => Promise<unknown>, target, args), timeoutMs);
+      return (...args: unknown[]) => callDependency('KV', () => Reflect.apply(value, target, args), timeoutMs);
     },
   });
 }
@@ -52,8 +58,10 @@ function guardKv(kv: KVNamespace, timeoutMs: number): KVNamespace {
 function guardStub<T extends object>(stub: T, name: string, timeoutMs: number): T {
   return new Proxy(stub, {
     get(target, property) {
-      if (property === 'id' || property === 'name' || typeof property === 'symbol') return Reflect.get(target, property);
-      const method = Reflect.get(target, property) as (...args: unknown[]) => Promise<unknown>;
+      if (property === 'id' || property === 'name' || typeof property === 'symbol')
+        return Reflect.get(target, property);
+      const method: unknown = Reflect.get(target, property);
+      if (typeof method !== 'function') return method;
       // Reflect.apply: on an RPC stub, `method.apply` would itself be a remote method name.
       return (...args: unknown[]) => callDependency(name, () => Reflect.apply(method, target, args), timeoutMs);
     },
@@ -67,30 +75,31 @@ function guardNamespace<T extends DurableObjectNamespace>(namespace: T, name: st
       const value: unknown = Reflect.get(target, property);
       if (typeof value !== 'function') return value;
       if (property === 'get' || property === 'getByName') {
-        return (...args: unknown[]) => guardStub(Reflect.apply(value as (...a: unknown[]) => object, target, args), name, timeoutMs);
+        return (...args: unknown[]) => guardStub<object>(Reflect.apply(value, target, args), name, timeoutMs);
       }
-      return (value as (...a: unknown[]) => unknown).bind(target);
+      return value.bind(target);
     },
   });
 }
 
-const guarded = new WeakMap<object, object>();
+const guarded = new WeakMap<Bindings, Bindings>();
 
 /**
  * The Worker's bindings with KV and every Durable Object namespace guarded (D1 is
  * guarded by the instrumented client of db/client.ts, which also tells SQL errors, a
  * bug, from a failing database). Made once per env object.
  */
-export function guardBindings<E extends object>(env: E): E {
-  let result = guarded.get(env) as E | undefined;
+export function guardBindings(env: Bindings): Bindings {
+  let result = guarded.get(env);
   if (result) return result;
-  const timeoutMs = dependencyTimeoutMs(env as { DEPENDENCY_TIMEOUT_MS?: string });
+  const timeoutMs = dependencyTimeoutMs(env);
   const entries = Object.entries(env).map(([key, value]) => {
     if (isKv(value)) return [key, guardKv(value, timeoutMs)];
     if (isNamespace(value)) return [key, guardNamespace(value, `Durable Object ${key}`, timeoutMs)];
     return [key, value];
   });
-  result = Object.fromEntries(entries) as E;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the same keys, each value of the same binding type
+  result = Object.fromEntries(entries) as Bindings;
   guarded.set(env, result);
   return result;
 }

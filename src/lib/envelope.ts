@@ -28,7 +28,12 @@ const serialised = new WeakMap<object, { message: string; body: SerialisedBody }
  * tag is computed from it, without reading the response body back. `reuse` names the
  * object the answer is made of, when the same object always gives the same answer.
  */
-export function json<T, S extends ContentfulStatusCode>(c: Context, value: T, status: S, reuse?: { key: object; message: string }): JsonAnswer<T, S> {
+export function json<T, S extends ContentfulStatusCode>(
+  c: Context,
+  value: T,
+  status: S,
+  reuse?: { key: object; message: string },
+): JsonAnswer<T, S> {
   let body: SerialisedBody | undefined;
   if (reuse) {
     const known = serialised.get(reuse.key);
@@ -39,7 +44,12 @@ export function json<T, S extends ContentfulStatusCode>(c: Context, value: T, st
     if (reuse) serialised.set(reuse.key, { message: reuse.message, body });
   }
   c.set('body', body);
-  return c.body(body.text, status, { 'Content-Type': 'application/json; charset=UTF-8' }) as unknown as JsonAnswer<T, S>;
+  // The text is JSON.stringify(value): the typed answer c.json(value) would give, without a second serialisation.
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion
+  return c.body(body.text, status, { 'Content-Type': 'application/json; charset=UTF-8' }) as unknown as JsonAnswer<
+    T,
+    S
+  >;
 }
 
 /** What `json` may reuse the serialisation of: `data` when it is a frozen object. */

@@ -1,3 +1,5 @@
+import { oldestKey } from './objects';
+
 /**
  * A small per-isolate cache: values live `ttlMs`, at most `max` entries (the oldest
  * goes first). For data whose contract allows a short staleness; see each use.
@@ -25,7 +27,7 @@ export class Memo<V> {
     this.entries.delete(key);
     this.entries.set(key, { value, expires: now + this.ttlMs, stored: now });
     this.refreshing.delete(key);
-    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string);
+    if (this.entries.size > this.max) this.entries.delete(oldestKey(this.entries) ?? key);
   }
 
   /** Replaces the value of a live entry and keeps when it was stored (its freshness); false when there is none. */
@@ -72,10 +74,11 @@ export class Memo<V> {
     if (entry && entry.expires > now) {
       const age = now - entry.stored;
       const started = this.refreshing.get(key);
-      if (age < maxAgeMs || (age < maxAgeMs + graceMs && started !== undefined && now - started < graceMs)) return entry.value;
+      if (age < maxAgeMs || (age < maxAgeMs + graceMs && started !== undefined && now - started < graceMs))
+        return entry.value;
     }
     this.refreshing.set(key, now);
-    if (this.refreshing.size > this.max) this.refreshing.delete(this.refreshing.keys().next().value as string);
+    if (this.refreshing.size > this.max) this.refreshing.delete(oldestKey(this.refreshing) ?? key);
     return undefined;
   }
 

@@ -1,5 +1,15 @@
 /** Letters that Unicode does not decompose into a base letter and a mark. */
-const SPECIAL_LETTERS: Record<string, string> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', đ: 'd', ð: 'd', ł: 'l', þ: 'th', ı: 'i' };
+const SPECIAL_LETTERS: Record<string, string> = {
+  ß: 'ss',
+  æ: 'ae',
+  œ: 'oe',
+  ø: 'o',
+  đ: 'd',
+  ð: 'd',
+  ł: 'l',
+  þ: 'th',
+  ı: 'i',
+};
 
 /**
  * Case- and accent-free form of a text, as the search index stores it and queries are
@@ -58,13 +68,15 @@ export function normaliseText(text: string, options: { multiline?: boolean } = {
  * removed instead of refused, line breaks and runs of spaces made single spaces.
  */
 export function cleanImportedText(text: string): string {
-  return text
-    .toWellFormed()
-    .normalize('NFC')
-    // eslint-disable-next-line no-control-regex -- finding control characters is the point
-    .replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  return (
+    text
+      .toWellFormed()
+      .normalize('NFC')
+      // eslint-disable-next-line no-control-regex -- finding control characters is the point
+      .replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+/gu, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+  );
 }
 
 /**

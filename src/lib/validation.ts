@@ -33,7 +33,8 @@ function describeIssue(issue: core.$ZodRawIssue): string | undefined {
   switch (issue.code) {
     case 'invalid_type': {
       if (issue.input === null) return `${field} field may not be null.`;
-      const isInteger = (issue.inst?._zod.def as { format?: string } | undefined)?.format === 'safeint';
+      const def: object | undefined = issue.inst?._zod.def;
+      const isInteger = def !== undefined && 'format' in def && def.format === 'safeint';
       return `${field} field must be ${typeNames[isInteger ? 'int' : issue.expected] ?? issue.expected}.`;
     }
     case 'too_small': {
@@ -96,7 +97,10 @@ export function intParam(options: { min?: number; max?: number } = {}) {
   let schema = z.int();
   if (options.min !== undefined) schema = schema.min(options.min);
   if (options.max !== undefined) schema = schema.max(options.max);
-  return z.preprocess((value) => (typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value), schema);
+  return z.preprocess(
+    (value) => (typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value),
+    schema,
+  );
 }
 
 /**
@@ -132,8 +136,8 @@ export const httpUrlField = () =>
     .openapi({ type: 'string', format: 'uri', maxLength: 2048 });
 
 /** A positive integer identifier in a path, documented as `{id}`. */
-export const idParam = (name: string) =>
-  intParam({ min: 1 }).openapi({ param: { name, in: 'path' }, example: 1 });
+export const idParam = (name: string) => intParam({ min: 1 }).openapi({ param: { name, in: 'path' }, example: 1 });
 
 /** `{ limit }` query of the list endpoints: 1..`max`, `fallback` when absent (contract 3). */
-export const limitQuery = (max: number, fallback: number) => z.object({ limit: intParam({ min: 1, max }).default(fallback) });
+export const limitQuery = (max: number, fallback: number) =>
+  z.object({ limit: intParam({ min: 1, max }).default(fallback) });

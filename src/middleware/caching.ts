@@ -1,96 +1,139 @@
+import type { Context } from 'hono';
+import { RETAINED_304_HEADERS, etag } from 'hono/etag';
 import { createMiddleware } from 'hono/factory';
+import { cache } from '../cache';
+import { genres } from '../db/schema';
 import { newDbStats } from '../db/client';
 import type { AppEnv, Bindings } from '../env';
-import { cache } from '../cache';
-import { addSecurityHeaders } from './headers';
-import { finishHeaders, isDebugRequest, logRequest, requestIdOf, responseHeaders, serverTiming } from './observability';
+import { logRequest, requestIdOf, responseHeaders } from './observability';
 
 const encoder = new TextEncoder();
 
 /** A strong entity tag: base64url of the first 18 bytes of the body's SHA-256. */
 export async function bodyTag(body: ArrayBuffer | string): Promise<string> {
-  if (typeof body === 'string') body = encoder.encode(body).buffer as ArrayBuffer;
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', body));
-  return `"${btoa(String.fromCharCode(...digest.slice(0, 18))).replace(/\+/g, '-').replace(/\//g, '_')}"`;
+  const bytes = typeof body === 'string' ? encoder.encode(body) : body;
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  return `"${btoa(String.fromCharCode(...digest.slice(0, 18)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')}"`;
 }
 
-const matches = (header: string | null | undefined, tag: string) =>
-  header != null && header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === tag);
-
 /**
- * Every successful GET answer carries an `ETag` (a hash of its body); a client that
- * sends it back in `If-None-Match` gets 304 with no body. Answers for a signed-in caller
- * are `Cache-Control: private, no-cache`: clients may keep them and revalidate, shared
- * caches may not.
+ * The entity tag of a JSON answer, from its text as lib/envelope.ts serialised it (a
+ * shared answer's tag is computed once and reused), so Hono's `etag()` (outer) needs no
+ * copy of the body to hash: it answers `If-None-Match` with 304. Answers for a signed-in
+ * caller are `Cache-Control: private, no-cache`: clients may keep them and revalidate,
+ * shared caches may not.
  */
-export const conditionalGet = createMiddleware<AppEnv>(async (c, next) => {
+export const tagJsonAnswers = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   if (c.req.method !== 'GET' || c.res.status !== 200) return;
   const headers = responseHeaders(c);
   if (!headers.has('Cache-Control')) headers.set('Cache-Control', 'private, no-cache');
-  // Answers from a cache, and handlers that know their version, carry their tag already.
-  let tag = headers.get('ETag');
-  if (tag === null) {
-    // JSON answers keep their text, and a reused one its tag (lib/envelope.ts); anything else is read back once.
-    const body = c.get('body');
-    tag = body?.tag ?? (await bodyTag(body?.text ?? (await c.res.clone().arrayBuffer())));
-    if (body) body.tag = tag;
-    headers.set('ETag', tag);
+  const body = c.get('body');
+  if (body && !headers.has('ETag')) {
+    body.tag ??= await bodyTag(body.text);
+    headers.set('ETag', body.tag);
   }
-  if (matches(c.req.header('if-none-match'), tag)) c.res = notModified(headers);
 });
 
-/** 304: the answer's headers without a body or its type. */
-function notModified(from: Headers): Response {
-  const headers = new Headers(from);
-  headers.delete('Content-Type');
-  headers.delete('Content-Length');
-  return new Response(null, { status: 304, headers });
-}
+/** The 304 of Hono's `etag()`, keeping what clients need to go on caching. */
+export const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, 'x-request-id', 'server-timing'] });
 
 /** Seconds a public catalogue answer may be served from the edge cache. */
 export const PUBLIC_MAX_AGE = 60;
 
+const edge = () => caches.default;
+
+/** The data centre's record of the last catalogue write (a path no route serves). */
+const writtenKey = (origin: string) => new Request(`${origin}/api/v1/_catalogue-written`, { method: 'GET' });
+
+/** When the data centre last saw a catalogue write (ms), 0 when not within `PUBLIC_MAX_AGE`. */
+async function lastCatalogueWrite(origin: string): Promise<number> {
+  const marker = await edge().match(writtenKey(origin));
+  return marker ? Number(await marker.text()) || 0 : 0;
+}
+
 /**
- * Public catalogue reads (genres) asked without a token are the same for everyone:
- * they are served from the Cache API of the data centre when there, and stored there
- * for `PUBLIC_MAX_AGE` seconds otherwise. A catalogue change shows within that time.
- * A request with a token skips the cache, since its token must be checked.
+ * Public catalogue reads (genres) asked without a token and without a query string are
+ * the same for everyone: they are served from the Cache API of the data centre when
+ * there, and stored there for `PUBLIC_MAX_AGE` seconds otherwise. Only these canonical
+ * URLs are stored, so a catalogue write can delete every one it changed
+ * (`forgetPublicAnswers`). A stored answer carries when its read began, and is served
+ * only when that is after the data centre's last catalogue write: an answer read before
+ * a write but stored after its deletes is never served. A request with a token skips the
+ * cache, since its token must be checked.
  */
 export const edgeCache = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.req.method !== 'GET' || c.req.header('authorization') !== undefined) return next();
+  const url = new URL(c.req.url);
+  if (c.req.method !== 'GET' || c.req.header('authorization') !== undefined || url.search !== '') return next();
   // The isolate's own copy is served before the router (servePublicCopy); next, the data centre's.
-  const edge = (caches as unknown as { default: Cache }).default;
-  const key = new Request(c.req.url, { method: 'GET' });
-  const hit = await edge.match(key);
-  if (hit) {
+  const key = new Request(url, { method: 'GET' });
+  const [hit, writtenAt] = await Promise.all([edge().match(key), lastCatalogueWrite(url.origin)]);
+  if (hit && Number(hit.headers.get(READ_AT)) > writtenAt) {
     const body = await hit.text();
-    const headers = new Headers(hit.headers);
-    headers.set('X-Cache', 'HIT');
-    addSecurityHeaders(headers);
-    cache.publicCopies.set(c.req.url, { body, headers }, Date.now() - (Number(hit.headers.get('Age')) || 0) * 1000);
-    c.res = new Response(body, { status: 200, headers });
+    c.res = new Response(body, { status: 200, headers: hit.headers });
+    c.res.headers.delete(READ_AT);
+    c.res.headers.set('X-Cache', 'HIT');
+    c.set('body', { text: body, tag: hit.headers.get('ETag') ?? undefined });
+    c.set('publicAgeMs', (Number(hit.headers.get('Age')) || 0) * 1000);
     return;
   }
+  const readAt = Date.now();
   await next();
   if (c.res.status !== 200) return;
   const headers = responseHeaders(c);
   headers.set('Cache-Control', `public, max-age=${PUBLIC_MAX_AGE}, s-maxage=${PUBLIC_MAX_AGE}`);
-  const body = c.get('body')?.text ?? (await c.res.clone().text());
-  headers.set('ETag', await bodyTag(body));
-  const copyHeaders = new Headers(headers);
-  copyHeaders.set('X-Cache', 'HIT');
-  addSecurityHeaders(copyHeaders);
-  cache.publicCopies.set(c.req.url, { body, headers: copyHeaders });
-  c.executionCtx.waitUntil(edge.put(key, c.res.clone()));
+  const text = c.get('body')?.text ?? (await c.res.clone().text());
+  headers.set('ETag', await bodyTag(text));
+  const stored = c.res.clone();
+  stored.headers.set(READ_AT, String(readAt));
+  c.executionCtx.waitUntil(edge().put(key, stored));
   headers.set('X-Cache', 'MISS');
 });
 
+const READ_AT = 'X-Read-At';
+
 /**
- * The isolate's copy of a public answer, served in front of the router: a hit costs
- * no routing, no middleware and no I/O, only the per-request headers and the log line
- * that every answer gets. Null when there is no fresh copy (the request then takes the
- * normal path through `edgeCache`).
+ * Keeps in the isolate, once every middleware has put its headers on it, a public answer
+ * (`Cache-Control: public`) to a GET without a token, for `servePublicCopy`.
+ */
+export const keepPublicCopy = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  if (c.req.method !== 'GET' || c.res.status !== 200 || c.req.header('authorization') !== undefined) return;
+  if (!c.res.headers.get('Cache-Control')?.startsWith('public')) return;
+  const text = c.get('body')?.text;
+  if (text === undefined) return;
+  const headers = new Headers(c.res.headers);
+  headers.set('X-Cache', 'HIT');
+  cache.publicCopies.set(c.req.url, { body: text, headers }, Date.now() - (c.get('publicAgeMs') ?? 0));
+});
+
+/**
+ * After a catalogue write: the public answers it may have changed go from this isolate
+ * and from the data centre's Cache API: the genre list, and the detail of `genreIds`
+ * (every genre when `'all'`: a channel write or an import may move channels between
+ * genres, and genres are a curated list of tens), and the time of the write is recorded
+ * for `edgeCache`. Other isolates' copies and other data centres' caches expire within
+ * `PUBLIC_MAX_AGE` (docs/consistency-and-caching.md).
+ */
+export async function forgetPublicAnswers(c: Context<AppEnv>, genreIds: number[] | 'all'): Promise<void> {
+  cache.publicCopies.clear();
+  const ids =
+    genreIds === 'all' ? (await c.get('db').select({ id: genres.id }).from(genres)).map((genre) => genre.id) : genreIds;
+  const origin = new URL(c.req.url).origin;
+  const keys = [`${origin}/api/v1/genres`, ...ids.map((id) => `${origin}/api/v1/genres/${id}`)].map(
+    (url) => new Request(url, { method: 'GET' }),
+  );
+  const marker = new Response(String(Date.now()), { headers: { 'Cache-Control': `max-age=${PUBLIC_MAX_AGE}` } });
+  await Promise.all([edge().put(writtenKey(origin), marker), ...keys.map((key) => edge().delete(key))]);
+}
+
+/**
+ * The isolate's copy of a public answer, served in front of the router: a hit costs no
+ * routing, no middleware and no I/O, only the per-request headers and the log line that
+ * every answer gets. Null when there is no fresh copy (the request then takes the normal
+ * path through `edgeCache`).
  */
 export function servePublicCopy(request: Request, env: Bindings): Response | null {
   if (request.method !== 'GET' || request.headers.has('authorization')) return null;
@@ -99,9 +142,32 @@ export function servePublicCopy(request: Request, env: Bindings): Response | nul
   const startedAt = Date.now();
   const requestId = requestIdOf(request);
   const stats = newDbStats();
-  let response = new Response(copy.body, { status: 200, headers: copy.headers });
-  finishHeaders(response.headers, request, requestId, serverTiming(stats, 0, isDebugRequest(request, env)));
-  if (matches(request.headers.get('if-none-match'), copy.headers.get('ETag') ?? '')) response = notModified(response.headers);
-  logRequest(env.LOG_LEVEL, request, { requestId, status: response.status, startedAt, durationMs: Date.now() - startedAt, stats, userId: null });
+  const headers = new Headers(copy.headers);
+  headers.set('X-Request-Id', requestId);
+  headers.set('Server-Timing', 'db;dur=0.0,total;dur=0.0');
+  const tag = headers.get('ETag');
+  const response =
+    tag !== null &&
+    (request.headers.get('if-none-match') ?? '')
+      .split(',')
+      .some((candidate) => candidate.trim().replace(/^W\//, '') === tag)
+      ? notModified(headers)
+      : new Response(copy.body, { status: 200, headers });
+  logRequest(env.LOG_LEVEL, request, {
+    requestId,
+    status: response.status,
+    startedAt,
+    durationMs: Date.now() - startedAt,
+    stats,
+    userId: null,
+  });
   return response;
+}
+
+/** 304: the answer's headers without a body or its type. */
+function notModified(from: Headers): Response {
+  const headers = new Headers(from);
+  headers.delete('Content-Type');
+  headers.delete('Content-Length');
+  return new Response(null, { status: 304, headers });
 }

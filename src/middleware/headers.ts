@@ -1,50 +1,61 @@
-const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
-const ALLOWED_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Request-Id, X-D1-Bookmark, X-Debug-Token';
+import { cors } from 'hono/cors';
+import { createMiddleware } from 'hono/factory';
+import { secureHeaders } from 'hono/secure-headers';
 
 /**
- * Security headers and CORS on every answer, from one precomputed list;
- * `requestContext` (observability.ts) adds them once per answer. The set is OWASP's
- * for REST APIs (nosniff, no framing, a CSP that loads nothing, HSTS, no referrer):
- * the headers that only steer HTML pages (X-XSS-Protection, X-Download-Options, ...)
- * are left out, since each header costs time on every answer. Bearer tokens and no
- * cookies: any origin may call the API. The CORS headers go only on answers to requests
- * that name an `Origin` (browsers always do); apps do not need them.
+ * OWASP's header set for REST APIs (nosniff, no framing, a CSP that loads nothing, HSTS,
+ * no referrer), through Hono's `secureHeaders`, with the headers that only steer HTML
+ * pages and cross-origin documents left out (each costs time on every answer). A route
+ * that sets its own CSP keeps it (`overwrite: false`): the HTML reference at /docs does.
  */
-const HEADERS: [string, string][] = [
-  ['X-Content-Type-Options', 'nosniff'],
-  ['X-Frame-Options', 'DENY'],
-  ['Strict-Transport-Security', 'max-age=15552000; includeSubDomains'],
-  ['Referrer-Policy', 'no-referrer'],
-];
-const CSP = "default-src 'none'; frame-ancestors 'none'";
+export const securityHeaders = secureHeaders({
+  contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
+  xFrameOptions: 'DENY',
+  crossOriginResourcePolicy: false,
+  crossOriginOpenerPolicy: false,
+  originAgentCluster: false,
+  xDnsPrefetchControl: false,
+  xDownloadOptions: false,
+  xPermittedCrossDomainPolicies: false,
+  xXssProtection: false,
+  overwrite: false,
+});
+
+const allowAnyOrigin = cors({
+  origin: '*',
+  allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+  allowHeaders: [
+    'Authorization',
+    'Content-Type',
+    'If-None-Match',
+    'If-Match',
+    'Idempotency-Key',
+    'X-Request-Id',
+    'X-D1-Bookmark',
+    'X-Debug-Token',
+  ],
+  exposeHeaders: [
+    'X-Request-Id',
+    'Server-Timing',
+    'Retry-After',
+    'ETag',
+    'Location',
+    'X-D1-Bookmark',
+    'RateLimit',
+    'RateLimit-Policy',
+    'Idempotent-Replayed',
+  ],
+  maxAge: 86400,
+});
 
 /**
- * Sets the headers above; a route may set its own CSP (the HTML reference does). An
- * answer that carries `nosniff` already has the whole set (cached copies are stored
- * with it), and is left as it is.
+ * CORS for any origin, through Hono's `cors`: bearer tokens and no cookies, so any web
+ * app may call the API; preflights are answered for every path. A plain `OPTIONS` (no
+ * `Access-Control-Request-Method`) is not a preflight: it goes on to the router, which
+ * answers what the path allows (app.ts).
  */
-export function addSecurityHeaders(headers: Headers): void {
-  if (headers.has('X-Content-Type-Options')) return;
-  for (const [name, value] of HEADERS) headers.set(name, value);
-  if (!headers.has('Content-Security-Policy')) headers.set('Content-Security-Policy', CSP);
-}
-
-/** CORS for any origin, on an answer to a request that sent `Origin`. */
-export function addCorsHeaders(headers: Headers): void {
-  headers.set('Access-Control-Allow-Origin', '*');
-  headers.set('Access-Control-Expose-Headers', 'X-Request-Id, Server-Timing, Retry-After, ETag, X-D1-Bookmark');
-}
-
-/** The answer to a CORS preflight, for every path, with no body; null for any other request. */
-export function corsPreflight(request: Request): Response | null {
-  if (request.method !== 'OPTIONS' || !request.headers.has('access-control-request-method')) return null;
-  return new Response(null, {
-    status: 204,
-    headers: {
-      'Access-Control-Allow-Origin': '*',
-      'Access-Control-Allow-Methods': ALLOWED_METHODS,
-      'Access-Control-Allow-Headers': ALLOWED_HEADERS,
-      'Access-Control-Max-Age': '86400',
-    },
-  });
-}
+export const corsHeaders = createMiddleware((c, next) =>
+  c.req.method === 'OPTIONS' && c.req.header('access-control-request-method') === undefined
+    ? next()
+    : allowAnyOrigin(c, next),
+);

@@ -7,6 +7,10 @@ export const EXPORT_FORMATS = {
 } as const;
 export type ExportFormat = keyof typeof EXPORT_FORMATS;
 
+/** The export format an extension names, if any. */
+export const exportFormat = (extension: string | undefined): ExportFormat | undefined =>
+  extension === 'm3u' || extension === 'pls' ? extension : undefined;
+
 /** Line breaks would start a new entry in either format. */
 const oneLine = (text: string) => text.replace(/[\r\n]+/g, ' ').trim();
 
@@ -21,7 +25,11 @@ export function toM3u(playlist: PlaylistResource, items: PlaylistItem[]): string
 export function toPls(_playlist: PlaylistResource, items: PlaylistItem[]): string {
   const lines = ['[playlist]'];
   items.forEach((item, i) => {
-    lines.push(`File${i + 1}=${item.radio_channel.stream_url}`, `Title${i + 1}=${oneLine(item.radio_channel.name)}`, `Length${i + 1}=-1`);
+    lines.push(
+      `File${i + 1}=${item.radio_channel.stream_url}`,
+      `Title${i + 1}=${oneLine(item.radio_channel.name)}`,
+      `Length${i + 1}=-1`,
+    );
   });
   lines.push(`NumberOfEntries=${items.length}`, 'Version=2');
   return `${lines.join('\n')}\n`;

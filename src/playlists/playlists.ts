@@ -37,7 +37,13 @@ const qb = new QueryBuilder();
 /** The user's playlists, newest first. */
 export const userPlaylists = (db: Db, userId: number) =>
   read(
-    [db.select(playlistColumns).from(playlists).where(eq(playlists.userId, userId)).orderBy(desc(playlists.createdAt), desc(playlists.id))] as const,
+    [
+      db
+        .select(playlistColumns)
+        .from(playlists)
+        .where(eq(playlists.userId, userId))
+        .orderBy(desc(playlists.createdAt), desc(playlists.id)),
+    ] as const,
     ([rows]) => rows,
   );
 
@@ -75,7 +81,12 @@ export function readablePlaylist(db: Db, id: number, readerId: number, viewerId:
         .from(nearest)
         .where(readable),
       db
-        .select({ item_id: sql<number>`${playlistItems.id}`.as('item_id'), position: playlistItems.position, id: channelId, ...channelColumns })
+        .select({
+          item_id: sql<number>`${playlistItems.id}`.as('item_id'),
+          position: playlistItems.position,
+          id: channelId,
+          ...channelColumns,
+        })
         .from(nearest)
         .crossJoin(playlistItems)
         .crossJoin(radioChannels)
@@ -87,7 +98,11 @@ export function readablePlaylist(db: Db, id: number, readerId: number, viewerId:
       playlist
         ? {
             ...playlist,
-            items: items.map(({ item_id, position, ...channel }) => ({ id: item_id, position, radio_channel: channel })),
+            items: items.map(({ item_id, position, ...channel }) => ({
+              id: item_id,
+              position,
+              radio_channel: channel,
+            })),
           }
         : null,
   );
@@ -116,7 +131,12 @@ export async function playlistForWrite(db: Db, id: number, userId: number): Prom
   return authorizeWrite((await playlistRow(db, id))[0], userId);
 }
 
-export async function createPlaylist(db: Db, userId: number, input: { name: string; description?: string | null; is_public?: boolean }, now: string) {
+export async function createPlaylist(
+  db: Db,
+  userId: number,
+  input: { name: string; description?: string | null; is_public?: boolean },
+  now: string,
+) {
   // The cap is checked in the insert itself, so a burst of creations stops at it too.
   const [, [created]] = await db.batch([
     batchable(
@@ -166,7 +186,9 @@ function compact(db: Db, playlistId: number) {
   const ranked = qb
     .select({
       itemId: sql<number>`${playlistItems.id}`.as('item_id'),
-      rank: sql<number>`row_number() OVER (ORDER BY ${playlistItems.position}, ${playlistItems.id}) - 1`.as('item_rank'),
+      rank: sql<number>`row_number() OVER (ORDER BY ${playlistItems.position}, ${playlistItems.id}) - 1`.as(
+        'item_rank',
+      ),
     })
     .from(playlistItems)
     .where(eq(playlistItems.playlistId, playlistId))
@@ -182,11 +204,15 @@ function compact(db: Db, playlistId: number) {
 const touch = (db: Db, playlistId: number, now: string) =>
   db
     .update(playlists)
-    .set({ itemsCount: sql`(SELECT count(*) FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId})`, updatedAt: now })
+    .set({
+      itemsCount: sql`(SELECT count(*) FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId})`,
+      updatedAt: now,
+    })
     .where(eq(playlists.id, playlistId));
 
 /** The owner's detail after a change (as the owner sees it: flags and all). */
-const ownerDetail = async (db: Db, playlistId: number, userId: number) => mustRead(await runRead(db, readablePlaylist(db, playlistId, userId, userId)));
+const ownerDetail = async (db: Db, playlistId: number, userId: number) =>
+  mustRead(await runRead(db, readablePlaylist(db, playlistId, userId, userId)));
 
 /**
  * Adds a channel: appended when `position` is missing or one past the end, otherwise
@@ -195,7 +221,14 @@ const ownerDetail = async (db: Db, playlistId: number, userId: number) => mustRe
  * up at 0..n-1. 404 for an unknown channel, 409 when it is already in, 422 when full or
  * when the position is past the end.
  */
-export async function addItem(db: Db, playlistId: number, userId: number, channelId: number, position: number | undefined, now: string) {
+export async function addItem(
+  db: Db,
+  playlistId: number,
+  userId: number,
+  channelId: number,
+  position: number | undefined,
+  now: string,
+) {
   const [playlist, channel, [state]] = await db.batch([
     playlistRow(db, playlistId),
     channelVisibility(db, channelId).queries[0],
@@ -208,8 +241,10 @@ export async function addItem(db: Db, playlistId: number, userId: number, channe
   if (!channel[0]?.visible) throw notFound('Radio channel');
   const items = state?.count ?? 0;
   if (state?.present) throw conflict('The radio channel is already in the playlist.');
-  if (items >= MAX_PLAYLIST_ITEMS) throw fieldInvalid('radio_channel_id', `A playlist holds at most ${MAX_PLAYLIST_ITEMS} radio channels.`);
-  if (position !== undefined && position > items) throw fieldInvalid('position', `The position must be between 0 and ${items}.`);
+  if (items >= MAX_PLAYLIST_ITEMS)
+    throw fieldInvalid('radio_channel_id', `A playlist holds at most ${MAX_PLAYLIST_ITEMS} radio channels.`);
+  if (position !== undefined && position > items)
+    throw fieldInvalid('position', `The position must be between 0 and ${items}.`);
 
   const room = sql`(SELECT count(*) FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId}) < ${MAX_PLAYLIST_ITEMS}
     AND NOT EXISTS (SELECT 1 FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId} AND ${playlistItems.channelId} = ${channelId})`;
@@ -232,7 +267,8 @@ export async function addItem(db: Db, playlistId: number, userId: number, channe
     }
     if (inserted.meta.changes === 0) throw conflict('The playlist changed meanwhile; the radio channel was not added.');
   } catch (error) {
-    if (isUniqueViolation(error, playlistItems.playlistId)) throw conflict('The radio channel is already in the playlist.');
+    if (isUniqueViolation(error, playlistItems.playlistId))
+      throw conflict('The radio channel is already in the playlist.');
     throw error;
   }
   return ownerDetail(db, playlistId, userId);
@@ -258,7 +294,13 @@ export async function removeItem(db: Db, playlistId: number, userId: number, cha
  * in the positions left. Every problem (a channel not in the playlist, a position out
  * of range, a channel or position twice) is a 422 and nothing changes.
  */
-export async function reorderItems(db: Db, playlistId: number, userId: number, moves: { radio_channel_id: number; position: number }[], now: string) {
+export async function reorderItems(
+  db: Db,
+  playlistId: number,
+  userId: number,
+  moves: { radio_channel_id: number; position: number }[],
+  now: string,
+) {
   const [playlist, items] = await db.batch([
     playlistRow(db, playlistId),
     db
@@ -276,7 +318,8 @@ export async function reorderItems(db: Db, playlistId: number, userId: number, m
   moves.forEach((move, i) => {
     const problems: string[] = [];
     if (!current.includes(move.radio_channel_id)) problems.push('The radio channel is not in the playlist.');
-    if (move.position >= current.length) problems.push(`The position must be between 0 and ${Math.max(0, current.length - 1)}.`);
+    if (move.position >= current.length)
+      problems.push(`The position must be between 0 and ${Math.max(0, current.length - 1)}.`);
     if (seenChannels.has(move.radio_channel_id)) problems.push('The radio channel is listed twice.');
     if (seenPositions.has(move.position)) problems.push('The position is listed twice.');
     seenChannels.add(move.radio_channel_id);

@@ -24,7 +24,12 @@ export const RadioSchema = z
     play_count: z.int(),
     likes: z.int(),
     genres: GenreRefsSchema,
-    social_links: z.object({ website: nullableUrl, facebook: nullableUrl, twitter: nullableUrl, instagram: nullableUrl }),
+    social_links: z.object({
+      website: nullableUrl,
+      facebook: nullableUrl,
+      twitter: nullableUrl,
+      instagram: nullableUrl,
+    }),
     is_liked: z.boolean(),
     is_favorited: z.boolean(),
     created_at: timestamp,
@@ -56,8 +61,16 @@ export const PageMetaSchema = z
     per_page: z.int(),
     total: z.int().openapi({ description: 'matching channels; with `search`, at most 1,000 (see total_exact)' }),
     last_page: z.int(),
-    total_exact: z.boolean().openapi({ description: 'false when a search had more than 1,000 matches and only the best 1,000 are listed' }),
-    next_cursor: z.string().nullable().openapi({ description: 'pass as `cursor` for the next page (pages past the first 1,000 channels need it); null on the last page' }),
+    total_exact: z
+      .boolean()
+      .openapi({ description: 'false when a search had more than 1,000 matches and only the best 1,000 are listed' }),
+    next_cursor: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'pass as `cursor` for the next page (pages past the first 1,000 channels need it); null on the last page',
+      }),
   })
   .openapi('PageMeta');
 
@@ -68,4 +81,7 @@ export const languageCode = z
   .toLowerCase()
   .refine(isLanguageCode, { message: 'The language field must be an ISO 639-1 code (such as en).' });
 
-export const slugField = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/).max(100);
+export const slugField = z
+  .string()
+  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/)
+  .max(100);

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { ZodType } from 'zod';
 import type { Context } from 'hono';
 import type { AppEnv } from '../env';
+import { pick } from '../lib/objects';
 import { optionalToken, requireAccount, requireAdmin, requireToken } from '../middleware/auth';
 import { userRateLimit, type UserPolicy } from '../middleware/rate-limit';
 
@@ -33,7 +34,8 @@ const json = <T extends ZodType>(schema: T, description: string) => ({
 });
 
 /** A success response of the route, in the envelope. */
-export const jsonResponse = <T extends ZodType>(data: T, description: string) => json(successEnvelope(data), description);
+export const jsonResponse = <T extends ZodType>(data: T, description: string) =>
+  json(successEnvelope(data), description);
 
 /** A required JSON request body. */
 export const jsonBody = <T extends ZodType>(schema: T) => ({
@@ -44,7 +46,10 @@ export const jsonBody = <T extends ZodType>(schema: T) => ({
 const errorResponseTable = {
   400: json(ErrorSchema, 'The body is not valid JSON.'),
   401: json(ErrorSchema, 'Missing, malformed, unknown, expired or revoked token.'),
-  403: json(z.union([InactiveAccountErrorSchema, ErrorSchema]), 'The account is inactive or banned, or the action is not allowed.'),
+  403: json(
+    z.union([InactiveAccountErrorSchema, ErrorSchema]),
+    'The account is inactive or banned, or the action is not allowed.',
+  ),
   404: json(ErrorSchema, 'The resource does not exist or is not visible to the caller.'),
   409: json(ErrorSchema, 'Conflict with the current state.'),
   413: json(ErrorSchema, 'The body is larger than 64 KiB.'),
@@ -59,9 +64,7 @@ type ErrorStatus = keyof typeof errorResponseTable;
 
 /** The error responses a route can give, 500 and 503 always included. */
 export function errorResponses<S extends ErrorStatus>(...statuses: S[]) {
-  const responses: Partial<Record<ErrorStatus, unknown>> = { 500: errorResponseTable[500], 503: errorResponseTable[503] };
-  for (const status of statuses) responses[status] = errorResponseTable[status];
-  return responses as Pick<typeof errorResponseTable, S | 500 | 503>;
+  return pick(errorResponseTable, [...statuses, 500, 503]);
 }
 
 /** Errors of every route that reads a JSON body. */
@@ -76,7 +79,10 @@ const byMethod = (c: Context<AppEnv>): UserPolicy => (c.req.method === 'GET' ? '
  */
 
 /** Account routes (me, verify, profile, password, logout): the account row of this moment, checked first. */
-export const accountAccess = { middleware: [requireAccount({ current: true }), userRateLimit(byMethod)], security: bearer };
+export const accountAccess = {
+  middleware: [requireAccount({ current: true }), userRateLimit(byMethod)],
+  security: bearer,
+};
 /** Writes (likes, favorites, playlists): the account checked before the handler (cached up to READ_CACHE_MS). */
 export const writeAccess = { middleware: [requireAccount(), userRateLimit('writes')], security: bearer };
 /** Plays: like a write, counted as plays. */
@@ -86,7 +92,10 @@ export const readAccess = { middleware: [requireToken, userRateLimit('reads')], 
 /** Searches: like a read, counted as searches. */
 export const searchAccess = { middleware: [requireToken, userRateLimit('searches')], security: bearer };
 /** Public reads (genres): a token may be sent; when sent it must be valid. */
-export const optionalAccess = { middleware: [optionalToken], security: [{}, { bearerAuth: [] }] as Record<string, string[]>[] };
+export const optionalAccess = {
+  middleware: [optionalToken],
+  security: [{}, { bearerAuth: [] }] as Record<string, string[]>[],
+};
 /** The admin API: the admin token. */
 export const adminAccess = { middleware: [requireAdmin], security: [{ adminToken: [] }] };
 

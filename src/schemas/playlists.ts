@@ -19,4 +19,3 @@ export const PlaylistSchema = z
 export const PlaylistDetailSchema = PlaylistSchema.extend({
   items: z.array(z.object({ id: z.int(), position: z.int(), radio_channel: RadioSchema })),
 }).openapi('PlaylistDetail');
-

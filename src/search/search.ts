@@ -34,12 +34,21 @@ function candidateIds(folded: string, limit: number) {
     .where(and(eq(radioChannels.isActive, true), eq(radioChannels.sortName, folded)));
   if (ftsQuery(folded)) {
     const matches = textMatchRowids(folded, limit).as('matches');
-    return qb.select({ id: channelIdOf(matches.rowid).as('candidate_id') }).from(matches).union(exact);
+    return qb
+      .select({ id: channelIdOf(matches.rowid).as('candidate_id') })
+      .from(matches)
+      .union(exact);
   }
   const prefixed = qb
     .select({ id: radioChannels.id })
     .from(radioChannels)
-    .where(and(eq(radioChannels.isActive, true), gte(radioChannels.sortName, folded), lt(radioChannels.sortName, prefixEnd(folded))))
+    .where(
+      and(
+        eq(radioChannels.isActive, true),
+        gte(radioChannels.sortName, folded),
+        lt(radioChannels.sortName, prefixEnd(folded)),
+      ),
+    )
     .orderBy(asc(radioChannels.sortName))
     .limit(limit)
     .as('prefixed');
@@ -61,19 +70,36 @@ function stationSearchQuery(db: Db, search: StationSearch, viewerId: number) {
   const conditions = [channelVisible];
   // Words too short for the trigram index must still be in the name ("jazz fm").
   if (ftsQuery(folded)) {
-    for (const word of folded.split(' ').filter((w) => w.length < 3)) conditions.push(sql`instr(${radioChannels.sortName}, ${word}) > 0`);
+    for (const word of folded.split(' ').filter((w) => w.length < 3))
+      conditions.push(sql`instr(${radioChannels.sortName}, ${word}) > 0`);
   }
   if (search.countryId !== undefined) conditions.push(eq(radioChannels.countryId, search.countryId));
   if (search.genreId !== undefined) {
     conditions.push(
-      exists(qb.select({ one: sql`1` }).from(radioChannelGenres).where(and(eq(radioChannelGenres.channelId, radioChannels.id), eq(radioChannelGenres.genreId, search.genreId)))),
-      exists(qb.select({ one: sql`1` }).from(genres).where(and(eq(genres.id, search.genreId), eq(genres.isActive, true)))),
+      exists(
+        qb
+          .select({ one: sql`1` })
+          .from(radioChannelGenres)
+          .where(
+            and(eq(radioChannelGenres.channelId, radioChannels.id), eq(radioChannelGenres.genreId, search.genreId)),
+          ),
+      ),
+      exists(
+        qb
+          .select({ one: sql`1` })
+          .from(genres)
+          .where(and(eq(genres.id, search.genreId), eq(genres.isActive, true))),
+      ),
     );
   }
   // Rank the candidates on their own columns first; only the winners are expanded into
   // RadioResources (genres, country, the caller's like and favorite).
   const ranked = qb
-    .select({ id: radioChannels.id, rank: matchRank(radioChannels.sortName, folded).as('match_rank'), plays: radioChannels.playCount })
+    .select({
+      id: radioChannels.id,
+      rank: matchRank(radioChannels.sortName, folded).as('match_rank'),
+      plays: radioChannels.playCount,
+    })
     .from(candidates)
     .crossJoin(radioChannels)
     .innerJoin(countries, and(eq(radioChannels.id, candidates.id), channelCountry))
@@ -98,7 +124,11 @@ function genreSearchQuery(db: Db, q: string, limit: number) {
     : sql`(substr(${genreSearch.name}, 1, ${folded.length}) = ${folded} OR instr(' ' || ${genreSearch.name}, ${` ${folded}`}) > 0)`;
   const stations = sql<number>`coalesce((SELECT ${catalogueCounts.total} FROM ${catalogueCounts} WHERE ${catalogueCounts.scope} = 'g' || ${genres.id}), 0)`;
   return db
-    .select({ ...genreColumns, match_rank: matchRank(genreSearch.name, folded).as('match_rank'), stations_count: stations.as('stations_count') })
+    .select({
+      ...genreColumns,
+      match_rank: matchRank(genreSearch.name, folded).as('match_rank'),
+      stations_count: stations.as('stations_count'),
+    })
     .from(genreSearch)
     .innerJoin(genres, eq(genres.id, genreSearch.rowid))
     .where(and(eq(genres.isActive, true), matches))
@@ -116,9 +146,13 @@ export interface CountryEntry {
 /** Every active country with its folded name: reference data from a migration, kept an hour per isolate. */
 export function activeCountries(c: Context<AppEnv>): Promise<CountryEntry[]> {
   return cache.countries.swr(c, 'active', async () =>
-    (await c.get('db').select({ id: countries.id, name: countries.name, code: countries.code }).from(countries).where(eq(countries.isActive, true))).map(
-      (country) => ({ ...country, folded: foldText(country.name) }),
-    ),
+    (
+      await c
+        .get('db')
+        .select({ id: countries.id, name: countries.name, code: countries.code })
+        .from(countries)
+        .where(eq(countries.isActive, true))
+    ).map((country) => ({ ...country, folded: foldText(country.name) })),
   );
 }
 
@@ -151,7 +185,10 @@ const SUGGESTIONS_LIMIT = 5;
 export function searchCatalogue(db: Db, query: SearchQuery, countryList: CountryEntry[], viewerId: number) {
   const folded = normaliseTerm(query.q);
   const matchingCountries = countryList
-    .map((country) => ({ country, rank: country.code.toLowerCase() === folded ? 0 : matchRankOf(country.folded, folded) }))
+    .map((country) => ({
+      country,
+      rank: country.code.toLowerCase() === folded ? 0 : matchRankOf(country.folded, folded),
+    }))
     .filter((entry): entry is { country: CountryEntry; rank: number } => entry.rank !== null);
   const scopes = JSON.stringify(matchingCountries.map(({ country }) => `c${country.id}`));
   return read(
@@ -167,12 +204,22 @@ export function searchCatalogue(db: Db, query: SearchQuery, countryList: Country
       const totals = new Map(countryCounts.map((r) => [r.scope, r.total]));
       const categories = genreRows.map(({ match_rank: _rank, stations_count: _count, ...genre }) => genre);
       const countryMatches = matchingCountries
-        .map(({ country, rank }) => ({ id: country.id, name: country.name, code: country.code, stations_count: totals.get(`c${country.id}`) ?? 0, rank }))
+        .map(({ country, rank }) => ({
+          id: country.id,
+          name: country.name,
+          code: country.code,
+          stations_count: totals.get(`c${country.id}`) ?? 0,
+          rank,
+        }))
         .filter((c) => c.stations_count > 0)
         .sort((a, b) => a.rank - b.rank || b.stations_count - a.stations_count || a.id - b.id)
         .slice(0, COUNTRIES_LIMIT)
         .map(({ rank: _rank, ...country }) => country);
-      const suggestions = completions(folded, [...categories.map((g) => g.name), ...stations.map((s) => s.name)], SUGGESTIONS_LIMIT);
+      const suggestions = completions(
+        folded,
+        [...categories.map((g) => g.name), ...stations.map((s) => s.name)],
+        SUGGESTIONS_LIMIT,
+      );
       return { stations, categories, countries: countryMatches, suggestions };
     },
   );

@@ -29,7 +29,12 @@ const countedThisHour = new Memo<true>(HOUR_MS, 10_000);
  * Counts a search that found something; a term (already normalised: lib/text.ts
  * `normaliseTerm`, so spellings of one word count as one) always lands on the same shard.
  */
-export async function recordSearchTerm(c: { env: Bindings }, term: string, userId: number, now = Date.now()): Promise<boolean> {
+export async function recordSearchTerm(
+  c: { env: Bindings },
+  term: string,
+  userId: number,
+  now = Date.now(),
+): Promise<boolean> {
   const key = `${Math.floor(now / HOUR_MS)}:${userId}:${term}`;
   if (countedThisHour.get(key, now)) return false;
   const counted = await shard(c.env, fnv1a(term) % shardCount(c.env)).record(term, String(userId), now);

@@ -38,8 +38,16 @@ export function checkAccount(row: UserRow | undefined, token: TokenRecord): User
 const callerQueries = (db: Db, userId: number) =>
   [
     userByIdQuery(db, userId),
-    db.select({ channelId: likes.channelId }).from(likes).where(eq(likes.userId, userId)).limit(CALLER_MARKS_LIMIT + 1),
-    db.select({ channelId: favorites.channelId }).from(favorites).where(eq(favorites.userId, userId)).limit(CALLER_MARKS_LIMIT + 1),
+    db
+      .select({ channelId: likes.channelId })
+      .from(likes)
+      .where(eq(likes.userId, userId))
+      .limit(CALLER_MARKS_LIMIT + 1),
+    db
+      .select({ channelId: favorites.channelId })
+      .from(favorites)
+      .where(eq(favorites.userId, userId))
+      .limit(CALLER_MARKS_LIMIT + 1),
   ] as const;
 
 type Loaded = readonly [UserRow[], { channelId: number }[], { channelId: number }[]];
@@ -47,7 +55,11 @@ type Loaded = readonly [UserRow[], { channelId: number }[], { channelId: number 
 /** Checks a loaded caller, keeps them in the cache (unless over the marks limit), and marks the request checked. */
 function acceptCaller(c: Context<AppEnv>, [[row], liked, favorited]: Loaded): Caller {
   const user = checkAccount(row, c.get('token'));
-  const caller = { user, liked: new Set(liked.map((m) => m.channelId)), favorited: new Set(favorited.map((m) => m.channelId)) };
+  const caller = {
+    user,
+    liked: new Set(liked.map((m) => m.channelId)),
+    favorited: new Set(favorited.map((m) => m.channelId)),
+  };
   if (liked.length <= CALLER_MARKS_LIMIT && favorited.length <= CALLER_MARKS_LIMIT) {
     cache.callers.set(String(user.id), caller);
     c.set('caller', caller);
@@ -75,7 +87,11 @@ export function useCachedCaller(c: Context<AppEnv>): boolean {
     const db = c.get('db');
     const [[row], liked, favorited] = await db.batch(callerQueries(db, c.get('userId')));
     if (!row) return caller;
-    return { user: row, liked: new Set(liked.map((m) => m.channelId)), favorited: new Set(favorited.map((m) => m.channelId)) };
+    return {
+      user: row,
+      liked: new Set(liked.map((m) => m.channelId)),
+      favorited: new Set(favorited.map((m) => m.channelId)),
+    };
   });
   return true;
 }
@@ -104,7 +120,10 @@ export async function withAccountCheck<Q extends Queries, T>(c: Context<AppEnv>,
   const db = c.get('db');
   if (c.get('accountChecked') || c.get('userId') === undefined) return runRead(db, pending);
   if (mayReadCached(c)) {
-    const [row, liked, favorited, ...results] = await db.batch([...callerQueries(db, c.get('userId')), ...pending.queries]);
+    const [row, liked, favorited, ...results] = await db.batch([
+      ...callerQueries(db, c.get('userId')),
+      ...pending.queries,
+    ]);
     acceptCaller(c, [row, liked, favorited]);
     return pending.result(results);
   }
@@ -118,9 +137,13 @@ export async function withAccountCheck<Q extends Queries, T>(c: Context<AppEnv>,
  * `channels` with the caller's own likes and favorites: the same array when none of
  * them is marked (shared answers are loaded unmarked), copies otherwise.
  */
-export function withMarks<T extends RadioResource>(channels: readonly T[], caller: Caller): T[] {
-  if (!channels.some((channel) => caller.liked.has(channel.id) || caller.favorited.has(channel.id))) return channels as T[];
-  return channels.map((channel) => ({ ...channel, is_liked: caller.liked.has(channel.id), is_favorited: caller.favorited.has(channel.id) }));
+export function withMarks<T extends RadioResource>(channels: T[], caller: Caller): T[] {
+  if (!channels.some((channel) => caller.liked.has(channel.id) || caller.favorited.has(channel.id))) return channels;
+  return channels.map((channel) => ({
+    ...channel,
+    is_liked: caller.liked.has(channel.id),
+    is_favorited: caller.favorited.has(channel.id),
+  }));
 }
 
 /**

@@ -40,7 +40,14 @@ function parseHash(stored: string) {
   const [scheme, N, r, p, salt, key] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !key) return null;
   const expected = Buffer.from(key, 'base64');
-  return { N: Number(N), r: Number(r), p: Number(p), keyLength: expected.length, salt: Buffer.from(salt, 'base64'), expected };
+  return {
+    N: Number(N),
+    r: Number(r),
+    p: Number(p),
+    keyLength: expected.length,
+    salt: Buffer.from(salt, 'base64'),
+    expected,
+  };
 }
 
 /** True when `password` matches `stored`; compares in constant time. */

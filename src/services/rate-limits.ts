@@ -89,7 +89,10 @@ export async function reserveLogin(env: Bindings, email: string, ip: string) {
   }
   return {
     succeeded: () =>
-      Promise.all([perIp.release(), perEmail.release({ clear: [`ip:${ip}`], mark: { name: `known:${ip}`, ttlMs: KNOWN_IP_MS } })]),
+      Promise.all([
+        perIp.release(),
+        perEmail.release({ clear: [`ip:${ip}`], mark: { name: `known:${ip}`, ttlMs: KNOWN_IP_MS } }),
+      ]),
   };
 }
 

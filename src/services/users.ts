@@ -79,7 +79,12 @@ export async function deleteUser(db: Db, id: number) {
  * Applies a profile change (only `name` and `email` exist to change). Returns the
  * updated row, or null when the new email belongs to someone else.
  */
-export async function updateProfile(db: Db, id: number, changes: { name?: string; email?: string }, now = Date.now()): Promise<UserRow | null> {
+export async function updateProfile(
+  db: Db,
+  id: number,
+  changes: { name?: string; email?: string },
+  now = Date.now(),
+): Promise<UserRow | null> {
   try {
     const [row] = await db
       .update(users)
@@ -109,7 +114,16 @@ export async function replacePasswordHash(db: Db, id: number, passwordHash: stri
   await db.update(users).set({ passwordHash }).where(eq(users.id, id));
 }
 
-export async function setUserStatus(db: Db, id: number, status: UserStatus, now = Date.now()): Promise<UserRow | undefined> {
-  const [row] = await db.update(users).set({ status, updatedAt: isoTimestamp(now) }).where(eq(users.id, id)).returning();
+export async function setUserStatus(
+  db: Db,
+  id: number,
+  status: UserStatus,
+  now = Date.now(),
+): Promise<UserRow | undefined> {
+  const [row] = await db
+    .update(users)
+    .set({ status, updatedAt: isoTimestamp(now) })
+    .where(eq(users.id, id))
+    .returning();
   return row;
 }

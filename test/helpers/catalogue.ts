@@ -25,12 +25,20 @@ export function station(overrides: Record<string, unknown> = {}): Record<string,
 export async function importStations(records: unknown[]) {
   const response = await call('POST', '/api/v1/admin/radios/import', { token: env.ADMIN_TOKEN, json: records });
   if (response.status !== 200) throw new Error(`import failed: ${JSON.stringify(response.body)}`);
-  return response.body.data as { created: number; updated: number; unchanged: number; skipped: number; skipped_details: { index: number; name: string | null; reason: string }[] };
+  return response.body.data as {
+    created: number;
+    updated: number;
+    unchanged: number;
+    skipped: number;
+    skipped_details: { index: number; name: string | null; reason: string }[];
+  };
 }
 
 /** The id of a channel by stream URL, straight from D1. */
 export async function channelId(streamUrl: string): Promise<number> {
-  const row = await env.DB.prepare('SELECT id FROM radio_channels WHERE stream_url = ?').bind(streamUrl).first<{ id: number }>();
+  const row = await env.DB.prepare('SELECT id FROM radio_channels WHERE stream_url = ?')
+    .bind(streamUrl)
+    .first<{ id: number }>();
   if (!row) throw new Error(`no channel ${streamUrl}`);
   return row.id;
 }
@@ -55,7 +63,8 @@ export function rowsRead(headers: Headers): number {
 export async function flushPlays() {
   const { runDurableObjectAlarm } = await import('cloudflare:test');
   const shards = Number(env.PLAY_COUNTER_SHARDS);
-  for (let i = 0; i < shards; i += 1) await runDurableObjectAlarm(env.PLAY_COUNTER.get(env.PLAY_COUNTER.idFromName(`plays-${i}`)));
+  for (let i = 0; i < shards; i += 1)
+    await runDurableObjectAlarm(env.PLAY_COUNTER.get(env.PLAY_COUNTER.idFromName(`plays-${i}`)));
 }
 
 /** Imports stations and answers their ids in order. */

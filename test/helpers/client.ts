@@ -34,7 +34,10 @@ export interface ApiResponse {
 export async function fetchWorker(input: Request | string, bindings: Cloudflare.Env = env): Promise<Response> {
   const ctx = createExecutionContext();
   // Requests from tests carry no Cloudflare properties unless a test gives some.
-  const request = (typeof input === 'string' ? new Request(input) : input) as Request<unknown, IncomingRequestCfProperties>;
+  const request = (typeof input === 'string' ? new Request(input) : input) as Request<
+    unknown,
+    IncomingRequestCfProperties
+  >;
   const response = await worker.fetch(request, bindings, ctx);
   await waitOnExecutionContext(ctx);
   return response;
@@ -58,8 +61,10 @@ export async function call(method: string, path: string, options: CallOptions = 
   const text = await response.text();
   if (method === 'HEAD') return { status: response.status, headers: response.headers, body: undefined };
 
-  expect(response.headers.get('content-type'), `${method} ${path} content type`).toBe('application/json; charset=UTF-8');
-  const parsed = JSON.parse(text) as Json;
+  expect(response.headers.get('content-type'), `${method} ${path} content type`).toBe(
+    'application/json; charset=UTF-8',
+  );
+  const parsed = JSON.parse(text);
   if (response.status >= 400) {
     expect(parsed, `${method} ${path} error envelope`).toMatchObject({ success: false, code: response.status });
     expect(typeof parsed.message).toBe('string');

@@ -2,7 +2,10 @@ import { fetchWorker } from './client';
 import { Validator, type Schema } from '@cfworker/json-schema';
 
 interface Doc {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>;
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>
+  >;
   components: Record<string, unknown>;
 }
 
@@ -10,7 +13,7 @@ let documentPromise: Promise<Doc> | undefined;
 
 /** The OpenAPI document as the Worker serves it. */
 export function openApiDocument(): Promise<Doc> {
-  documentPromise ??= fetchWorker('http://api.test/api/v1/openapi.json').then((r) => r.json() as Promise<Doc>);
+  documentPromise ??= fetchWorker('http://api.test/api/v1/openapi.json').then((r) => r.json<Doc>());
   return documentPromise;
 }
 
@@ -25,7 +28,7 @@ const validators = new Map<string, Validator>();
 function validatorFor(doc: Doc, key: string, schema: Schema) {
   let validator = validators.get(key);
   if (!validator) {
-    validator = new Validator({ ...schema, components: doc.components } as Schema, '2020-12', false);
+    validator = new Validator({ ...schema, components: doc.components }, '2020-12', false);
     validators.set(key, validator);
   }
   return validator;
@@ -53,7 +56,9 @@ export async function assertMatchesDocument(method: string, url: string, status:
     schema = errorSchema;
     key = 'error';
   } else {
-    throw new Error(`${method} ${path} answered ${status}, which the OpenAPI document does not declare for ${template ?? 'any route'}`);
+    throw new Error(
+      `${method} ${path} answered ${status}, which the OpenAPI document does not declare for ${template ?? 'any route'}`,
+    );
   }
   const result = validatorFor(doc, key, schema).validate(body);
   if (!result.valid) {

@@ -20,7 +20,9 @@ export interface TestUser {
 }
 
 /** Registers a user through the API and returns its token. */
-export async function registerUser(overrides: { name?: string; email?: string; password?: string } = {}): Promise<TestUser> {
+export async function registerUser(
+  overrides: { name?: string; email?: string; password?: string } = {},
+): Promise<TestUser> {
   const email = overrides.email ?? uniqueEmail();
   const password = overrides.password ?? 'correct horse battery';
   const response = await call('POST', '/api/v1/auth/register', {
@@ -42,7 +44,6 @@ export async function setStatus(userId: number, status: 'active' | 'inactive' | 
   const response = await call('PATCH', `/api/v1/admin/users/${userId}`, { token: ADMIN(), json: { status } });
   if (response.status !== 200) throw new Error(`status change failed: ${JSON.stringify(response.body)}`);
 }
-
 
 let knownHash: Promise<string> | undefined;
 

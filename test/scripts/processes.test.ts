@@ -22,8 +22,8 @@ function npmRun(args: string[], onOutput: (text: string) => void = () => {}) {
     output += chunk.toString();
     onOutput(output);
   };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, exited, output: () => output };
 }
@@ -43,7 +43,9 @@ describe('scripts that start a local Worker', () => {
     const file = join(state, 'one-station.json');
     writeFileSync(
       file,
-      JSON.stringify([{ name: 'One FM', url: 'https://one.example.org/live.mp3', countrycode: 'DE', codec: 'MP3', tags: 'jazz' }]),
+      JSON.stringify([
+        { name: 'One FM', url: 'https://one.example.org/live.mp3', countrycode: 'DE', codec: 'MP3', tags: 'jazz' },
+      ]),
     );
     const run = npmRun(['catalogue:import', '--', file, '--persist-to', join(state, 'import')]);
     expect(await run.exited).toBe(0);
@@ -63,7 +65,7 @@ describe('scripts that start a local Worker', () => {
       let genres: { data: unknown[] } | undefined;
       await waitFor(async () => {
         genres = await fetch(`http://127.0.0.1:${port}/api/v1/genres`)
-          .then((r) => r.json() as Promise<{ data: unknown[] }>)
+          .then((r) => r.json<{ data: unknown[] }>())
           .catch(() => undefined);
         return genres !== undefined;
       }, 60_000);

@@ -13,7 +13,11 @@ let user: TestUser;
 
 beforeAll(async () => {
   const records = Array.from({ length: SIZE }, (_, i) =>
-    station({ name: `Costly Station ${String(i).padStart(4, '0')}`, tags: i % 10 === 0 ? 'jazz' : 'pop', countrycode: i % 2 ? 'DE' : 'FR' }),
+    station({
+      name: `Costly Station ${String(i).padStart(4, '0')}`,
+      tags: i % 10 === 0 ? 'jazz' : 'pop',
+      countrycode: i % 2 ? 'DE' : 'FR',
+    }),
   );
   for (let i = 0; i < records.length; i += 1000) await importStations(records.slice(i, i + 1000));
   user = await quickUser();
@@ -62,7 +66,9 @@ describe('deep pages', () => {
     let pages = 0;
     let worst = 0;
     do {
-      const res: { status: number; body: Json; headers: Headers } = await get(`/api/v1/radios?sort=popular&per_page=100${cursor ? `&cursor=${cursor}` : ''}`);
+      const res: { status: number; body: Json; headers: Headers } = await get(
+        `/api/v1/radios?sort=popular&per_page=100${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       expect(res.status).toBe(200);
       for (const channel of res.body.data) seen.add(channel.id);
       worst = Math.max(worst, rowsRead(res.headers));

@@ -10,18 +10,30 @@ const dbTiming = (headers: Headers) => headers.get('Server-Timing') ?? '';
 describe('Server-Timing', () => {
   it('a failed login tells nothing about whether the email has an account', async () => {
     const user = await quickUser();
-    const known = await call('POST', '/api/v1/auth/login', { json: { email: user.email, password: 'not the password' }, headers: { 'CF-Connecting-IP': '192.0.2.81' } });
-    const unknown = await call('POST', '/api/v1/auth/login', { json: { email: `x${user.email}`, password: 'not the password' }, headers: { 'CF-Connecting-IP': '192.0.2.82' } });
+    const known = await call('POST', '/api/v1/auth/login', {
+      json: { email: user.email, password: 'not the password' },
+      headers: { 'CF-Connecting-IP': '192.0.2.81' },
+    });
+    const unknown = await call('POST', '/api/v1/auth/login', {
+      json: { email: `x${user.email}`, password: 'not the password' },
+      headers: { 'CF-Connecting-IP': '192.0.2.82' },
+    });
     expect([known.status, unknown.status]).toEqual([401, 401]);
     expect(known.body).toEqual(unknown.body);
-    for (const res of [known, unknown]) expect(dbTiming(res.headers)).toMatch(/^db;dur=[\d.]+, total;dur=[\d.]+$/);
+    for (const res of [known, unknown]) expect(dbTiming(res.headers)).toMatch(/^db;dur=[\d.]+,total;dur=[\d.]+$/);
   });
 
   it('row counts appear only for the operators’ debug token', async () => {
     const user = await quickUser();
     expect(dbTiming((await call('GET', '/api/v1/auth/me', { token: user.token })).headers)).not.toContain('rows_read');
-    expect(dbTiming((await call('GET', '/api/v1/auth/me', { token: user.token, headers: { 'X-Debug-Token': user.token } })).headers)).not.toContain('rows_read');
-    expect(dbTiming((await call('GET', '/api/v1/auth/me', { token: user.token, debug: true })).headers)).toContain('rows_read=');
+    expect(
+      dbTiming(
+        (await call('GET', '/api/v1/auth/me', { token: user.token, headers: { 'X-Debug-Token': user.token } })).headers,
+      ),
+    ).not.toContain('rows_read');
+    expect(dbTiming((await call('GET', '/api/v1/auth/me', { token: user.token, debug: true })).headers)).toContain(
+      'rows_read=',
+    );
   });
 });
 
@@ -32,15 +44,22 @@ describe('a private playlist and a missing one', () => {
     const channels = await seedChannels(Array.from({ length: 40 }, () => station()));
     const created = await call('POST', '/api/v1/playlists', { token: owner.token, json: { name: 'Secret' } });
     const id = created.body.data.id as number;
-    for (const channel of channels) await call('POST', `/api/v1/playlists/${id}/items`, { token: owner.token, json: { radio_channel_id: channel } });
+    for (const channel of channels)
+      await call('POST', `/api/v1/playlists/${id}/items`, { token: owner.token, json: { radio_channel_id: channel } });
     const missing = id + 1000;
     // Warm the stranger's own account check, so that both requests below find it cached.
     await call('GET', '/api/v1/playlists', { token: stranger.token });
     for (const suffix of ['', '.m3u']) {
       // Twice each: what the isolate's caches keep must not tell them apart either.
       for (let i = 0; i < 2; i += 1) {
-        const privateOne = await call('GET', `/api/v1/playlists/${id}${suffix}`, { token: stranger.token, debug: true });
-        const missingOne = await call('GET', `/api/v1/playlists/${missing}${suffix}`, { token: stranger.token, debug: true });
+        const privateOne = await call('GET', `/api/v1/playlists/${id}${suffix}`, {
+          token: stranger.token,
+          debug: true,
+        });
+        const missingOne = await call('GET', `/api/v1/playlists/${missing}${suffix}`, {
+          token: stranger.token,
+          debug: true,
+        });
         expect(privateOne.status).toBe(404);
         expect(privateOne.body).toEqual(missingOne.body);
         expect(rowsRead(privateOne.headers)).toBe(rowsRead(missingOne.headers));
@@ -63,7 +82,11 @@ describe('HTTP edges', () => {
     const kept = await call('GET', '/api/v1/genres', { headers: { 'X-Request-Id': 'app-1.2_retry-3' } });
     expect(kept.headers.get('X-Request-Id')).toBe('app-1.2_retry-3');
     for (const bad of ['has space', 'x'.repeat(129), 'semi;colon', 'ünïcode']) {
-      const response = await fetchWorker(new Request(`${BASE}/api/v1/genres`, { headers: { 'X-Request-Id': encodeURIComponent(bad) === bad ? bad : bad } }));
+      const response = await fetchWorker(
+        new Request(`${BASE}/api/v1/genres`, {
+          headers: { 'X-Request-Id': encodeURIComponent(bad) === bad ? bad : bad },
+        }),
+      );
       expect(response.headers.get('X-Request-Id')).not.toBe(bad);
       expect(response.headers.get('X-Request-Id')).toMatch(/^[A-Za-z0-9._-]{1,128}$/);
     }
@@ -71,11 +94,18 @@ describe('HTTP edges', () => {
 
   it('answers that carry a token or account data are no-store', async () => {
     const res = await call('POST', '/api/v1/auth/register', {
-      json: { name: 'Store', email: `store-${crypto.randomUUID()}@example.com`, password: 'no-store-please', password_confirmation: 'no-store-please' },
+      json: {
+        name: 'Store',
+        email: `store-${crypto.randomUUID()}@example.com`,
+        password: 'no-store-please',
+        password_confirmation: 'no-store-please',
+      },
       headers: { 'CF-Connecting-IP': '192.0.2.91' },
     });
     expect(res.status).toBe(201);
     expect(res.headers.get('Cache-Control')).toBe('no-store');
-    expect((await call('GET', `/api/v1/admin/users/1`, { token: env.ADMIN_TOKEN })).headers.get('Cache-Control')).toBe('no-store');
+    expect((await call('GET', `/api/v1/admin/users/1`, { token: env.ADMIN_TOKEN })).headers.get('Cache-Control')).toBe(
+      'no-store',
+    );
   });
 });

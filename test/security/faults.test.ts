@@ -20,7 +20,13 @@ function failingD1(fail: () => Promise<never>) {
 }
 
 /** A KV namespace that fails (or hangs) on every call. */
-const failingKv = (fail: () => Promise<never>) => ({ get: fail, put: fail, delete: fail, list: fail, getWithMetadata: fail });
+const failingKv = (fail: () => Promise<never>) => ({
+  get: fail,
+  put: fail,
+  delete: fail,
+  list: fail,
+  getWithMetadata: fail,
+});
 
 /** A Durable Object namespace whose every stub call fails (or hangs). */
 function failingNamespace(fail: () => Promise<never>) {
@@ -33,24 +39,48 @@ afterEach(() => errors?.mockRestore());
 
 async function send(path: string, overrides: Record<string, unknown>, init: RequestInit = {}) {
   errors = vi.spyOn(console, 'error').mockImplementation(() => {});
-  const response = await fetchWorker(new Request(`${BASE}${path}`, init), { ...env, DEPENDENCY_TIMEOUT_MS: '50', LOG_LEVEL: 'error', ...overrides } as typeof env);
-  const body = (await response.json()) as Record<string, unknown>;
+  const response = await fetchWorker(new Request(`${BASE}${path}`, init), {
+    ...env,
+    DEPENDENCY_TIMEOUT_MS: '50',
+    LOG_LEVEL: 'error',
+    ...overrides,
+  });
+  const body = await response.json<Record<string, unknown>>();
   const logged = errors.mock.calls.map((args: unknown[]) => JSON.parse(String(args[0])) as Record<string, unknown>);
   return { status: response.status, headers: response.headers, body, logged };
 }
 
 const json = (value: unknown, token?: string): RequestInit => ({
   method: 'POST',
-  headers: { 'Content-Type': 'application/json', 'CF-Connecting-IP': `10.66.${Math.floor(Math.random() * 250)}.1`, ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+  headers: {
+    'Content-Type': 'application/json',
+    'CF-Connecting-IP': `10.66.${Math.floor(Math.random() * 250)}.1`,
+    ...(token ? { Authorization: `Bearer ${token}` } : {}),
+  },
   body: JSON.stringify(value),
 });
-const bearer = (token: string, method = 'GET'): RequestInit => ({ method, headers: { Authorization: `Bearer ${token}` } });
+const bearer = (token: string, method = 'GET'): RequestInit => ({
+  method,
+  headers: { Authorization: `Bearer ${token}` },
+});
 
 function expectUnavailable(res: Awaited<ReturnType<typeof send>>, dependency: string, cause: RegExp) {
   expect(res.status).toBe(503);
   expect(res.headers.get('Retry-After')).toBe('2');
-  expect(res.body).toEqual({ success: false, message: 'The service is briefly unavailable. Please try again shortly.', code: 503, data: { retry_after: 2 } });
-  expect(res.logged).toContainEqual(expect.objectContaining({ level: 'error', status: 503, error: `${dependency} failed or did not answer`, cause: expect.stringMatching(cause) }));
+  expect(res.body).toEqual({
+    success: false,
+    message: 'The service is briefly unavailable. Please try again shortly.',
+    code: 503,
+    data: { retry_after: 2 },
+  });
+  expect(res.logged).toContainEqual(
+    expect.objectContaining({
+      level: 'error',
+      status: 503,
+      error: `${dependency} failed or did not answer`,
+      cause: expect.stringMatching(cause),
+    }),
+  );
 }
 
 describe.each([
@@ -66,8 +96,14 @@ describe.each([
   it('a like is 503 and changes nothing', async () => {
     const [id] = await seedChannels([station()]);
     const user = await quickUser();
-    expectUnavailable(await send(`/api/v1/radios/${id}/like`, { DB: failingD1(fail) }, bearer(user.token, 'POST')), 'D1', cause);
-    const row = await env.DB.prepare('SELECT likes_count FROM radio_channels WHERE id = ?').bind(id).first<{ likes_count: number }>();
+    expectUnavailable(
+      await send(`/api/v1/radios/${id}/like`, { DB: failingD1(fail) }, bearer(user.token, 'POST')),
+      'D1',
+      cause,
+    );
+    const row = await env.DB.prepare('SELECT likes_count FROM radio_channels WHERE id = ?')
+      .bind(id)
+      .first<{ likes_count: number }>();
     expect(row!.likes_count).toBe(0);
   });
 });
@@ -85,7 +121,11 @@ describe.each([
 
   it('a registration whose token cannot be stored leaves no account behind', async () => {
     const email = uniqueEmail('halfway');
-    const res = await send('/api/v1/auth/register', { TOKENS: failingKv(fail) }, json({ name: 'Half', email, password: 'half-written', password_confirmation: 'half-written' }));
+    const res = await send(
+      '/api/v1/auth/register',
+      { TOKENS: failingKv(fail) },
+      json({ name: 'Half', email, password: 'half-written', password_confirmation: 'half-written' }),
+    );
     expect(res.status).toBe(503);
     expect(await env.DB.prepare('SELECT id FROM users WHERE email = ?').bind(email).first()).toBeNull();
   });
@@ -95,7 +135,11 @@ describe('Durable Objects', () => {
   it('the rate limiter failing makes a login 503 before any password is checked', async () => {
     const user = await quickUser();
     expectUnavailable(
-      await send('/api/v1/auth/login', { RATE_LIMITER: failingNamespace(broken('Durable Object reset because its code was updated.')) }, json({ email: user.email, password: user.password })),
+      await send(
+        '/api/v1/auth/login',
+        { RATE_LIMITER: failingNamespace(broken('Durable Object reset because its code was updated.')) },
+        json({ email: user.email, password: user.password }),
+      ),
       'Durable Object RATE_LIMITER',
       /code was updated/,
     );
@@ -104,7 +148,11 @@ describe('Durable Objects', () => {
   it('the play counter failing makes a play 503 and writes no history', async () => {
     const [id] = await seedChannels([station()]);
     const user = await quickUser();
-    expectUnavailable(await send(`/api/v1/radios/${id}/play`, { PLAY_COUNTER: failingNamespace(never) }, bearer(user.token, 'POST')), 'Durable Object PLAY_COUNTER', /no answer/);
+    expectUnavailable(
+      await send(`/api/v1/radios/${id}/play`, { PLAY_COUNTER: failingNamespace(never) }, bearer(user.token, 'POST')),
+      'Durable Object PLAY_COUNTER',
+      /no answer/,
+    );
     expect(await env.DB.prepare('SELECT * FROM user_plays WHERE user_id = ?').bind(user.id).first()).toBeNull();
   });
 
@@ -112,7 +160,11 @@ describe('Durable Objects', () => {
     await seedChannels([station({ name: 'Resilient FM' })]);
     const user = await quickUser();
     const trends = failingNamespace(broken('Durable Object is overloaded.'));
-    expectUnavailable(await send('/api/v1/search/trending', { SEARCH_TRENDS: trends }, bearer(user.token)), 'Durable Object SEARCH_TRENDS', /overloaded/);
+    expectUnavailable(
+      await send('/api/v1/search/trending', { SEARCH_TRENDS: trends }, bearer(user.token)),
+      'Durable Object SEARCH_TRENDS',
+      /overloaded/,
+    );
     const search = await send('/api/v1/search?q=resilient', { SEARCH_TRENDS: trends }, bearer(user.token));
     expect(search.status).toBe(200);
   });

@@ -27,7 +27,18 @@ beforeAll(async () => {
   await seedChannels([station({ name: 'Fuzz FM' }), station({ name: 'Second Fuzz' })]);
   user = await quickUser();
   const doc = (await openApiDocument()) as unknown as {
-    paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown>; $ref?: string } }> } }>>;
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          parameters?: { name: string; in: string }[];
+          requestBody?: {
+            content: Record<string, { schema: { properties?: Record<string, unknown>; $ref?: string } }>;
+          };
+        }
+      >
+    >;
     components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
   };
   for (const [path, methods] of Object.entries(doc.paths)) {
@@ -48,18 +59,80 @@ beforeAll(async () => {
 
 /** Strings an attacker would try first, and anything at all. */
 const hostileString = fc.oneof(
-  fc.constantFrom('', ' ', '0', '-1', '1e3', '1.5', '9007199254740993', "'; DROP TABLE users; --", '"', '\\', '%00', '\u0000', '\r\n', '\u202e', '😀', '../..', '<script>', 'a'.repeat(3000), 'NULL', 'true', '[]', '{}'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '0',
+    '-1',
+    '1e3',
+    '1.5',
+    '9007199254740993',
+    "'; DROP TABLE users; --",
+    '"',
+    '\\',
+    '%00',
+    '\u0000',
+    '\r\n',
+    '\u202e',
+    '😀',
+    '../..',
+    '<script>',
+    'a'.repeat(3000),
+    'NULL',
+    'true',
+    '[]',
+    '{}',
+  ),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.string({ maxLength: 40 }),
 );
-const hostileValue = fc.oneof(hostileString, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.jsonValue({ maxDepth: 2 }));
-const pathValue = fc.oneof(fc.constantFrom('1', '2', '0', '-5', '99999999', '9007199254740991', 'abc', '1.5', '%20'), fc.integer({ min: 1, max: 5 }).map(String));
+const hostileValue = fc.oneof(
+  hostileString,
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.jsonValue({ maxDepth: 2 }),
+);
+const pathValue = fc.oneof(
+  fc.constantFrom('1', '2', '0', '-5', '99999999', '9007199254740991', 'abc', '1.5', '%20'),
+  fc.integer({ min: 1, max: 5 }).map(String),
+);
 
 const request = fc.record({
   index: fc.nat(),
   pathValues: fc.array(pathValue, { minLength: 4, maxLength: 4 }),
-  query: fc.dictionary(fc.oneof(fc.constantFrom('page', 'per_page', 'limit', 'q', 'search', 'sort', 'cursor', 'country', 'country_id', 'genre_id', 'language', 'hours', 'metric', 'period', 'stations_limit'), fc.string({ maxLength: 8 })), hostileString, { maxKeys: 4 }),
-  body: fc.oneof(fc.constant(undefined), fc.constant('not json {'), fc.jsonValue({ maxDepth: 2 }), fc.dictionary(fc.string({ maxLength: 6 }), hostileValue, { maxKeys: 3 })),
+  query: fc.dictionary(
+    fc.oneof(
+      fc.constantFrom(
+        'page',
+        'per_page',
+        'limit',
+        'q',
+        'search',
+        'sort',
+        'cursor',
+        'country',
+        'country_id',
+        'genre_id',
+        'language',
+        'hours',
+        'metric',
+        'period',
+        'stations_limit',
+      ),
+      fc.string({ maxLength: 8 }),
+    ),
+    hostileString,
+    { maxKeys: 4 },
+  ),
+  body: fc.oneof(
+    fc.constant(undefined),
+    fc.constant('not json {'),
+    fc.jsonValue({ maxDepth: 2 }),
+    fc.dictionary(fc.string({ maxLength: 6 }), hostileValue, { maxKeys: 3 }),
+  ),
   fieldValues: fc.array(hostileValue, { minLength: 6, maxLength: 6 }),
   auth: fc.constantFrom('user', 'admin', 'none', 'garbage'),
 });
@@ -78,13 +151,18 @@ it('no answer is a 5xx, and every answer is the documented envelope', async () =
       let body: string | undefined;
       if (op.hasBody || r.body !== undefined) {
         // Mostly the declared fields with hostile values, sometimes anything at all.
-        const value = op.bodyFields.length && r.index % 3 !== 0 ? Object.fromEntries(op.bodyFields.map((field, k) => [field, r.fieldValues[k % 6]])) : r.body;
+        const value =
+          op.bodyFields.length && r.index % 3 !== 0
+            ? Object.fromEntries(op.bodyFields.map((field, k) => [field, r.fieldValues[k % 6]]))
+            : r.body;
         body = typeof value === 'string' ? value : JSON.stringify(value ?? null);
         headers.set('Content-Type', 'application/json');
       }
       const method = op.method;
       const url = `${BASE}${path}${search ? `?${search}` : ''}`;
-      const response = await fetchWorker(new Request(url, { method, headers, body: method === 'GET' ? undefined : body }));
+      const response = await fetchWorker(
+        new Request(url, { method, headers, body: method === 'GET' ? undefined : body }),
+      );
       const text = await response.text();
       expect(response.status, `${method} ${url} ${body ?? ''}`).toBeLessThan(500);
       const type = response.headers.get('content-type') ?? '';

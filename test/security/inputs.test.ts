@@ -27,27 +27,42 @@ describe('control characters', () => {
     const bad = await call('POST', '/api/v1/playlists', { token: user.token, json: { name: 'Mix\u0000' } });
     expect(bad.status).toBe(422);
     expect(bad.body.data.errors.name).toEqual(['The name field must not contain control characters.']);
-    const ok = await call('POST', '/api/v1/playlists', { token: user.token, json: { name: 'Mix', description: 'line one\nline two' } });
+    const ok = await call('POST', '/api/v1/playlists', {
+      token: user.token,
+      json: { name: 'Mix', description: 'line one\nline two' },
+    });
     expect(ok.status).toBe(201);
     expect(ok.body.data.description).toBe('line one\nline two');
   });
 
   it('lone surrogates are not valid Unicode: 422', async () => {
     const user = await quickUser();
-    const res = await call('POST', '/api/v1/playlists', { token: user.token, body: '{"name":"Mix \\ud800"}', headers: { 'Content-Type': 'application/json' } });
+    const res = await call('POST', '/api/v1/playlists', {
+      token: user.token,
+      body: '{"name":"Mix \\ud800"}',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(res.status).toBe(422);
   });
 });
 
 describe('imported text and URLs', () => {
   it('a line break inside an imported stream URL never reaches storage or an export', async () => {
-    const record = station({ name: 'Line\nBreak\u0007 FM', url_resolved: 'https://inject.example/live\n#EXTINF:-1,Evil\nhttps://evil.example/x.mp3' });
+    const record = station({
+      name: 'Line\nBreak\u0007 FM',
+      url_resolved: 'https://inject.example/live\n#EXTINF:-1,Evil\nhttps://evil.example/x.mp3',
+    });
     await importStations([record]);
-    const row = await env.DB.prepare("SELECT name, stream_url FROM radio_channels WHERE name LIKE 'Line%'").first<{ name: string; stream_url: string }>();
+    const row = await env.DB.prepare("SELECT name, stream_url FROM radio_channels WHERE name LIKE 'Line%'").first<{
+      name: string;
+      stream_url: string;
+    }>();
     // A URL with whitespace inside is not a URL: the import takes the record's other one.
     expect(row).toEqual({ name: 'Line Break FM', stream_url: record.url });
     await importStations([station({ name: 'Canonical FM', url_resolved: 'https://Ok.Example:443/a%20b.mp3' })]);
-    const stored = await env.DB.prepare("SELECT stream_url FROM radio_channels WHERE name = 'Canonical FM'").first<{ stream_url: string }>();
+    const stored = await env.DB.prepare("SELECT stream_url FROM radio_channels WHERE name = 'Canonical FM'").first<{
+      stream_url: string;
+    }>();
     // The canonical form of the URL (host lower-case, default port dropped).
     expect(stored!.stream_url).toBe('https://ok.example/a%20b.mp3');
   });
@@ -57,7 +72,12 @@ describe('imported text and URLs', () => {
     const bad = await admin({ name: 'X', stream_url: 'https://a.example/\r\nx', format: 'mp3', country_code: 'GB' });
     expect(bad.status).toBe(422);
     expect(bad.body.data.errors.stream_url).toEqual(['The stream url field must be a valid URL.']);
-    const ok = await admin({ name: 'Canon FM', stream_url: 'HTTPS://Canon.Example:443/live', format: 'mp3', country_code: 'GB' });
+    const ok = await admin({
+      name: 'Canon FM',
+      stream_url: 'HTTPS://Canon.Example:443/live',
+      format: 'mp3',
+      country_code: 'GB',
+    });
     expect(ok.status).toBe(201);
     expect(ok.body.data.stream_url).toBe('https://canon.example/live');
   });
@@ -74,7 +94,11 @@ describe('trending terms', () => {
       expect(res.body.data.stations.map((s: { name: string }) => s.name)).toEqual(['Café Radio']);
     }
     const user = await quickUser();
-    await expect.poll(async () => (await call('GET', '/api/v1/search/trending', { token: user.token })).body.data, { timeout: 5000 }).toEqual(['cafe']);
+    await expect
+      .poll(async () => (await call('GET', '/api/v1/search/trending', { token: user.token })).body.data, {
+        timeout: 5000,
+      })
+      .toEqual(['cafe']);
     const { SearchTrends } = await import('../../src/durable-objects/search-trends');
     void SearchTrends;
   });

@@ -23,7 +23,9 @@ const statuses = (responses: { status: number }[]) =>
 describe('login', () => {
   it('a 40-way parallel burst for one email and IP gets exactly 10 tries, the right password among them', async () => {
     const user = await quickUser();
-    const burst = await Promise.all(Array.from({ length: 40 }, (_, i) => login(user.email, i === 39 ? user.password : `wrong-guess-${i}`)));
+    const burst = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => login(user.email, i === 39 ? user.password : `wrong-guess-${i}`)),
+    );
     const counts = statuses(burst);
     expect((counts[401] ?? 0) + (counts[200] ?? 0)).toBe(10);
     expect(counts[429]).toBe(30);
@@ -45,7 +47,9 @@ describe('login', () => {
     const known = '192.0.2.44';
     expect((await login(user.email, user.password, known)).status).toBe(200);
     // 100 failures spread over 20 addresses, 5 each (under the pair limit), in parallel.
-    const spread = await Promise.all(Array.from({ length: 100 }, (_, i) => login(user.email, `guess-${i}`, `10.77.${Math.floor(i / 5)}.1`)));
+    const spread = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => login(user.email, `guess-${i}`, `10.77.${Math.floor(i / 5)}.1`)),
+    );
     expect(statuses(spread)).toEqual({ 401: 100 });
     expect((await login(user.email, user.password, '10.78.0.1')).status).toBe(429);
     expect((await login(user.email, user.password, known)).status).toBe(200);
@@ -56,7 +60,9 @@ describe('login', () => {
 
   it('one IP trying many unknown emails is held before any hash is computed', async () => {
     const ip = '203.0.113.200';
-    const burst = await Promise.all(Array.from({ length: 110 }, (_, i) => login(`nobody-${i}@example.com`, 'whatever-password', ip)));
+    const burst = await Promise.all(
+      Array.from({ length: 110 }, (_, i) => login(`nobody-${i}@example.com`, 'whatever-password', ip)),
+    );
     expect(statuses(burst)).toEqual({ 401: 100, 429: 10 });
     const refused = await call('POST', '/api/v1/auth/login', {
       json: { email: 'nobody-again@example.com', password: 'x' },
@@ -104,7 +110,11 @@ describe('password change', () => {
       Array.from({ length: 15 }, (_, i) =>
         call('PUT', '/api/v1/auth/password', {
           token: user.token,
-          json: { current_password: `not-it-${i}`, password: 'new password 1', password_confirmation: 'new password 1' },
+          json: {
+            current_password: `not-it-${i}`,
+            password: 'new password 1',
+            password_confirmation: 'new password 1',
+          },
         }),
       ),
     );
@@ -133,7 +143,9 @@ describe('client addresses', () => {
         headers: { 'CF-Connecting-IP': ip },
       });
     // Fill 60 with IPv6 addresses of one /64, then its neighbour and the mapped form of an IPv4 one.
-    const v6 = await Promise.all(Array.from({ length: 61 }, (_, i) => register(`2001:db8:aa:bb::${(i + 1).toString(16)}`)));
+    const v6 = await Promise.all(
+      Array.from({ length: 61 }, (_, i) => register(`2001:db8:aa:bb::${(i + 1).toString(16)}`)),
+    );
     expect(statuses(v6)).toEqual({ 201: 60, 429: 1 });
     expect((await register('2001:db8:aa:bc::1')).status).toBe(201);
     const v4 = await Promise.all(Array.from({ length: 60 }, () => register('198.51.100.99')));
@@ -164,7 +176,13 @@ describe('per-user limits (contract 10)', () => {
     const ctx = createExecutionContext();
     const response = await worker.fetch(
       new Request(`${BASE}${path}`, { method, headers: { Authorization: `Bearer ${token}` } }),
-      { ...env, RATE_LIMIT_WRITES_PER_MINUTE: '5', RATE_LIMIT_PLAYS_PER_MINUTE: '3', RATE_LIMIT_SEARCHES_PER_MINUTE: '4', RATE_LIMIT_READS_PER_MINUTE: '6' },
+      {
+        ...env,
+        RATE_LIMIT_WRITES_PER_MINUTE: '5',
+        RATE_LIMIT_PLAYS_PER_MINUTE: '3',
+        RATE_LIMIT_SEARCHES_PER_MINUTE: '4',
+        RATE_LIMIT_READS_PER_MINUTE: '6',
+      },
       ctx,
     );
     await waitOnExecutionContext(ctx);
@@ -174,7 +192,9 @@ describe('per-user limits (contract 10)', () => {
   it('writes: RateLimit headers on every answer, 429 with Retry-After once used, in parallel too', async () => {
     const [id] = await seedChannels([station()]);
     const user = await quickUser();
-    const likes = await Promise.all(Array.from({ length: 8 }, () => send('POST', `/api/v1/radios/${id}/like`, user.token)));
+    const likes = await Promise.all(
+      Array.from({ length: 8 }, () => send('POST', `/api/v1/radios/${id}/like`, user.token)),
+    );
     expect(statuses(likes)).toEqual({ 200: 5, 429: 3 });
     const ok = likes.find((r) => r.status === 200)!;
     expect(ok.headers.get('RateLimit-Policy')).toBe('"writes";q=5;w=60');
@@ -202,7 +222,15 @@ describe('per-user limits (contract 10)', () => {
 });
 
 it('the shipped limits are the contract’s', () => {
-  expect([env.LOGIN_MAX_FAILURES, env.LOGIN_EMAIL_MAX_FAILURES, env.REGISTER_LIMIT_PER_HOUR]).toEqual(['10', '100', '60']);
-  expect([env.RATE_LIMIT_PLAYS_PER_MINUTE, env.RATE_LIMIT_WRITES_PER_MINUTE, env.RATE_LIMIT_SEARCHES_PER_MINUTE]).toEqual(['60', '120', '120']);
+  expect([env.LOGIN_MAX_FAILURES, env.LOGIN_EMAIL_MAX_FAILURES, env.REGISTER_LIMIT_PER_HOUR]).toEqual([
+    '10',
+    '100',
+    '60',
+  ]);
+  expect([
+    env.RATE_LIMIT_PLAYS_PER_MINUTE,
+    env.RATE_LIMIT_WRITES_PER_MINUTE,
+    env.RATE_LIMIT_SEARCHES_PER_MINUTE,
+  ]).toEqual(['60', '120', '120']);
   void exports;
 });

@@ -4,6 +4,7 @@ import { importStations } from '../../catalogue/import';
 import { cache, forgetCatalogueAnswers } from '../../cache';
 import type { AppEnv } from '../../env';
 import { created, ok } from '../../lib/envelope';
+import { forgetPublicAnswers } from '../../middleware/caching';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
 import { setUserStatus as storeUserStatus, toUserResource } from '../../services/users';
@@ -18,34 +19,52 @@ export const setUserStatus: RouteHandler<typeof routes.setUserStatus, AppEnv> = 
   return ok(c, await toUserResource(user), 'User status updated.');
 };
 
-// Every catalogue write drops the isolate's cached catalogue answers, public copies included.
+// Every catalogue write drops the isolate's cached catalogue answers, and the public
+// answers it changed from the isolate and the data centre (middleware/caching.ts).
 
 export const createRadio: RouteHandler<typeof routes.createRadio, AppEnv> = async (c) => {
   const channel = await catalogueAdmin.createChannel(c.get('db'), c.req.valid('json'), isoTimestamp());
   forgetCatalogueAnswers();
+  await forgetPublicAnswers(c, 'all');
   return created(c, channel, 'Radio channel created.');
 };
 
 export const updateRadio: RouteHandler<typeof routes.updateRadio, AppEnv> = async (c) => {
-  const channel = await catalogueAdmin.updateChannel(c.get('db'), c.req.valid('param').id, c.req.valid('json'), isoTimestamp());
+  const channel = await catalogueAdmin.updateChannel(
+    c.get('db'),
+    c.req.valid('param').id,
+    c.req.valid('json'),
+    isoTimestamp(),
+  );
   forgetCatalogueAnswers();
+  await forgetPublicAnswers(c, 'all');
   return ok(c, channel, 'Radio channel updated.');
 };
 
 export const importRadios: RouteHandler<typeof routes.importRadios, AppEnv> = async (c) => {
   const summary = await importStations(c.get('db'), c.req.valid('json'), isoTimestamp());
-  if (summary.created + summary.updated > 0) forgetCatalogueAnswers();
-  return ok(c, summary, `Imported: ${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.skipped} skipped.`);
+  if (summary.created + summary.updated > 0) {
+    forgetCatalogueAnswers();
+    await forgetPublicAnswers(c, 'all');
+  }
+  return ok(
+    c,
+    summary,
+    `Imported: ${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.skipped} skipped.`,
+  );
 };
 
 export const createGenre: RouteHandler<typeof routes.createGenre, AppEnv> = async (c) => {
   const genre = await catalogueAdmin.createGenre(c.get('db'), c.req.valid('json'), isoTimestamp());
   forgetCatalogueAnswers();
+  await forgetPublicAnswers(c, [genre.id]);
   return created(c, genre, 'Genre created.');
 };
 
 export const updateGenre: RouteHandler<typeof routes.updateGenre, AppEnv> = async (c) => {
-  const genre = await catalogueAdmin.updateGenre(c.get('db'), c.req.valid('param').id, c.req.valid('json'), isoTimestamp());
+  const { id } = c.req.valid('param');
+  const genre = await catalogueAdmin.updateGenre(c.get('db'), id, c.req.valid('json'), isoTimestamp());
   forgetCatalogueAnswers();
+  await forgetPublicAnswers(c, [id]);
   return ok(c, genre, 'Genre updated.');
 };

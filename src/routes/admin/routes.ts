@@ -30,14 +30,24 @@ const channelFields = {
   stream_url: httpUrlField(),
   logo: httpUrlField().nullable(),
   country_id: z.int().min(1),
-  country_code: z.string().trim().toUpperCase().length(2).openapi({ description: 'ISO 3166-1 alpha-2, instead of country_id' }),
+  country_code: z
+    .string()
+    .trim()
+    .toUpperCase()
+    .length(2)
+    .openapi({ description: 'ISO 3166-1 alpha-2, instead of country_id' }),
   language: languageCode.nullable(),
   bitrate: z.int().min(0).max(100_000).nullable(),
   format: z.enum(STREAM_FORMATS),
   is_active: z.boolean(),
   is_featured: z.boolean(),
   social_links: z
-    .object({ website: httpUrlField().nullable(), facebook: httpUrlField().nullable(), twitter: httpUrlField().nullable(), instagram: httpUrlField().nullable() })
+    .object({
+      website: httpUrlField().nullable(),
+      facebook: httpUrlField().nullable(),
+      twitter: httpUrlField().nullable(),
+      instagram: httpUrlField().nullable(),
+    })
     .partial(),
   genre_ids: z.array(z.int().min(1)).max(20),
 };
@@ -100,10 +110,16 @@ export const importRadios = createRoute({
         .array(z.record(z.string(), z.unknown()).or(z.unknown()))
         .min(1)
         .max(MAX_IMPORT_STATIONS)
-        .openapi('RadioBrowserStations', { description: 'Radio Browser station records (name, url, url_resolved, homepage, favicon, tags, countrycode, languagecodes, codec, bitrate, hls, lastcheckok)' }),
+        .openapi('RadioBrowserStations', {
+          description:
+            'Radio Browser station records (name, url, url_resolved, homepage, favicon, tags, countrycode, languagecodes, codec, bitrate, hls, lastcheckok)',
+        }),
     ),
   },
-  responses: { 200: jsonResponse(ImportSummarySchema, 'What the import did'), ...errorResponses(...BODY_ERRORS, 401, 403) },
+  responses: {
+    200: jsonResponse(ImportSummarySchema, 'What the import did'),
+    ...errorResponses(...BODY_ERRORS, 401, 403),
+  },
 });
 
 const genreFields = {

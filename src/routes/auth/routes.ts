@@ -1,11 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse, accountAccess } from '../../schemas/common';
 import { UserSchema, emailField, nameField, passwordField } from '../../schemas/user';
+import { isRecord } from '../../lib/objects';
 
 const tags = ['Accounts'];
 const UserWithToken = z.object({
   user: UserSchema,
-  token: z.string().openapi({ description: '`<token_id>|<secret>`; shown once, send as `Authorization: Bearer <token>`' }),
+  token: z
+    .string()
+    .openapi({ description: '`<token_id>|<secret>`; shown once, send as `Authorization: Bearer <token>`' }),
 });
 
 /** Two fields that must match; checked even when other fields fail, so every error is listed. */
@@ -14,8 +17,8 @@ function confirmed<T extends { password: string; password_confirmation: string }
     message: 'The password confirmation does not match.',
     path: ['password_confirmation'],
     when: (payload) => {
-      const value = payload.value as Partial<T> | undefined;
-      return typeof value?.password === 'string' && typeof value?.password_confirmation === 'string';
+      const value = payload.value;
+      return isRecord(value) && typeof value.password === 'string' && typeof value.password_confirmation === 'string';
     },
   });
 }
@@ -77,7 +80,9 @@ export const updateProfile = createRoute({
   tags,
   summary: 'Change name and/or email',
   ...accountAccess,
-  request: { body: jsonBody(z.object({ name: nameField.optional(), email: emailField.optional() }).openapi('ProfileRequest')) },
+  request: {
+    body: jsonBody(z.object({ name: nameField.optional(), email: emailField.optional() }).openapi('ProfileRequest')),
+  },
   responses: { 200: jsonResponse(UserSchema, 'The updated user'), ...errorResponses(...BODY_ERRORS, 401, 403, 429) },
 });
 
@@ -90,7 +95,11 @@ export const changePassword = createRoute({
   request: {
     body: jsonBody(
       confirmed(
-        z.object({ current_password: z.string().min(1).max(1024), password: passwordField, password_confirmation: z.string() }),
+        z.object({
+          current_password: z.string().min(1).max(1024),
+          password: passwordField,
+          password_confirmation: z.string(),
+        }),
       ).openapi('PasswordRequest'),
     ),
   },

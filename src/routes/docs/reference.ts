@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-type-assertion -- an outline of the OpenAPI document, which is typed loosely on purpose */
 /**
  * Renders an OpenAPI 3.1 document as one self-contained HTML page: every operation
  * with its parameters, body and responses, schemas shown as type outlines. No script
@@ -20,8 +21,7 @@ interface Operation {
   responses?: Record<string, { description?: string; content?: Record<string, { schema?: Schema }> }>;
 }
 
-const escape = (text: unknown) =>
-  String(text).replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+const escape = (text: unknown) => String(text).replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 function outline(schema: Schema | undefined, doc: Doc, depth = 0, seen = new Set<string>()): string {
   if (!schema) return '';
@@ -59,11 +59,17 @@ function outline(schema: Schema | undefined, doc: Doc, depth = 0, seen = new Set
 function renderOperation(method: string, path: string, op: Operation, doc: Doc): string {
   const auth = op.security?.length ? Object.keys(op.security[0] ?? {}).join(', ') : 'none';
   const params = (op.parameters ?? [])
-    .map((p) => `<li><code>${escape(p.name)}</code> (${escape(p.in)}${p.required ? ', required' : ''}): ${outline(p.schema, doc)}</li>`)
+    .map(
+      (p) =>
+        `<li><code>${escape(p.name)}</code> (${escape(p.in)}${p.required ? ', required' : ''}): ${outline(p.schema, doc)}</li>`,
+    )
     .join('');
   const body = op.requestBody?.content?.['application/json']?.schema;
   const responses = Object.entries(op.responses ?? {})
-    .map(([status, r]) => `<li><b>${escape(status)}</b> ${escape(r.description ?? '')}<div>${outline(r.content?.['application/json']?.schema, doc)}</div></li>`)
+    .map(
+      ([status, r]) =>
+        `<li><b>${escape(status)}</b> ${escape(r.description ?? '')}<div>${outline(r.content?.['application/json']?.schema, doc)}</div></li>`,
+    )
     .join('');
   return `<section id="${escape(`${method}-${path}`)}"><h3><span class="m ${escape(method)}">${escape(method.toUpperCase())}</span> <code>${escape(path)}</code></h3>
 <p>${escape(op.summary ?? '')}${op.description ? ` — ${escape(op.description)}` : ''}</p><p>Auth: <code>${escape(auth)}</code></p>

@@ -19,7 +19,11 @@ function favoriteChanged(c: Parameters<typeof markCaller>[0], channelId: number,
 }
 
 export const listFavorites: RouteHandler<typeof routes.listFavorites, AppEnv> = async (c) =>
-  ok(c, await withAccountCheck(c, favoriteChannels(c.get('db'), c.get('userId'), c.req.valid('query').limit)), 'Favorite radio channels retrieved successfully.');
+  ok(
+    c,
+    await withAccountCheck(c, favoriteChannels(c.get('db'), c.get('userId'), c.req.valid('query').limit)),
+    'Favorite radio channels retrieved successfully.',
+  );
 
 export const toggleFavorite: RouteHandler<typeof routes.toggleFavorite, AppEnv> = async (c) => {
   const id = c.req.valid('json').radio_channel_id;
@@ -43,7 +47,9 @@ export const addFavorite: RouteHandler<typeof routes.addFavorite, AppEnv> = asyn
   const result = await reactions.addFavorite(c.get('db'), c.get('userId'), id, isoTimestamp());
   if (!result) throw notFound('Radio channel');
   favoriteChanged(c, id, result.active);
-  return result.created ? created(c, state(result), 'Added to favorites.') : ok(c, state(result), 'Already in favorites.');
+  return result.created
+    ? created(c, state(result), 'Added to favorites.')
+    : ok(c, state(result), 'Already in favorites.');
 };
 
 export const removeFavorite: RouteHandler<typeof routes.removeFavorite, AppEnv> = async (c) => {

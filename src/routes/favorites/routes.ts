@@ -25,7 +25,10 @@ export const toggleFavorite = createRoute({
   summary: 'Toggle a favorite',
   ...writeAccess,
   request: { body: ChannelBody },
-  responses: { 200: jsonResponse(FavoriteState, 'The state after the toggle'), ...errorResponses(...BODY_ERRORS, 401, 403, 404, 429) },
+  responses: {
+    200: jsonResponse(FavoriteState, 'The state after the toggle'),
+    ...errorResponses(...BODY_ERRORS, 401, 403, 404, 429),
+  },
 });
 
 export const checkFavorite = createRoute({
@@ -38,7 +41,11 @@ export const checkFavorite = createRoute({
   responses: {
     200: {
       description: 'The favorite state',
-      content: { 'application/json': { schema: z.object({ success: z.literal(true), data: z.object({ is_favorited: z.boolean() }) }) } },
+      content: {
+        'application/json': {
+          schema: z.object({ success: z.literal(true), data: z.object({ is_favorited: z.boolean() }) }),
+        },
+      },
     },
     ...errorResponses(401, 403, 404, 422, 429),
   },

@@ -10,7 +10,10 @@ export const listGenres: RouteHandler<typeof routes.listGenres, AppEnv> = async 
   ok(c, await withAccountCheck(c, activeGenres(c.get('db'))), 'Genres retrieved successfully.');
 
 export const showGenre: RouteHandler<typeof routes.showGenre, AppEnv> = async (c) => {
-  const genre = await withAccountCheck(c, genreWithChannels(c.get('db'), c.req.valid('param').id, c.req.valid('query').limit));
+  const genre = await withAccountCheck(
+    c,
+    genreWithChannels(c.get('db'), c.req.valid('param').id, c.req.valid('query').limit),
+  );
   if (!genre) throw notFound('Genre');
   return ok(c, genre, 'Genre retrieved successfully.');
 };

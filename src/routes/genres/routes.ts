@@ -26,7 +26,9 @@ export const showGenre = createRoute({
   ...publicRead,
   request: {
     params: z.object({ id: idParam('id') }),
-    query: z.object({ limit: intParam({ min: 1, max: 100 }).default(50).openapi({ description: 'channels in radio_channels' }) }),
+    query: z.object({
+      limit: intParam({ min: 1, max: 100 }).default(50).openapi({ description: 'channels in radio_channels' }),
+    }),
   },
   responses: { 200: jsonResponse(GenreDetailSchema, 'The genre'), ...errorResponses(401, 403, 404, 422) },
 });

@@ -12,7 +12,10 @@ export const recent = createRoute({
   summary: 'Channels the user played, most recent first',
   ...readAccess,
   request: { query: limitQuery(50, 10) },
-  responses: { 200: jsonResponse(z.array(RadioSchema.extend({ last_played_at: z.string() })), 'Recent channels'), ...errorResponses(401, 403, 422, 429) },
+  responses: {
+    200: jsonResponse(z.array(RadioSchema.extend({ last_played_at: z.string() })), 'Recent channels'),
+    ...errorResponses(401, 403, 422, 429),
+  },
 });
 
 export const top = createRoute({
@@ -22,7 +25,10 @@ export const top = createRoute({
   summary: 'Channels the user played most',
   ...readAccess,
   request: { query: limitQuery(50, 10) },
-  responses: { 200: jsonResponse(z.array(RadioSchema.extend({ user_play_count: z.int() })), 'Top channels'), ...errorResponses(401, 403, 422, 429) },
+  responses: {
+    200: jsonResponse(z.array(RadioSchema.extend({ user_play_count: z.int() })), 'Top channels'),
+    ...errorResponses(401, 403, 422, 429),
+  },
 });
 
 export const recommended = createRoute({

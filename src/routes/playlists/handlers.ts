@@ -7,7 +7,7 @@ import { created, ok } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
 import { idParam } from '../../lib/validation';
-import { EXPORT_FORMATS, toM3u, toPls, type ExportFormat } from '../../playlists/export';
+import { EXPORT_FORMATS, exportFormat, toM3u, toPls } from '../../playlists/export';
 import * as playlists from '../../playlists/playlists';
 import { withAccountCheck, withMarks, type Caller } from '../../services/caller';
 import type * as routes from './routes';
@@ -33,7 +33,9 @@ async function readPlaylist(c: Context<AppEnv>, id: number): Promise<playlists.P
 function markItems(detail: playlists.PlaylistDetail, caller: Caller): playlists.PlaylistDetail {
   const channels = detail.items.map((item) => item.radio_channel);
   const marked = withMarks(channels, caller);
-  return marked === channels ? detail : { ...detail, items: detail.items.map((item, i) => ({ ...item, radio_channel: marked[i]! })) };
+  return marked === channels
+    ? detail
+    : { ...detail, items: detail.items.map((item, i) => ({ ...item, radio_channel: marked[i]! })) };
 }
 
 /** After a playlist changed: its cached copies go (shared and per reader). */
@@ -43,7 +45,11 @@ function forgetPlaylist(id: number) {
 }
 
 export const listPlaylists: RouteHandler<typeof routes.listPlaylists, AppEnv> = async (c) =>
-  ok(c, await withAccountCheck(c, playlists.userPlaylists(c.get('db'), c.get('userId'))), 'Playlists retrieved successfully.');
+  ok(
+    c,
+    await withAccountCheck(c, playlists.userPlaylists(c.get('db'), c.get('userId'))),
+    'Playlists retrieved successfully.',
+  );
 
 export const showPlaylist: RouteHandler<typeof routes.showPlaylist, AppEnv> = async (c) =>
   ok(c, playlists.mustRead(await readPlaylist(c, c.req.valid('param').id)), 'Playlist retrieved successfully.');
@@ -54,9 +60,10 @@ export const showPlaylist: RouteHandler<typeof routes.showPlaylist, AppEnv> = as
  * a private one is its owner's, as the detail is.
  */
 export const exportPlaylist = async (c: Context<AppEnv>) => {
-  const [id, format] = c.req.param('file')!.split('.') as [string, ExportFormat];
+  const [id, extension] = c.req.param('file')!.split('.');
+  const format = exportFormat(extension);
   const playlistId = idParam('id').safeParse(id);
-  if (!playlistId.success) throw notFound('Playlist');
+  if (!playlistId.success || !format) throw notFound('Playlist');
   const detail = playlists.mustRead(await readPlaylist(c, playlistId.data));
   const body = format === 'm3u' ? toM3u(detail, detail.items) : toPls(detail, detail.items);
   return c.body(body, 200, {
@@ -72,7 +79,13 @@ export const createPlaylist: RouteHandler<typeof routes.createPlaylist, AppEnv> 
 
 export const updatePlaylist: RouteHandler<typeof routes.updatePlaylist, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const playlist = await playlists.updatePlaylist(c.get('db'), id, c.get('userId'), c.req.valid('json'), isoTimestamp());
+  const playlist = await playlists.updatePlaylist(
+    c.get('db'),
+    id,
+    c.get('userId'),
+    c.req.valid('json'),
+    isoTimestamp(),
+  );
   forgetPlaylist(id);
   return ok(c, playlist, 'Playlist updated successfully.');
 };
@@ -101,10 +114,20 @@ export const removeItem: RouteHandler<typeof routes.removeItem, AppEnv> = async 
 
 export const reorderItems: RouteHandler<typeof routes.reorderItems, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const detail = await playlists.reorderItems(c.get('db'), id, c.get('userId'), c.req.valid('json').items, isoTimestamp());
+  const detail = await playlists.reorderItems(
+    c.get('db'),
+    id,
+    c.get('userId'),
+    c.req.valid('json').items,
+    isoTimestamp(),
+  );
   forgetPlaylist(id);
   return ok(c, detail, 'Playlist reordered successfully.');
 };
 
 export const membership: RouteHandler<typeof routes.membership, AppEnv> = async (c) =>
-  ok(c, await withAccountCheck(c, playlists.membership(c.get('db'), c.req.valid('param').id, c.get('userId'))), 'Playlist membership retrieved successfully.');
+  ok(
+    c,
+    await withAccountCheck(c, playlists.membership(c.get('db'), c.req.valid('param').id, c.get('userId'))),
+    'Playlist membership retrieved successfully.',
+  );

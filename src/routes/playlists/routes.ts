@@ -2,7 +2,15 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { MAX_PLAYLIST_ITEMS } from '../../playlists/playlists';
 import { idParam, textField } from '../../lib/validation';
 import { PlaylistDetailSchema, PlaylistSchema } from '../../schemas/playlists';
-import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse, readAccess, writeAccess } from '../../schemas/common';
+import {
+  BODY_ERRORS,
+  NullData,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  readAccess,
+  writeAccess,
+} from '../../schemas/common';
 
 const tags = ['Playlists'];
 const fields = {
@@ -42,7 +50,8 @@ export const exportPlaylistDocs = (['m3u', 'pls'] as const).map((format) => ({
   path: `/api/v1/playlists/{id}.${format}`,
   tags,
   summary: format === 'm3u' ? 'The playlist as extended M3U, for players' : 'The playlist as PLS, for players',
-  description: 'Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s.',
+  description:
+    'Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s.',
   security: [{}, { bearerAuth: [] }] as Record<string, string[]>[],
   request: { params: playlistParams },
   responses: {
@@ -61,7 +70,10 @@ export const createPlaylist = createRoute({
   summary: 'Create an empty playlist (private unless is_public)',
   ...writeAccess,
   request: { body: jsonBody(z.object(fields).partial().required({ name: true }).openapi('PlaylistCreate')) },
-  responses: { 201: jsonResponse(PlaylistDetailSchema, 'The new playlist'), ...errorResponses(...BODY_ERRORS, 401, 403, 429) },
+  responses: {
+    201: jsonResponse(PlaylistDetailSchema, 'The new playlist'),
+    ...errorResponses(...BODY_ERRORS, 401, 403, 429),
+  },
 });
 
 export const updatePlaylist = createRoute({
@@ -92,7 +104,9 @@ export const addItem = createRoute({
   ...writeAccess,
   request: {
     params: playlistParams,
-    body: jsonBody(z.object({ radio_channel_id: z.int().min(1), position: z.int().min(0).optional() }).openapi('PlaylistItemCreate')),
+    body: jsonBody(
+      z.object({ radio_channel_id: z.int().min(1), position: z.int().min(0).optional() }).openapi('PlaylistItemCreate'),
+    ),
   },
   responses: { 201: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...writeErrors, ...errorResponses(409) },
 });
@@ -118,7 +132,10 @@ export const reorderItems = createRoute({
     body: jsonBody(
       z
         .object({
-          items: z.array(z.object({ radio_channel_id: z.int().min(1), position: z.int().min(0) })).min(1).max(MAX_PLAYLIST_ITEMS),
+          items: z
+            .array(z.object({ radio_channel_id: z.int().min(1), position: z.int().min(0) }))
+            .min(1)
+            .max(MAX_PLAYLIST_ITEMS),
         })
         .openapi('PlaylistReorder'),
     ),
@@ -145,4 +162,3 @@ export const membership = createRoute({
     ...readErrors,
   },
 });
-

@@ -3,7 +3,13 @@ import { chart, likedChannels, trendingChannels } from '../../activity/lists';
 import { recordPlay } from '../../activity/plays';
 import { toggle } from '../../activity/reactions';
 import { cache, forgetCatalogueAnswers } from '../../cache';
-import { channelVisibility, featuredChannels, listChannels, visibleChannel, type ChannelListQuery } from '../../catalogue/channels';
+import {
+  channelVisibility,
+  featuredChannels,
+  listChannels,
+  visibleChannel,
+  type ChannelListQuery,
+} from '../../catalogue/channels';
 import { decodeCursor } from '../../catalogue/cursor';
 import { runRead } from '../../db/read';
 import { likes } from '../../db/schema';
@@ -69,18 +75,34 @@ export const showRadio: RouteHandler<typeof routes.showRadio, AppEnv> = async (c
 
 export const trendingRadios: RouteHandler<typeof routes.trendingRadios, AppEnv> = async (c) => {
   const { hours, limit } = c.req.valid('query');
-  const channels = await readForCaller(c, cache.trending, `${hours}:${limit}`, (viewerId) => trendingChannels(c, hours, limit, viewerId), withMarks);
+  const channels = await readForCaller(
+    c,
+    cache.trending,
+    `${hours}:${limit}`,
+    (viewerId) => trendingChannels(c, hours, limit, viewerId),
+    withMarks,
+  );
   return ok(c, channels, 'Trending radio channels retrieved successfully.');
 };
 
 export const chartRadios: RouteHandler<typeof routes.chartRadios, AppEnv> = async (c) => {
   const { metric, period, limit } = c.req.valid('query');
-  const channels = await readForCaller(c, cache.charts, `${metric}:${period}:${limit}`, (viewerId) => chart(c, metric, period, limit, viewerId), withMarks);
+  const channels = await readForCaller(
+    c,
+    cache.charts,
+    `${metric}:${period}:${limit}`,
+    (viewerId) => chart(c, metric, period, limit, viewerId),
+    withMarks,
+  );
   return ok(c, channels, 'Radio chart retrieved successfully.');
 };
 
 export const likedRadios: RouteHandler<typeof routes.likedRadios, AppEnv> = async (c) =>
-  ok(c, await withAccountCheck(c, likedChannels(c.get('db'), c.get('userId'), c.req.valid('query').limit)), 'Liked radio channels retrieved successfully.');
+  ok(
+    c,
+    await withAccountCheck(c, likedChannels(c.get('db'), c.get('userId'), c.req.valid('query').limit)),
+    'Liked radio channels retrieved successfully.',
+  );
 
 export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
@@ -105,5 +127,9 @@ export const likeRadio: RouteHandler<typeof routes.likeRadio, AppEnv> = async (c
   // The like count changed: every cached answer may show it; the caller's own marks follow.
   forgetCatalogueAnswers();
   markCaller(c, 'liked', id, state.active);
-  return ok(c, { is_liked: state.active, likes_count: state.total }, state.active ? 'Radio channel liked.' : 'Radio channel unliked.');
+  return ok(
+    c,
+    { is_liked: state.active, likes_count: state.total },
+    state.active ? 'Radio channel liked.' : 'Radio channel unliked.',
+  );
 };

@@ -4,7 +4,15 @@ import { idParam, intParam, limitQuery, textField } from '../../lib/validation';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
 import { requireToken } from '../../middleware/auth';
 import { userRateLimit } from '../../middleware/rate-limit';
-import { NullData, errorResponses, jsonResponse, playAccess, successEnvelope, writeAccess, readAccess } from '../../schemas/common';
+import {
+  NullData,
+  errorResponses,
+  jsonResponse,
+  playAccess,
+  successEnvelope,
+  writeAccess,
+  readAccess,
+} from '../../schemas/common';
 
 const tags = ['Radio channels'];
 
@@ -20,18 +28,32 @@ export const listRadios = createRoute({
     query: z.object({
       page: intParam({ min: 1, max: 100_000 }).default(1),
       per_page: intParam({ min: 1, max: 100 }).default(20),
-      sort: z.enum(CHANNEL_SORTS).default('name').openapi({ description: 'name (A-Z), popular (plays), likes, newest; ties break on id' }),
-      search: textField({ min: 1, max: 100 }).optional().openapi({ description: 'in name or description, case- and accent-insensitive' }),
+      sort: z
+        .enum(CHANNEL_SORTS)
+        .default('name')
+        .openapi({ description: 'name (A-Z), popular (plays), likes, newest; ties break on id' }),
+      search: textField({ min: 1, max: 100 })
+        .optional()
+        .openapi({ description: 'in name or description, case- and accent-insensitive' }),
       country_id: intParam({ min: 1 }).optional(),
       language: languageCode.optional().openapi({ description: 'ISO 639-1 code' }),
       genre_id: intParam({ min: 1 }).optional(),
-      cursor: z.string().min(1).max(512).optional().openapi({ description: '`meta.next_cursor` of the previous page: the next page, at any depth (without `search`)' }),
+      cursor: z
+        .string()
+        .min(1)
+        .max(512)
+        .optional()
+        .openapi({
+          description: '`meta.next_cursor` of the previous page: the next page, at any depth (without `search`)',
+        }),
     }),
   },
   responses: {
     200: {
       description: 'A page of channels',
-      content: { 'application/json': { schema: successEnvelope(z.array(RadioSchema)).extend({ meta: PageMetaSchema }) } },
+      content: {
+        'application/json': { schema: successEnvelope(z.array(RadioSchema)).extend({ meta: PageMetaSchema }) },
+      },
     },
     ...errorResponses(401, 403, 422, 429),
   },
@@ -57,14 +79,18 @@ export const showRadio = createRoute({
   responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(401, 403, 404, 422, 429) },
 });
 
-
 export const trendingRadios = createRoute({
   method: 'get',
   path: '/api/v1/radios/trending',
   tags,
   summary: 'Channels with the most plays in the last `hours` hours',
   ...readAccess,
-  request: { query: z.object({ hours: intParam({ min: 1, max: 168 }).default(24), limit: intParam({ min: 1, max: 100 }).default(20) }) },
+  request: {
+    query: z.object({
+      hours: intParam({ min: 1, max: 168 }).default(24),
+      limit: intParam({ min: 1, max: 100 }).default(20),
+    }),
+  },
   responses: {
     200: jsonResponse(z.array(RadioSchema.extend({ recent_plays: z.int() })), 'Trending channels'),
     ...errorResponses(401, 403, 422, 429),
@@ -124,4 +150,3 @@ export const likeRadio = createRoute({
     ...errorResponses(401, 403, 404, 422, 429),
   },
 });
-

@@ -16,12 +16,19 @@ export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
   if (query.country !== undefined) {
     const country = findCountryByName(countryList, query.country);
     if (!country) throw fieldInvalid('country', 'The selected country does not exist.');
-    if (countryId !== undefined && countryId !== country.id) throw fieldInvalid('country', 'The country does not match the country id.');
+    if (countryId !== undefined && countryId !== country.id)
+      throw fieldInvalid('country', 'The country does not match the country id.');
     countryId = country.id;
   }
   const term = normaliseTerm(query.q);
   if (term.length < 2) throw fieldInvalid('q', 'The q field must contain at least 2 letters or digits.');
-  const search = { q: query.q, limit: query.stations_limit, categoriesLimit: query.categories_limit, genreId: query.genre_id, countryId };
+  const search = {
+    q: query.q,
+    limit: query.stations_limit,
+    categoriesLimit: query.categories_limit,
+    genreId: query.genre_id,
+    countryId,
+  };
   const result = await readForCaller(
     c,
     cache.searches,
@@ -49,7 +56,10 @@ export const suggestions: RouteHandler<typeof routes.suggestions, AppEnv> = asyn
     cache.suggestions,
     `${folded}:${limit}`,
     async () => {
-      const [names, trending] = await Promise.all([withAccountCheck(c, nameCompletions(c.get('db'), q, limit)), trendingTerms(c, 50)]);
+      const [names, trending] = await Promise.all([
+        withAccountCheck(c, nameCompletions(c.get('db'), q, limit)),
+        trendingTerms(c, 50),
+      ]);
       return completions(folded, [...trending.map((t) => t.term), ...names.genres, ...names.channels], limit);
     },
     (value) => value,

@@ -57,4 +57,3 @@ export const trending = createRoute({
   ...readAccess,
   responses: { 200: jsonResponse(z.array(z.string()), 'Trending terms'), ...errorResponses(401, 403, 429) },
 });
-
