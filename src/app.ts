@@ -4,7 +4,7 @@ import type { AppEnv } from './env';
 import { DEPENDENCY_RETRY_AFTER_SECONDS, DependencyError } from './lib/dependencies';
 import { ApiError, malformedJson, methodNotAllowed, routeNotFound, serviceUnavailable } from './lib/errors';
 import { createRouter } from './lib/router';
-import { limitBodySize, requireJsonBody } from './middleware/body';
+import { checkBody } from './middleware/body';
 import { methodNotAllowed as honoMethodNotAllowed } from 'hono/method-not-allowed';
 import { timing } from 'hono/timing';
 import { conditionalGet, keepPublicCopy, tagJsonAnswers } from './middleware/caching';
@@ -79,7 +79,7 @@ const answerMethodNotAllowed = (c: Context<AppEnv>, methods: string[]) => {
  * isolate's copy of public answers is kept last of all; the request id; the D1 handle
  * and the log line; CORS;
  * OWASP's security headers; `Server-Timing`; 405s; `If-None-Match` and 304; entity tags
- * and `Cache-Control`; body size and type.
+ * and `Cache-Control`; the body's type and size.
  */
 export function createApp() {
   const app = createRouter();
@@ -96,8 +96,7 @@ export function createApp() {
     honoMethodNotAllowed({ app, onMethodNotAllowed: answerMethodNotAllowed }),
     conditionalGet,
     tagJsonAnswers,
-    limitBodySize,
-    requireJsonBody,
+    checkBody,
   );
 
   app.route('/', authRouter);

@@ -86,10 +86,13 @@ export const cache = {
    * as shared caches may keep them (`PUBLIC_MAX_AGE`, middleware/caching.ts) and served in
    * front of the router.
    */
-  publicCopies: new CacheNamespace<{ body: string; headers: Headers }, Bindings>('publicCopies', {
-    windows: fixed(60_000),
-    max: 200,
-  }),
+  publicCopies: new CacheNamespace<{ body: string; headers: [string, string][]; tag: string }, Bindings>(
+    'publicCopies',
+    {
+      windows: fixed(60_000),
+      max: 200,
+    },
+  ),
   /** Active countries with folded names (reference data from a migration), an hour. */
   countries: new CacheNamespace<CountryEntry[], Bindings>('countries', { windows: fixed(3_600_000, 60_000), max: 4 }),
   /** Merged trending search terms, 2 s. */

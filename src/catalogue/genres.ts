@@ -4,22 +4,15 @@ import type { Db } from '../db/client';
 import { read } from '../db/read';
 import { countries, genres, radioChannelGenres, radioChannels } from '../db/schema';
 import type { z } from 'zod';
-import type { GenreSchema } from '../schemas/catalogue';
+import { GENRE_FIELDS, type GenreSchema } from '../schemas/catalogue';
+import { apiColumns } from '../schemas/from-table';
 import { channelCountry, channelVisible } from './radio-resource';
 
 /** The GenreObject of the spec (its schema: schemas/catalogue.ts). */
 export type GenreResource = z.infer<typeof GenreSchema>;
 
 /** The GenreObject of the spec: the table's own columns, named as the API names them. */
-export const genreColumns = {
-  id: genres.id,
-  name: genres.name,
-  slug: genres.slug,
-  logo: genres.logo,
-  description: genres.description,
-  created_at: genres.createdAt,
-  updated_at: genres.updatedAt,
-};
+export const genreColumns = apiColumns(genres, GENRE_FIELDS);
 
 const qb = new QueryBuilder();
 

@@ -94,6 +94,8 @@ export const edgeCache = createMiddleware<AppEnv>(async (c, next) => {
 
 const READ_AT = 'X-Read-At';
 
+const PER_REQUEST_HEADERS = new Set(['x-request-id', 'server-timing', 'x-d1-bookmark', 'x-cache']);
+
 /**
  * Keeps in the isolate, once every middleware has put its headers on it, a public answer
  * (`Cache-Control: public`) to a GET without a token, for `servePublicCopy`.
@@ -104,9 +106,11 @@ export const keepPublicCopy = createMiddleware<AppEnv>(async (c, next) => {
   if (!c.res.headers.get('Cache-Control')?.startsWith('public')) return;
   const text = c.get('body')?.text;
   if (text === undefined) return;
-  const headers = new Headers(c.res.headers);
-  headers.set('X-Cache', 'HIT');
-  cache.publicCopies.set(c.req.url, { body: text, headers }, Date.now() - (c.get('publicAgeMs') ?? 0));
+  // What every copy carries; the per-request ones (id, timing, D1 bookmark) are not kept.
+  const headers = [...c.res.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name));
+  headers.push(['x-cache', 'HIT']);
+  const tag = c.res.headers.get('ETag') ?? '';
+  cache.publicCopies.set(c.req.url, { body: text, headers, tag }, Date.now() - (c.get('publicAgeMs') ?? 0));
 });
 
 /**
@@ -141,33 +145,21 @@ export function servePublicCopy(request: Request, env: Bindings): Response | nul
   if (!copy) return null;
   const startedAt = Date.now();
   const requestId = requestIdOf(request);
-  const stats = newDbStats();
-  const headers = new Headers(copy.headers);
-  headers.set('X-Request-Id', requestId);
-  headers.set('Server-Timing', 'db;dur=0.0,total;dur=0.0');
-  const tag = headers.get('ETag');
-  const response =
-    tag !== null &&
-    (request.headers.get('if-none-match') ?? '')
-      .split(',')
-      .some((candidate) => candidate.trim().replace(/^W\//, '') === tag)
-      ? notModified(headers)
-      : new Response(copy.body, { status: 200, headers });
+  const ifNoneMatch = request.headers.get('if-none-match');
+  const fresh =
+    ifNoneMatch !== null &&
+    ifNoneMatch.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === copy.tag);
+  const response = new Response(fresh ? null : copy.body, { status: fresh ? 304 : 200, headers: copy.headers });
+  response.headers.set('X-Request-Id', requestId);
+  response.headers.set('Server-Timing', 'db;dur=0.0,total;dur=0.0');
+  if (fresh) response.headers.delete('Content-Type');
   logRequest(env.LOG_LEVEL, request, {
     requestId,
     status: response.status,
     startedAt,
     durationMs: Date.now() - startedAt,
-    stats,
+    stats: newDbStats(),
     userId: null,
   });
   return response;
-}
-
-/** 304: the answer's headers without a body or its type. */
-function notModified(from: Headers): Response {
-  const headers = new Headers(from);
-  headers.delete('Content-Type');
-  headers.delete('Content-Length');
-  return new Response(null, { status: 304, headers });
 }

@@ -50,12 +50,15 @@ const allowAnyOrigin = cors({
 
 /**
  * CORS for any origin, through Hono's `cors`: bearer tokens and no cookies, so any web
- * app may call the API; preflights are answered for every path. A plain `OPTIONS` (no
- * `Access-Control-Request-Method`) is not a preflight: it goes on to the router, which
- * answers what the path allows (app.ts).
+ * app may call the API; preflights are answered for every path. Only requests that
+ * carry `Origin` get the CORS headers: browsers send it on every cross-origin request,
+ * and the others need none (Hono's `cors` touches `c.res` before the handler, which
+ * costs every answer two more Response objects: 10-20% of a cached read in the bench).
+ * A plain `OPTIONS` (no `Access-Control-Request-Method`) is not a preflight: it goes on
+ * to the router, which answers what the path allows (app.ts).
  */
-export const corsHeaders = createMiddleware((c, next) =>
-  c.req.method === 'OPTIONS' && c.req.header('access-control-request-method') === undefined
-    ? next()
-    : allowAnyOrigin(c, next),
-);
+export const corsHeaders = createMiddleware((c, next) => {
+  if (c.req.header('origin') === undefined) return next();
+  if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method') === undefined) return next();
+  return allowAnyOrigin(c, next);
+});

@@ -8,7 +8,8 @@ import { read, runRead } from '../db/read';
 import { countries, playlistItems, playlists, radioChannels } from '../db/schema';
 import { bare, batchable, isUniqueViolation, jsonRows } from '../db/sql';
 import { conflict, fieldInvalid, forbidden, notFound, validationFailed } from '../lib/errors';
-import type { PlaylistDetailSchema, PlaylistSchema } from '../schemas/playlists';
+import { apiColumns } from '../schemas/from-table';
+import { PLAYLIST_FIELDS, type PlaylistDetailSchema, type PlaylistSchema } from '../schemas/playlists';
 
 /** Most items a playlist holds (contract 5). */
 export const MAX_PLAYLIST_ITEMS = 500;
@@ -21,16 +22,7 @@ export type PlaylistDetail = z.infer<typeof PlaylistDetailSchema>;
 export type PlaylistItem = PlaylistDetail['items'][number];
 
 /** The mapping from the table to a PlaylistObject: its columns, named as the API names them. */
-const playlistColumns = {
-  id: playlists.id,
-  name: playlists.name,
-  description: playlists.description,
-  is_public: playlists.isPublic,
-  user_id: playlists.userId,
-  items_count: playlists.itemsCount,
-  created_at: playlists.createdAt,
-  updated_at: playlists.updatedAt,
-};
+const playlistColumns = apiColumns(playlists, PLAYLIST_FIELDS);
 
 const qb = new QueryBuilder();
 

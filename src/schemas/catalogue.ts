@@ -1,9 +1,10 @@
 import { z } from '@hono/zod-openapi';
-import { STREAM_FORMATS } from '../db/schema';
+import { genres, STREAM_FORMATS } from '../db/schema';
 import { isLanguageCode } from '../catalogue/reference-data';
+import { timestamp, url } from './fields';
+import { apiSchema, createSelectSchema } from './from-table';
 
-const timestamp = z.string().openapi({ example: '2026-01-02T03:04:05.123000Z' });
-const nullableUrl = z.string().nullable();
+const nullableUrl = url.nullable();
 
 /** A channel's genres as RadioResource lists them. */
 export const GenreRefsSchema = z.array(z.object({ id: z.int(), name: z.string() }));
@@ -37,17 +38,10 @@ export const RadioSchema = z
   })
   .openapi('RadioResource');
 
-export const GenreSchema = z
-  .object({
-    id: z.int(),
-    name: z.string(),
-    slug: z.string(),
-    logo: nullableUrl,
-    description: z.string(),
-    created_at: timestamp,
-    updated_at: timestamp,
-  })
-  .openapi('Genre');
+/** The GenreObject: the genres table's own columns (catalogue/genres.ts reads them with `apiColumns`). */
+export const GENRE_FIELDS = ['id', 'name', 'slug', 'logo', 'description', 'createdAt', 'updatedAt'] as const;
+const genreRow = createSelectSchema(genres, { logo: nullableUrl, createdAt: timestamp, updatedAt: timestamp });
+export const GenreSchema = apiSchema(genreRow, GENRE_FIELDS).openapi('Genre');
 
 export const GenreDetailSchema = GenreSchema.extend({
   radio_channels: z.array(z.object({ id: z.int(), name: z.string(), stream_url: z.string(), logo: nullableUrl })),
@@ -64,13 +58,10 @@ export const PageMetaSchema = z
     total_exact: z
       .boolean()
       .openapi({ description: 'false when a search had more than 1,000 matches and only the best 1,000 are listed' }),
-    next_cursor: z
-      .string()
-      .nullable()
-      .openapi({
-        description:
-          'pass as `cursor` for the next page (pages past the first 1,000 channels need it); null on the last page',
-      }),
+    next_cursor: z.string().nullable().openapi({
+      description:
+        'pass as `cursor` for the next page (pages past the first 1,000 channels need it); null on the last page',
+    }),
   })
   .openapi('PageMeta');
 

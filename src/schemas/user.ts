@@ -1,21 +1,17 @@
 import { z } from '@hono/zod-openapi';
-import { USER_STATUSES } from '../db/schema';
+import { users } from '../db/schema';
 import { textField } from '../lib/validation';
+import { timestamp, url } from './fields';
+import { apiSchema, createSelectSchema } from './from-table';
 
-const timestamp = z
-  .string()
-  .openapi({ example: '2026-01-02T03:04:05.123000Z', description: 'ISO 8601 UTC, microseconds' });
-
-export const UserSchema = z
-  .object({
-    id: z.int(),
-    name: z.string(),
-    email: z.string(),
-    avatar: z.string().openapi({ description: 'URL; a Gravatar identicon unless set' }),
-    status: z.enum(USER_STATUSES),
-    created_at: timestamp,
-    updated_at: timestamp,
-  })
+/**
+ * The User of the spec: the users table's public columns, and `avatar` (the custom URL,
+ * else a Gravatar: services/users.ts `toUserResource` maps it). The password hash and
+ * token bookkeeping never leave.
+ */
+const userRow = createSelectSchema(users, { createdAt: timestamp, updatedAt: timestamp });
+export const UserSchema = apiSchema(userRow, ['id', 'name', 'email', 'status', 'createdAt', 'updatedAt'])
+  .extend({ avatar: url.openapi({ description: 'URL; a Gravatar identicon unless set' }) })
   .openapi('User');
 
 /** `name` 1..255 after trimming (contract 2). */

@@ -4,19 +4,13 @@ import { users, type UserRow, type UserStatus } from '../db/schema';
 import { isUniqueViolation } from '../db/sql';
 import { sha256Hex } from '../lib/crypto';
 import { isoTimestamp } from '../lib/time';
+import type { UserSchema } from '../schemas/user';
+import type { z } from 'zod';
 
 export type { UserRow };
 
-/** The User of the spec, as every endpoint returns it. The password never leaves. */
-export interface UserResource {
-  id: number;
-  name: string;
-  email: string;
-  avatar: string;
-  status: UserStatus;
-  created_at: string;
-  updated_at: string;
-}
+/** The User of the spec, as every endpoint returns it (schemas/user.ts). */
+export type UserResource = z.infer<typeof UserSchema>;
 
 /** The default avatar: the Gravatar identicon of the lower-case email (contract 2). */
 export async function gravatarUrl(email: string): Promise<string> {

@@ -38,14 +38,9 @@ export const listRadios = createRoute({
       country_id: intParam({ min: 1 }).optional(),
       language: languageCode.optional().openapi({ description: 'ISO 639-1 code' }),
       genre_id: intParam({ min: 1 }).optional(),
-      cursor: z
-        .string()
-        .min(1)
-        .max(512)
-        .optional()
-        .openapi({
-          description: '`meta.next_cursor` of the previous page: the next page, at any depth (without `search`)',
-        }),
+      cursor: z.string().min(1).max(512).optional().openapi({
+        description: '`meta.next_cursor` of the previous page: the next page, at any depth (without `search`)',
+      }),
     }),
   },
   responses: {
