@@ -3,7 +3,17 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', '.wrangler', 'dist', 'bench/out', 'drizzle', 'worker-configuration.d.ts'] },
+  {
+    ignores: [
+      'node_modules',
+      '.wrangler',
+      'dist',
+      'bench/out',
+      'drizzle',
+      'worker-configuration.d.ts',
+      'public/docs/scalar.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

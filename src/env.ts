@@ -1,7 +1,8 @@
 import type { TimingVariables } from 'hono/timing';
+import type { IdempotencyClaim } from './middleware/idempotency';
 import type { Db, DbStats } from './db/client';
 import type { PlayCounter } from './durable-objects/play-counter';
-import type { RateLimiter } from './durable-objects/rate-limiter';
+import type { Quota, RateLimiter } from './durable-objects/rate-limiter';
 import type { SearchTrends } from './durable-objects/search-trends';
 import type { UserRow } from './db/schema';
 import type { SerialisedBody } from './lib/envelope';
@@ -63,10 +64,16 @@ export interface Variables extends TimingVariables {
   caller?: Caller;
   /** A JSON answer's text (and tag), kept by lib/envelope.ts for its entity tag. */
   body?: SerialisedBody;
+  /** This request's new `Idempotency-Key`, for its write batch to claim (middleware/idempotency.ts). */
+  idempotency?: IdempotencyClaim;
+  /** Put before the body's hash in the answer's `ETag` (a playlist's `v<version>-`, middleware/caching.ts). */
+  etagPrefix?: string;
   /** How old a public answer served from the Cache API is (middleware/caching.ts). */
   publicAgeMs?: number;
   /** The presented token's record (middleware/auth.ts). */
   token: TokenRecord;
+  /** The tightest login or registration quota in this answer's `RateLimit` headers (services/rate-limits.ts). */
+  quota?: Quota;
 }
 
 /** The typed Hono environment every router shares. */

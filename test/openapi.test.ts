@@ -1,5 +1,4 @@
 import { expect, it } from 'vitest';
-import { BASE, fetchWorker } from './helpers/client';
 import { openApiDocument } from './helpers/openapi';
 
 it('serves an OpenAPI 3.1 document of every route', async () => {
@@ -63,12 +62,52 @@ it('serves an OpenAPI 3.1 document of every route', async () => {
   );
 });
 
-it('renders the reference at /docs without external assets', async () => {
-  const response = await fetchWorker(`${BASE}/docs`);
-  expect(response.status).toBe(200);
-  expect(response.headers.get('content-type')).toMatch(/^text\/html/);
-  const html = await response.text();
-  expect(html).toContain('/api/v1/auth/register');
-  expect(html).toContain('Change the password; every other token of the user is revoked');
-  expect(html).not.toMatch(/<script|https?:\/\/(?!www\.gravatar)/);
+type Operation = {
+  operationId?: string;
+  tags?: string[];
+  description?: string;
+  security?: unknown[];
+  parameters?: { $ref?: string; name?: string }[];
+  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { example?: unknown }> }>;
+};
+
+it('describes every operation for SDK generators: ids, tags, headers both ways, 304s, examples', async () => {
+  const doc = (await openApiDocument()) as unknown as { paths: Record<string, Record<string, Operation>> };
+  const ids = new Set<string>();
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const where = `${method.toUpperCase()} ${path}`;
+      expect(op.operationId, where).toMatch(/^[a-z][A-Za-z0-9]+$/);
+      ids.add(op.operationId!);
+      expect(op.tags?.length, where).toBe(1);
+      expect(op.description?.length, where).toBeGreaterThan(20);
+      const params = (op.parameters ?? []).map((p) => p.$ref ?? p.name);
+      expect(params, where).toContain('#/components/parameters/X-Request-Id');
+      for (const [status, response] of Object.entries(op.responses)) {
+        expect(Object.keys(response.headers ?? {}), `${where} ${status}`).toContain('X-Request-Id');
+        if (status === '201') expect(Object.keys(response.headers ?? {}), where).toContain('Location');
+        if (status === '401') expect(Object.keys(response.headers ?? {}), where).toContain('WWW-Authenticate');
+        if (status === '429' || status === '503')
+          expect(Object.keys(response.headers ?? {}), where).toContain('Retry-After');
+      }
+      if (method === 'get') {
+        expect(op.responses['304'], where).toBeDefined();
+        expect(params, where).toContain('#/components/parameters/If-None-Match');
+        expect(Object.keys(op.responses['200']?.headers ?? {}), where).toContain('ETag');
+      }
+      const signedInWrite = method !== 'get' && !path.startsWith('/api/v1/admin') && op.security?.length === 1;
+      if (signedInWrite && !path.endsWith('/logout')) {
+        expect(params, where).toContain('#/components/parameters/Idempotency-Key');
+      }
+      const success = Object.entries(op.responses).find(([status]) => status.startsWith('2'))![1];
+      const json = success.content?.['application/json'];
+      if (json) expect(json.example, where).toBeDefined();
+    }
+  }
+  expect(ids.size).toBe(46);
+  for (const path of ['/api/v1/auth/register', '/api/v1/auth/login'])
+    expect(doc.paths[path]?.post?.security).toEqual([]);
+  const playlistWrite = doc.paths['/api/v1/playlists/{id}']!.put!;
+  expect(playlistWrite.parameters!.map((p) => p.$ref)).toContain('#/components/parameters/If-Match');
+  expect(playlistWrite.responses['412']).toBeDefined();
 });

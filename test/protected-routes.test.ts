@@ -23,7 +23,10 @@ describe.each(protectedRoutes)('$method $path', ({ method, path }) => {
   const send = (headers: Record<string, string>) => call(method, path, { headers });
 
   it('401 without a token', async () => {
-    expect((await send({})).body).toEqual(unauthenticated);
+    const res = await send({});
+    expect(res.body).toEqual(unauthenticated);
+    // RFC 6750 3.1: no credentials, no error code.
+    expect(res.headers.get('WWW-Authenticate')).toBe('Bearer realm="radio-api"');
   });
 
   it.each([
@@ -34,6 +37,7 @@ describe.each(protectedRoutes)('$method $path', ({ method, path }) => {
     const res = await send({ Authorization: authorization });
     expect(res.status).toBe(401);
     expect(res.body).toEqual(unauthenticated);
+    expect(res.headers.get('WWW-Authenticate')).toMatch(/^Bearer realm="radio-api"/);
   });
 
   it('401 with a token whose secret is wrong', async () => {

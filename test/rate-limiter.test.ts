@@ -10,11 +10,23 @@ const rule = (limit: number, bucket = 'b'): LimitRule => ({ bucket, limit, windo
 it('reserves up to the limit in a sliding window, then says when to retry', async () => {
   const limiter = stub('window');
   const start = Date.now();
-  for (let i = 0; i < 3; i += 1) expect((await limiter.reserve([rule(3)], start + i * 60_000)).ok).toBe(true);
+  // Each reservation says what is left and when the window's oldest hit leaves it (the RateLimit header).
+  const remaining = [];
+  for (let i = 0; i < 3; i += 1) {
+    const reservation = await limiter.reserve([rule(3)], start + i * 60_000);
+    expect(reservation.ok).toBe(true);
+    if (reservation.ok) remaining.push([reservation.quota?.remaining, reservation.quota?.resetMs]);
+  }
+  expect(remaining).toEqual([
+    [2, WINDOW],
+    [1, WINDOW - 60_000],
+    [0, WINDOW - 120_000],
+  ]);
   expect(await limiter.reserve([rule(3)], start + 5 * 60_000)).toEqual({
     ok: false,
     bucket: 'b',
     retryAfterMs: 10 * 60_000,
+    quota: { limit: 3, windowMs: WINDOW, remaining: 0, resetMs: 10 * 60_000 },
   });
   // The first hit leaves the window; one attempt is free again.
   expect((await limiter.reserve([rule(3)], start + WINDOW + 1)).ok).toBe(true);

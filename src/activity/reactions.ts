@@ -1,18 +1,21 @@
-import { and, eq, exists, sql, type SQL } from 'drizzle-orm';
+import { and, eq, exists, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { channelIsVisible } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
 import { favorites, likes, radioChannels } from '../db/schema';
-import { oneRow } from '../db/sql';
+import { prepared } from '../db/prepared';
+import { batchWithGuards, oneRow, type WriteGuards } from '../db/sql';
 
 type Marks = typeof likes | typeof favorites;
+/** An id in the statements below: a number, or a placeholder of a prepared query (db/prepared.ts). */
+type Value = number | Placeholder;
 const qb = new QueryBuilder();
 
 /** The channel counter a mark table moves. */
 const counterOf = (table: Marks) => (table === likes ? radioChannels.likesCount : radioChannels.favoritesCount);
-const mark = (table: Marks, userId: number, channelId: number) =>
+const mark = (table: Marks, userId: Value, channelId: Value) =>
   and(eq(table.userId, userId), eq(table.channelId, channelId));
-const hasMark = (table: Marks, userId: number, channelId: number) =>
+const hasMark = (table: Marks, userId: Value, channelId: Value) =>
   exists(
     qb
       .select({ one: sql`1` })
@@ -21,7 +24,7 @@ const hasMark = (table: Marks, userId: number, channelId: number) =>
   );
 
 /** The user's mark and the channel's counter after a change; no row when the channel is not visible. */
-const stateQuery = (db: Db, table: Marks, userId: number, channelId: number) =>
+const stateQuery = (db: Db, table: Marks, userId: Value, channelId: Value) =>
   db
     .select({
       active: sql<boolean>`${hasMark(table, userId, channelId)}`.mapWith(Boolean).as('active'),
@@ -33,7 +36,7 @@ const stateQuery = (db: Db, table: Marks, userId: number, channelId: number) =>
 const readState = (rows: { active: boolean; total: number }[]) => rows[0] ?? null;
 
 /** The row of a new mark, inserted only when `guard` holds. */
-const markRow = (userId: number, channelId: number, now: string, guard: SQL) =>
+const markRow = (userId: Value, channelId: Value, now: string | Placeholder, guard: SQL) =>
   qb
     .select({
       userId: sql<number>`${userId}`.as('user_id'),
@@ -44,7 +47,7 @@ const markRow = (userId: number, channelId: number, now: string, guard: SQL) =>
     .where(guard);
 
 /** A counter moved by `delta` (SQL), guarded by the channel's visibility. */
-const moveCounter = (db: Db, table: Marks, channelId: number, delta: ReturnType<typeof sql>) => {
+const moveCounter = (db: Db, table: Marks, channelId: Value, delta: SQL) => {
   const counter = counterOf(table);
   return db
     .update(radioChannels)
@@ -52,26 +55,55 @@ const moveCounter = (db: Db, table: Marks, channelId: number, delta: ReturnType<
     .where(and(eq(radioChannels.id, channelId), channelIsVisible(channelId)));
 };
 
+const user = sql.placeholder('userId');
+const channel = sql.placeholder('channelId');
+const at = sql.placeholder('now');
+
 /**
- * Flips a like or favorite in one batch (one transaction): delete it if there, else
- * insert it (`changes()` tells which), then move the channel's counter by one in the
- * same direction. D1 runs batches one at a time, so the counter always equals the
- * number of rows, also under concurrent toggles. Null when the channel is not visible.
+ * The statements of a toggle, prepared once per table (db/prepared.ts): delete the mark
+ * if there, else insert it (`changes()` tells which), then move the channel's counter by
+ * one in the same direction, then read the state.
  */
-export async function toggle(db: Db, table: Marks, userId: number, channelId: number, now: string) {
-  const visible = channelIsVisible(channelId);
-  const [, , , state] = await db.batch([
-    db.delete(table).where(and(mark(table, userId, channelId), visible)),
-    db.insert(table).select(markRow(userId, channelId, now, sql`changes() = 0 AND ${visible}`)),
-    moveCounter(db, table, channelId, sql`(CASE WHEN ${hasMark(table, userId, channelId)} THEN 1 ELSE -1 END)`),
-    stateQuery(db, table, userId, channelId),
+const toggleStatements = (table: Marks) => ({
+  remove: prepared((db) => db.delete(table).where(and(mark(table, user, channel), channelIsVisible(channel)))),
+  add: prepared((db) =>
+    db.insert(table).select(markRow(user, channel, at, sql`changes() = 0 AND ${channelIsVisible(channel)}`)),
+  ),
+  count: prepared((db) =>
+    moveCounter(db, table, channel, sql`(CASE WHEN ${hasMark(table, user, channel)} THEN 1 ELSE -1 END)`),
+  ),
+  state: prepared((db) => stateQuery(db, table, user, channel)),
+});
+const toggles = { likes: toggleStatements(likes), favorites: toggleStatements(favorites) };
+
+/**
+ * Flips a like or favorite in one batch (one transaction), `guards` first
+ * (services/guarded-writes.ts). D1 runs batches one at a time, so the counter always
+ * equals the number of rows, also under concurrent toggles. Null when the channel is
+ * not visible.
+ */
+export async function toggle(
+  db: Db,
+  table: Marks,
+  userId: number,
+  channelId: number,
+  now: string,
+  guards: WriteGuards = [],
+) {
+  const statements = table === likes ? toggles.likes : toggles.favorites;
+  const values = { userId, channelId, now };
+  const [, , , state] = await batchWithGuards(db, guards, [
+    statements.remove(db, values),
+    statements.add(db, values),
+    statements.count(db, values),
+    statements.state(db, values),
   ]);
   return readState(state);
 }
 
 /** Adds a favorite unless it is there; `created` tells which. Null when the channel is not visible. */
-export async function addFavorite(db: Db, userId: number, channelId: number, now: string) {
-  const [inserted, , state] = await db.batch([
+export async function addFavorite(db: Db, userId: number, channelId: number, now: string, guards: WriteGuards = []) {
+  const [inserted, , state] = await batchWithGuards(db, guards, [
     db
       .insert(favorites)
       .select(markRow(userId, channelId, now, channelIsVisible(channelId)))
@@ -84,8 +116,8 @@ export async function addFavorite(db: Db, userId: number, channelId: number, now
 }
 
 /** Removes a favorite if there. Null when the channel is not visible. */
-export async function removeFavorite(db: Db, userId: number, channelId: number) {
-  const [, , state] = await db.batch([
+export async function removeFavorite(db: Db, userId: number, channelId: number, guards: WriteGuards = []) {
+  const [, , state] = await batchWithGuards(db, guards, [
     db.delete(favorites).where(and(mark(favorites, userId, channelId), channelIsVisible(channelId))),
     moveCounter(db, favorites, channelId, sql`-changes()`),
     stateQuery(db, favorites, userId, channelId),

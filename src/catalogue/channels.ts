@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, exists, gt, inArray, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { QueryBuilder, type SubqueryWithSelection } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
+import { prepared } from '../db/prepared';
 import { read, type Queries, type Read } from '../db/read';
 import { fieldInvalid } from '../lib/errors';
 import { catalogueCounts, countries, genres, radioChannelGenres, radioChannels } from '../db/schema';
@@ -13,6 +14,7 @@ import {
   channelVisible,
   radioResourceColumns,
   type RadioResource,
+  type ViewerId,
 } from './radio-resource';
 import { oneRow } from '../db/sql';
 import { channelIdOf, textMatchRowids } from './search-index';
@@ -343,25 +345,31 @@ export function searchTotals(db: Db, query: ChannelListQuery & { search: string 
 }
 
 /** One visible channel, or null (missing, inactive, or in an inactive country). */
+const channelById = (viewer: ViewerId) =>
+  prepared((db) =>
+    db
+      .select(radioResourceColumns(viewer))
+      .from(radioChannels)
+      .innerJoin(countries, channelCountry)
+      .where(and(eq(radioChannels.id, sql.placeholder('id')), channelVisible)),
+  );
+const channelForNobody = channelById(0);
+const channelForViewer = channelById(sql.placeholder('viewer'));
+
 export function visibleChannel(db: Db, id: number, viewerId: number) {
   return read(
-    [
-      db
-        .select(radioResourceColumns(viewerId))
-        .from(radioChannels)
-        .innerJoin(countries, channelCountry)
-        .where(and(eq(radioChannels.id, id), channelVisible)),
-    ] as const,
+    [viewerId === 0 ? channelForNobody(db, { id }) : channelForViewer(db, { id, viewer: viewerId })] as const,
     ([[channel]]) => channel ?? null,
   );
 }
 
+const visibility = prepared((db) =>
+  db.select({ visible: sql<boolean>`${channelIsVisible(sql.placeholder('id'))}`.mapWith(Boolean) }).from(oneRow),
+);
+
 /** Whether channel `id` is visible (the 404 check of writes to a channel). */
 export const channelVisibility = (db: Db, id: number) =>
-  read(
-    [db.select({ visible: sql<boolean>`${channelIsVisible(id)}`.mapWith(Boolean) }).from(oneRow)] as const,
-    ([[row]]) => row?.visible ?? false,
-  );
+  read([visibility(db, { id })] as const, ([[row]]) => row?.visible ?? false);
 
 /** Any channel, active or not, for the admin API. */
 export function anyChannel(db: Db, id: number) {

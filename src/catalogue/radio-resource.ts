@@ -1,8 +1,8 @@
-import { and, asc, eq, exists, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, exists, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { z } from 'zod';
 import { countries, favorites, genres, likes, radioChannelGenres, radioChannels } from '../db/schema';
-import { GenreRefsSchema, type RadioSchema } from '../schemas/catalogue';
+import type { GenreRefsSchema, RadioSchema } from '../schemas/catalogue';
 
 /** The RadioResource of the spec, as every endpoint returns a channel (its schema: schemas/catalogue.ts). */
 export type RadioResource = z.infer<typeof RadioSchema>;
@@ -28,8 +28,11 @@ const genreList = qb
   .orderBy(sql`${genres.name} COLLATE NOCASE`, asc(genres.id))
   .as('genre_list');
 
+/** A caller's id, or a placeholder for it in a prepared query (db/prepared.ts). */
+export type ViewerId = number | Placeholder;
+
 /** True when the caller has a mark (like, favorite) on the channel; constant false for nobody (0). */
-function marked(table: typeof likes | typeof favorites, viewerId: number): SQL<boolean> {
+function marked(table: typeof likes | typeof favorites, viewerId: ViewerId): SQL<boolean> {
   if (viewerId === 0) return sql<boolean>`0`.mapWith(Boolean);
   return sql<boolean>`${exists(
     qb
@@ -39,6 +42,10 @@ function marked(table: typeof likes | typeof favorites, viewerId: number): SQL<b
   )}`.mapWith(Boolean);
 }
 
+/** The genres JSON the select above builds (no need to check what our own SQL made). */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_group_array of {id, name} objects
+const readGenreRefs = (json: string) => JSON.parse(json) as z.infer<typeof GenreRefsSchema>;
+
 /**
  * The mapping from the tables to a RadioResource, as the columns of a select over
  * `radio_channels` joined with `countries` (see `fromChannels`): every API field named
@@ -47,7 +54,7 @@ function marked(table: typeof likes | typeof favorites, viewerId: number): SQL<b
  * that two tables share are aliased (D1 answers rows as objects: see db/client.ts).
  * `viewerId` is the caller (0 for nobody: the flags are then false).
  */
-export function radioResourceColumns(viewerId: number) {
+export function radioResourceColumns(viewerId: ViewerId) {
   return {
     id: radioChannels.id,
     name: radioChannels.name,
@@ -68,7 +75,7 @@ export function radioResourceColumns(viewerId: number) {
     likes: radioChannels.likesCount,
     genres:
       sql`(SELECT json_group_array(json_object('id', ${genreList.id}, 'name', ${genreList.name})) FROM ${genreList})`
-        .mapWith((json: string) => GenreRefsSchema.parse(JSON.parse(json)))
+        .mapWith(readGenreRefs)
         .as('genres_json'),
     social_links: {
       website: radioChannels.website,
@@ -90,7 +97,7 @@ export const channelVisible = and(eq(radioChannels.isActive, true), eq(countries
 export const channelCountry = eq(countries.id, radioChannels.countryId);
 
 /** True when channel `id` is visible, as a condition other statements can be guarded by. */
-export function channelIsVisible(id: number | SQL) {
+export function channelIsVisible(id: number | SQL | Placeholder) {
   return exists(
     qb
       .select({ one: sql`1` })

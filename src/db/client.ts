@@ -1,5 +1,5 @@
 import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
-import { DependencyError, callDependency } from '../lib/dependencies';
+import { type Deadline, DependencyError, callDependency } from '../lib/dependencies';
 
 /** The Drizzle database of a request: every D1 query goes through it (src/db/schema.ts). */
 export type Db = DrizzleD1Database & { $client: D1Database };
@@ -40,9 +40,9 @@ const SQL_ERROR =
   /SQLITE_(ERROR|CONSTRAINT|MISMATCH|RANGE|TOOBIG)|D1_TYPE_ERROR|constraint failed|no such (table|column)|syntax error|too many SQL variables/i;
 
 /** `work()`, with D1's failures turned into a `DependencyError` (SQL errors pass as they are). */
-async function callD1<T>(work: () => Promise<T>, timeoutMs: number): Promise<T> {
+async function callD1<T>(work: () => Promise<T>, timeout: number | Deadline): Promise<T> {
   try {
-    return await callDependency('D1', work, timeoutMs);
+    return await callDependency('D1', work, timeout);
   } catch (error) {
     if (
       error instanceof DependencyError &&
@@ -71,14 +71,14 @@ const unwrapped = new WeakMap<object, D1PreparedStatement>();
 export function instrumentD1(
   binding: D1Database | (() => D1Database | D1DatabaseSession),
   stats: DbStats,
-  timeoutMs = 10_000,
+  timeout: number | Deadline = 10_000,
 ): D1Database {
   // A getter lets the caller open a D1 session only when a request really queries.
   const target = typeof binding === 'function' ? binding : () => binding;
   const wrapStatement = (statement: D1PreparedStatement): D1PreparedStatement => {
     const all = async <T>() => {
       const startedAt = performance.now();
-      const result = await callD1(() => statement.all<T>(), timeoutMs);
+      const result = await callD1(() => statement.all<T>(), timeout);
       record(stats, startedAt, [result], 1);
       return result;
     };
@@ -88,7 +88,7 @@ export function instrumentD1(
       all,
       run: async <T>() => {
         const startedAt = performance.now();
-        const result = await callD1(() => statement.run<T>(), timeoutMs);
+        const result = await callD1(() => statement.run<T>(), timeout);
         record(stats, startedAt, [result], 1);
         return result;
       },
@@ -113,7 +113,7 @@ export function instrumentD1(
     prepare: (query: string) => wrapStatement(target().prepare(query)),
     batch: async <T>(statements: D1PreparedStatement[]) => {
       const startedAt = performance.now();
-      const results = await callD1(() => target().batch<T>(statements.map((s) => unwrapped.get(s) ?? s)), timeoutMs);
+      const results = await callD1(() => target().batch<T>(statements.map((s) => unwrapped.get(s) ?? s)), timeout);
       record(stats, startedAt, results, results.length);
       return results;
     },

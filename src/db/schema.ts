@@ -285,6 +285,8 @@ export const playlists = sqliteTable(
     description: text('description'),
     isPublic: integer('is_public', { mode: 'boolean' }).notNull().default(false),
     itemsCount: integer('items_count').notNull().default(0),
+    /** Raised by one in the batch of every change of the playlist or its items (contract 10: `If-Match`). */
+    version: integer('version').notNull().default(1),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
@@ -316,3 +318,38 @@ export const playlistItems = sqliteTable(
     index('playlist_items_by_channel').on(t.channelId, t.playlistId),
   ],
 );
+
+/**
+ * `Idempotency-Key`s of signed-in writes (contract 10). The row is inserted in the batch
+ * of the write it guards (a second request with the key fails on the primary key, so the
+ * write happens once); the answer is stored once the handler has it. Rows older than 24
+ * hours are ignored and deleted by the next claim of their user.
+ */
+export const idempotencyKeys = sqliteTable(
+  'idempotency_keys',
+  {
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    key: text('key').notNull(),
+    /** SHA-256 of method, path and body: the same key with another request is a 422. */
+    fingerprint: text('fingerprint').notNull(),
+    /** The first answer, once known; null while the first request runs. */
+    status: integer('status'),
+    body: text('body'),
+    /** The answer's `Location` and `ETag`, as JSON pairs. */
+    headers: text('headers'),
+    /** Milliseconds since the epoch. */
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.key] }), index('idempotency_keys_age').on(t.userId, t.createdAt)],
+);
+
+/**
+ * Never holds a row: a batch that must stop when a condition fails (a stale `If-Match`)
+ * inserts `holds = 0` only when it fails, the CHECK refuses it, and D1 rolls the whole
+ * batch back (src/db/sql.ts `guard`).
+ */
+export const writeGuards = sqliteTable('write_guards', { holds: integer('holds').notNull() }, () => [
+  check('write_guard_holds', sql`holds <> 0`),
+]);

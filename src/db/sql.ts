@@ -1,5 +1,7 @@
 import { getTableName, sql, type Column, type SQL } from 'drizzle-orm';
+import type { BatchItem, BatchResponse } from 'drizzle-orm/batch';
 import type { Db } from './client';
+import { writeGuards } from './schema';
 
 /**
  * A column's bare name (`"name"`), for the places SQL takes no table prefix: the column
@@ -36,4 +38,38 @@ export const oneRow: SQL = sql`(SELECT 1)`;
 export function batchable(db: Db, query: SQL) {
   const raw = db.run(query);
   return Object.assign(raw, { stmt: db.$client.prepare(raw.getQuery().sql) });
+}
+
+/** Statements a write's batch starts with: its idempotency claim, its preconditions. */
+export type WriteGuards = BatchItem<'sqlite'>[];
+
+/**
+ * A statement that makes its batch fail, and D1 roll the whole batch back, when
+ * `failed` (an SQL condition) holds at that point of the batch: it inserts a row that
+ * the CHECK of `write_guards` refuses. `isGuardFailure` tells that error from others.
+ */
+export const guard = (db: Db, failed: SQL) =>
+  batchable(db, sql`INSERT INTO ${writeGuards} (${bare(writeGuards.holds)}) SELECT 0 WHERE ${failed}`);
+
+/** True when a batch failed on a `guard` (a precondition no longer held). */
+export function isGuardFailure(error: unknown): boolean {
+  const text = error instanceof Error ? `${error.message} ${String(error.cause ?? '')}` : String(error);
+  return text.includes('CHECK constraint failed: write_guard_holds');
+}
+
+/**
+ * `db.batch` with `guards` first (in the same transaction) and the results of
+ * `statements` only, typed as `db.batch` types them. Guards go first so that a
+ * statement's `changes()` still sees the statement before it.
+ */
+export async function batchWithGuards<T extends readonly [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]]>(
+  db: Db,
+  guards: WriteGuards,
+  statements: T,
+): Promise<BatchResponse<T>> {
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- a non-empty list of batch items, as db.batch wants it
+  const all = [...guards, ...statements] as unknown as T;
+  const results = await db.batch(all);
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the results of `statements`, in their order
+  return results.slice(guards.length) as unknown as BatchResponse<T>;
 }

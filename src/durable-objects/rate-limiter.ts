@@ -10,8 +10,17 @@ export interface LimitRule {
   unlessMarked?: string;
 }
 
-/** The answer of `reserve`: the reservation, or which rule refused it and for how long. */
-export type Reservation = { ok: true; id: string } | { ok: false; bucket: string; retryAfterMs: number };
+/** What is left of the tightest rule: the `RateLimit` header's `r` and `t` (contract 10). */
+export interface Quota {
+  limit: number;
+  windowMs: number;
+  remaining: number;
+  resetMs: number;
+}
+
+/** The answer of `reserve`: the reservation and what is left, or the rule that refused it and for how long. */
+export type Reservation =
+  { ok: true; id: string; quota: Quota | null } | { ok: false; bucket: string; retryAfterMs: number; quota: Quota };
 
 /** What to do with a reservation once the guarded work is done. */
 export interface Settlement {
@@ -51,6 +60,7 @@ export class RateLimiter extends DurableObject<Bindings> {
   /** Reserves one attempt under every rule, or none: see the class comment. */
   async reserve(rules: LimitRule[], now: number = Date.now()): Promise<Reservation> {
     const sql = this.sql;
+    const applied: { rule: LimitRule; count: number; oldest: number | null }[] = [];
     for (const rule of rules) {
       if (rule.unlessMarked && this.isMarked(sql, rule.unlessMarked, now)) continue;
       const row = sql
@@ -70,8 +80,11 @@ export class RateLimiter extends DurableObject<Bindings> {
             row.count - rule.limit,
           )
           .one().at;
-        return { ok: false, bucket: rule.bucket, retryAfterMs: Math.max(1000, freeAt + rule.windowMs - now) };
+        const retryAfterMs = Math.max(1000, freeAt + rule.windowMs - now);
+        const quota = { limit: rule.limit, windowMs: rule.windowMs, remaining: 0, resetMs: retryAfterMs };
+        return { ok: false, bucket: rule.bucket, retryAfterMs, quota };
       }
+      applied.push({ rule, count: row.count, oldest: row.oldest });
     }
     const id = crypto.randomUUID();
     let longest = 0;
@@ -86,7 +99,14 @@ export class RateLimiter extends DurableObject<Bindings> {
       longest = Math.max(longest, rule.windowMs);
     }
     await this.scheduleCleanup(now + longest);
-    return { ok: true, id };
+    // The tightest rule after this hit; its window resets when its oldest hit (maybe this one) leaves.
+    let quota: Quota | null = null;
+    for (const { rule, count, oldest } of applied) {
+      const remaining = rule.limit - count - 1;
+      if (quota && quota.remaining <= remaining) continue;
+      quota = { limit: rule.limit, windowMs: rule.windowMs, remaining, resetMs: (oldest ?? now) + rule.windowMs - now };
+    }
+    return { ok: true, id, quota };
   }
 
   /** Keeps or gives back a reservation's hits, and applies the settlement's side effects. */

@@ -61,7 +61,8 @@ export function ok<D>(c: Context, data: D, message: string) {
   return json(c, envelope(data, message), 200, reusable(data, message));
 }
 
-/** 201 with a success envelope, for what a request created. */
-export function created<D>(c: Context, data: D, message: string) {
+/** 201 with a success envelope and the `Location` of what the request created (contract 1). */
+export function created<D>(c: Context, data: D, message: string, location: string) {
+  c.header('Location', location);
   return json(c, envelope(data, message), 201);
 }

@@ -21,7 +21,19 @@ export class ApiError extends Error {
 export type FieldErrors = Record<string, string[]>;
 
 export const malformedJson = () => new ApiError(400, 'The request body is not valid JSON.');
-export const unauthenticated = () => new ApiError(401, 'Unauthenticated.');
+/**
+ * 401 with `WWW-Authenticate` (RFC 6750): the scheme and realm, and `error="invalid_token"`
+ * when a token was sent and refused (malformed, unknown, expired or revoked).
+ */
+export const unauthenticated = (tokenRefused = false) =>
+  new ApiError(
+    401,
+    'Unauthenticated.',
+    {},
+    {
+      'WWW-Authenticate': tokenRefused ? 'Bearer realm="radio-api", error="invalid_token"' : 'Bearer realm="radio-api"',
+    },
+  );
 export const accountInactive = (status: string) =>
   new ApiError(403, status === 'banned' ? 'Your account is banned.' : 'Your account is inactive.', {
     status,

@@ -4,6 +4,7 @@ import type { ZodError } from 'zod';
 import type { core } from 'zod';
 import { validationFailed, type FieldErrors } from './errors';
 import { canonicalHttpUrl, normaliseText } from './text';
+import { MULTILINE, ONE_LINE } from '../schemas/fields';
 import type { AppEnv } from '../env';
 
 /** `password_confirmation` → "password confirmation", as the messages name fields. */
@@ -94,13 +95,15 @@ export const validationHook: Hook<any, AppEnv, any, undefined> = (result) => {
  * could not be told from its neighbours).
  */
 export function intParam(options: { min?: number; max?: number } = {}) {
-  let schema = z.int();
-  if (options.min !== undefined) schema = schema.min(options.min);
-  if (options.max !== undefined) schema = schema.max(options.max);
-  return z.preprocess(
-    (value) => (typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value),
-    schema,
-  );
+  const min = options.min ?? Number.MIN_SAFE_INTEGER;
+  const max = options.max ?? Number.MAX_SAFE_INTEGER;
+  const format = min >= -(2 ** 31) && max < 2 ** 31 ? 'int32' : 'int64';
+  return z
+    .preprocess(
+      (value) => (typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value),
+      z.int().min(min).max(max),
+    )
+    .openapi({ type: 'integer', format, minimum: min, maximum: max });
 }
 
 /**
@@ -113,11 +116,13 @@ export function textField(options: { min?: number; max: number; multiline?: bool
   let schema = z.string().trim().normalize('NFC');
   if (options.min !== undefined) schema = schema.min(options.min);
   schema = schema.max(options.max);
-  return schema.superRefine((value, context) => {
-    if (normaliseText(value, { multiline: options.multiline }) === null) {
-      context.addIssue({ code: 'custom', params: { rule: 'text' }, input: value });
-    }
-  });
+  return schema
+    .superRefine((value, context) => {
+      if (normaliseText(value, { multiline: options.multiline }) === null) {
+        context.addIssue({ code: 'custom', params: { rule: 'text' }, input: value });
+      }
+    })
+    .openapi({ pattern: options.multiline ? MULTILINE : ONE_LINE });
 }
 
 /** An http(s) URL, stored in its canonical form (lib/text.ts `canonicalHttpUrl`). */
@@ -136,7 +141,7 @@ export const httpUrlField = () =>
     .openapi({ type: 'string', format: 'uri', maxLength: 2048 });
 
 /** A positive integer identifier in a path, documented as `{id}`. */
-export const idParam = (name: string) => intParam({ min: 1 }).openapi({ param: { name, in: 'path' }, example: 1 });
+export const idParam = (name: string) => intParam({ min: 1 }).openapi({ param: { name, in: 'path' }, example: 42 });
 
 /** `{ limit }` query of the list endpoints: 1..`max`, `fallback` when absent (contract 3). */
 export const limitQuery = (max: number, fallback: number) =>

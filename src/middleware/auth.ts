@@ -8,10 +8,11 @@ import { parseBearer, resolveToken } from '../services/tokens';
 
 /** The presented token (KV, cached per isolate: services/tokens.ts): 401 unless it is live. */
 async function authenticate(c: Context<AppEnv>): Promise<void> {
-  const presented = parseBearer(c.req.header('authorization'));
-  if (!presented) throw unauthenticated();
+  const header = c.req.header('authorization');
+  const presented = parseBearer(header);
+  if (!presented) throw unauthenticated(header !== undefined);
   const record = await resolveToken(c, presented);
-  if (!record) throw unauthenticated();
+  if (!record) throw unauthenticated(true);
   c.set('token', record);
   c.set('userId', record.userId);
 }

@@ -5,7 +5,7 @@ import { setMetric } from 'hono/timing';
 import { createDb, instrumentD1, newDbStats, type DbStats } from '../db/client';
 import type { AppEnv, Bindings } from '../env';
 import { constantTimeEqual } from '../lib/crypto';
-import { dependencyTimeoutMs } from '../lib/dependencies';
+import { Deadline, dependencyTimeoutMs } from '../lib/dependencies';
 
 /**
  * The D1 row of `Server-Timing` (Hono's `timing()` writes the header, with the total):
@@ -15,14 +15,12 @@ import { dependencyTimeoutMs } from '../lib/dependencies';
  * by a failed login) and how long someone's private playlist is (contract 8); the log
  * line always has them.
  */
-export const dbTiming = createMiddleware<AppEnv>(async (c, next) => {
-  await next();
-  const stats = c.get('dbStats');
+function reportDbTiming(c: Context<AppEnv>, stats: DbStats): void {
   const desc = isDebugRequest(c.req.raw, c.env)
     ? `queries=${stats.queries} round_trips=${stats.roundTrips} rows_read=${stats.rowsRead} rows_written=${stats.rowsWritten}`
     : undefined;
   setMetric(c, 'db', stats.durationMs, desc);
-});
+}
 
 /** True when the request carries the operators' debug token (`X-Debug-Token` = `ADMIN_TOKEN`). */
 export function isDebugRequest(request: Request, env: Bindings): boolean {
@@ -125,8 +123,8 @@ export const assignRequestId = requestId({ headerName: '', generator: (c) => req
 
 /**
  * Gives the request a D1 handle that counts what it asks of D1 (the D1 session opens
- * at the first query); on the way out the `X-Request-Id` and `X-D1-Bookmark` headers
- * and the request's log line.
+ * at the first query); on the way out the D1 row of `Server-Timing` (inside Hono's
+ * `timing()`), the `X-Request-Id` and `X-D1-Bookmark` headers and the request's log line.
  */
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   const startedAt = Date.now();
@@ -135,10 +133,11 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   c.set('dbStats', dbStats);
   let session: D1DatabaseSession | undefined;
   const openOnce = () => (session ??= openSession(c.env.DB, c.req.header('x-d1-bookmark')));
-  c.set('db', createDb(instrumentD1(openOnce, dbStats, dependencyTimeoutMs(c.env))));
+  c.set('db', createDb(instrumentD1(openOnce, dbStats, new Deadline('D1', dependencyTimeoutMs(c.env)))));
 
   await next();
 
+  reportDbTiming(c, dbStats);
   const durationMs = Date.now() - startedAt;
   const headers = responseHeaders(c);
   // The contract's content type names the charset; Hono's c.json() leaves it out.

@@ -36,9 +36,15 @@ const windows = new Memo<{ start: number; used: number }>(WINDOW_SECONDS * 1000,
  * The headers of the IETF draft `httpapi-ratelimit-headers`: the policy (`q` requests per
  * `w` seconds) and what is left of it (`r` requests, `t` seconds until the window resets).
  */
-function rateLimitHeaders(policy: UserPolicy, limit: number, remaining: number, resetSeconds: number) {
+export function rateLimitHeaders(
+  policy: string,
+  limit: number,
+  remaining: number,
+  resetSeconds: number,
+  windowSeconds = WINDOW_SECONDS,
+) {
   return {
-    'RateLimit-Policy': `"${policy}";q=${limit};w=${WINDOW_SECONDS}`,
+    'RateLimit-Policy': `"${policy}";q=${limit};w=${windowSeconds}`,
     RateLimit: `"${policy}";r=${remaining};t=${resetSeconds}`,
   };
 }

@@ -6,7 +6,7 @@ import { channelCountry, channelVisible, radioResourceColumns } from '../catalog
 import type { Db } from '../db/client';
 import { read, runRead } from '../db/read';
 import { countries, playlistItems, playlists, radioChannels } from '../db/schema';
-import { bare, batchable, isUniqueViolation, jsonRows } from '../db/sql';
+import { bare, batchable, batchWithGuards, isUniqueViolation, jsonRows, type WriteGuards } from '../db/sql';
 import { conflict, fieldInvalid, forbidden, notFound, validationFailed } from '../lib/errors';
 import { apiColumns } from '../schemas/from-table';
 import { PLAYLIST_FIELDS, type PlaylistDetailSchema, type PlaylistSchema } from '../schemas/playlists';
@@ -67,6 +67,7 @@ export function readablePlaylist(db: Db, id: number, readerId: number, viewerId:
           is_public: nearest.is_public,
           user_id: nearest.user_id,
           items_count: nearest.items_count,
+          version: nearest.version,
           created_at: nearest.created_at,
           updated_at: nearest.updated_at,
         })
@@ -128,9 +129,10 @@ export async function createPlaylist(
   userId: number,
   input: { name: string; description?: string | null; is_public?: boolean },
   now: string,
+  guards: WriteGuards = [],
 ) {
   // The cap is checked in the insert itself, so a burst of creations stops at it too.
-  const [, [created]] = await db.batch([
+  const [, [created]] = await batchWithGuards(db, guards, [
     batchable(
       db,
       sql`INSERT INTO ${playlists} (${bare(playlists.userId)}, ${bare(playlists.name)}, ${bare(playlists.description)}, ${bare(playlists.isPublic)}, ${bare(playlists.createdAt)}, ${bare(playlists.updatedAt)})
@@ -154,19 +156,31 @@ export async function updatePlaylist(
   userId: number,
   changes: { name?: string; description?: string | null; is_public?: boolean },
   now: string,
+  guards: WriteGuards = [],
 ): Promise<PlaylistResource> {
   await playlistForWrite(db, id, userId);
-  const [row] = await db
-    .update(playlists)
-    .set({ name: changes.name, description: changes.description, isPublic: changes.is_public, updatedAt: now })
-    .where(eq(playlists.id, id))
-    .returning(playlistColumns);
-  return row!;
+  const [[row]] = await batchWithGuards(db, guards, [
+    db
+      .update(playlists)
+      .set({
+        name: changes.name,
+        description: changes.description,
+        isPublic: changes.is_public,
+        version: sql`${playlists.version} + 1`,
+        updatedAt: now,
+      })
+      .where(eq(playlists.id, id))
+      .returning(playlistColumns),
+  ]);
+  if (!row) throw notFound('Playlist');
+  return row;
 }
 
-export async function deletePlaylist(db: Db, id: number, userId: number): Promise<void> {
+export async function deletePlaylist(db: Db, id: number, userId: number, guards: WriteGuards = []): Promise<void> {
   await playlistForWrite(db, id, userId);
-  await db.delete(playlists).where(and(eq(playlists.id, id), eq(playlists.userId, userId)));
+  await batchWithGuards(db, guards, [
+    db.delete(playlists).where(and(eq(playlists.id, id), eq(playlists.userId, userId))),
+  ]);
 }
 
 /**
@@ -192,12 +206,13 @@ function compact(db: Db, playlistId: number) {
     .where(and(eq(playlistItems.id, ranked.itemId), ne(playlistItems.position, ranked.rank)));
 }
 
-/** `items_count` and `updated_at` after the items changed. */
+/** `items_count`, `version` and `updated_at` after the items changed. */
 const touch = (db: Db, playlistId: number, now: string) =>
   db
     .update(playlists)
     .set({
       itemsCount: sql`(SELECT count(*) FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId})`,
+      version: sql`${playlists.version} + 1`,
       updatedAt: now,
     })
     .where(eq(playlists.id, playlistId));
@@ -220,6 +235,7 @@ export async function addItem(
   channelId: number,
   position: number | undefined,
   now: string,
+  guards: WriteGuards = [],
 ) {
   const [playlist, channel, [state]] = await db.batch([
     playlistRow(db, playlistId),
@@ -249,13 +265,18 @@ export async function addItem(
   try {
     let inserted;
     if (position === undefined) {
-      [inserted] = await db.batch([insert, compact(db, playlistId), touch(db, playlistId, now)]);
+      [inserted] = await batchWithGuards(db, guards, [insert, compact(db, playlistId), touch(db, playlistId, now)]);
     } else {
       const shift = db
         .update(playlistItems)
         .set({ position: sql`${playlistItems.position} + 1` })
         .where(and(eq(playlistItems.playlistId, playlistId), sql`${playlistItems.position} >= ${position}`, room));
-      [, inserted] = await db.batch([shift, insert, compact(db, playlistId), touch(db, playlistId, now)]);
+      [, inserted] = await batchWithGuards(db, guards, [
+        shift,
+        insert,
+        compact(db, playlistId),
+        touch(db, playlistId, now),
+      ]);
     }
     if (inserted.meta.changes === 0) throw conflict('The playlist changed meanwhile; the radio channel was not added.');
   } catch (error) {
@@ -267,9 +288,16 @@ export async function addItem(
 }
 
 /** Removes a channel and closes the gap; 404 when it is not in the playlist. */
-export async function removeItem(db: Db, playlistId: number, userId: number, channelId: number, now: string) {
+export async function removeItem(
+  db: Db,
+  playlistId: number,
+  userId: number,
+  channelId: number,
+  now: string,
+  guards: WriteGuards = [],
+) {
   await playlistForWrite(db, playlistId, userId);
-  const [deleted] = await db.batch([
+  const [deleted] = await batchWithGuards(db, guards, [
     db
       .delete(playlistItems)
       .where(and(eq(playlistItems.playlistId, playlistId), eq(playlistItems.channelId, channelId)))
@@ -292,6 +320,7 @@ export async function reorderItems(
   userId: number,
   moves: { radio_channel_id: number; position: number }[],
   now: string,
+  guards: WriteGuards = [],
 ) {
   const [playlist, items] = await db.batch([
     playlistRow(db, playlistId),
@@ -325,7 +354,7 @@ export async function reorderItems(
   const rest = current.filter((id) => !seenChannels.has(id));
   for (let i = 0; i < order.length; i += 1) if (order[i] === undefined) order[i] = rest.shift();
 
-  await db.batch([
+  await batchWithGuards(db, guards, [
     db
       .update(playlistItems)
       .set({ position: sql`j.key` })

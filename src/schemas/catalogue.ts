@@ -1,29 +1,33 @@
 import { z } from '@hono/zod-openapi';
 import { genres, STREAM_FORMATS } from '../db/schema';
 import { isLanguageCode } from '../catalogue/reference-data';
-import { timestamp, url } from './fields';
+import { count, countryCode, id, list, slug, smallInt, text, timestamp, url } from './fields';
 import { apiSchema, createSelectSchema } from './from-table';
 
 const nullableUrl = url.nullable();
 
-/** A channel's genres as RadioResource lists them. */
-export const GenreRefsSchema = z.array(z.object({ id: z.int(), name: z.string() }));
+/** A channel's genres as RadioResource lists them (at most 20: the admin API's bound). */
+export const GenreRefsSchema = list(z.object({ id: id(3), name: text(100, 'Jazz') }), 20);
 
 export const RadioSchema = z
   .object({
-    id: z.int(),
-    name: z.string(),
-    slug: z.string(),
-    description: z.string(),
-    stream_url: z.string(),
+    id: id(),
+    name: text(255, 'Radio Swiss Jazz'),
+    slug,
+    description: text(5000, 'Jazz around the clock, from Basel.', { multiline: true }),
+    stream_url: url.openapi({ example: 'https://stream.srg-ssr.ch/m/rsj/aacp_96' }),
     logo: nullableUrl,
-    country: z.object({ id: z.int(), name: z.string(), code: z.string().openapi({ example: 'GB' }) }),
-    language: z.string().nullable().openapi({ description: 'ISO 639-1 code, null when unknown', example: 'en' }),
-    bitrate: z.int().nullable().openapi({ description: 'kbit/s, null when unknown' }),
+    country: z.object({ id: id(41), name: text(100, 'Switzerland'), code: countryCode }),
+    language: z
+      .string()
+      .length(2)
+      .nullable()
+      .openapi({ pattern: '^[a-z]{2}$', description: 'ISO 639-1 code, null when unknown', example: 'de' }),
+    bitrate: smallInt(0, 100_000, 96).nullable().openapi({ description: 'kbit/s, null when unknown' }),
     format: z.enum(STREAM_FORMATS),
     is_featured: z.boolean(),
-    play_count: z.int(),
-    likes: z.int(),
+    play_count: count(),
+    likes: count(37),
     genres: GenreRefsSchema,
     social_links: z.object({
       website: nullableUrl,
@@ -40,25 +44,38 @@ export const RadioSchema = z
 
 /** The GenreObject: the genres table's own columns (catalogue/genres.ts reads them with `apiColumns`). */
 export const GENRE_FIELDS = ['id', 'name', 'slug', 'logo', 'description', 'createdAt', 'updatedAt'] as const;
-const genreRow = createSelectSchema(genres, { logo: nullableUrl, createdAt: timestamp, updatedAt: timestamp });
+const genreRow = createSelectSchema(genres, {
+  id: id(3),
+  name: text(100, 'Jazz'),
+  slug,
+  logo: nullableUrl,
+  description: text(2000, 'Jazz from swing to fusion.', { multiline: true }),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
 export const GenreSchema = apiSchema(genreRow, GENRE_FIELDS).openapi('Genre');
 
 export const GenreDetailSchema = GenreSchema.extend({
-  radio_channels: z.array(z.object({ id: z.int(), name: z.string(), stream_url: z.string(), logo: nullableUrl })),
+  radio_channels: list(
+    z.object({ id: id(), name: text(255, 'Radio Swiss Jazz'), stream_url: url, logo: nullableUrl }),
+    100,
+  ),
 }).openapi('GenreDetail');
 
 export const AdminGenreSchema = GenreSchema.extend({ is_active: z.boolean() }).openapi('AdminGenre');
 
 export const PageMetaSchema = z
   .object({
-    current_page: z.int(),
-    per_page: z.int(),
-    total: z.int().openapi({ description: 'matching channels; with `search`, at most 1,000 (see total_exact)' }),
-    last_page: z.int(),
+    current_page: smallInt(1, 100_000, 1),
+    per_page: smallInt(1, 100, 20),
+    total: count(5230, 'matching channels; with `search`, at most 1,000 (see total_exact)'),
+    last_page: count(262),
     total_exact: z
       .boolean()
       .openapi({ description: 'false when a search had more than 1,000 matches and only the best 1,000 are listed' }),
-    next_cursor: z.string().nullable().openapi({
+    next_cursor: z.string().max(512).nullable().openapi({
+      pattern: '^[A-Za-z0-9_-]+$',
+      example: 'eyJxIjoibmFtZSIsInAiOjIsImsiOlsiUmFkaW8iLDQyXX0',
       description:
         'pass as `cursor` for the next page (pages past the first 1,000 channels need it); null on the last page',
     }),
@@ -70,9 +87,12 @@ export const languageCode = z
   .string()
   .trim()
   .toLowerCase()
-  .refine(isLanguageCode, { message: 'The language field must be an ISO 639-1 code (such as en).' });
+  .refine(isLanguageCode, { message: 'The language field must be an ISO 639-1 code (such as en).' })
+  .openapi({ type: 'string', minLength: 2, maxLength: 2, pattern: '^[A-Za-z]{2}$', example: 'de' });
 
+/** A slug a client may set (admin API). */
 export const slugField = z
   .string()
   .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/)
-  .max(100);
+  .max(100)
+  .openapi({ example: 'jazz-radio' });

@@ -3,30 +3,50 @@ import type { ZodType } from 'zod';
 import type { Context } from 'hono';
 import type { AppEnv } from '../env';
 import { pick } from '../lib/objects';
+import { count, list, message, smallInt, text } from './fields';
 import { optionalToken, requireAccount, requireAdmin, requireToken } from '../middleware/auth';
+import { idempotentWrites } from '../middleware/idempotency';
 import { userRateLimit, type UserPolicy } from '../middleware/rate-limit';
 
 /** `{ success: true, message, data }` around a payload schema. */
 export function successEnvelope<T extends ZodType>(data: T) {
-  return z.object({ success: z.literal(true), message: z.string(), data });
+  return z.object({ success: z.literal(true), message, data });
 }
 
-const errorEnvelope = <T extends ZodType>(data: T) =>
+const errorEnvelope = <T extends ZodType>(data: T, example: { message: string; code: number }) =>
   z.object({
     success: z.literal(false),
-    message: z.string(),
-    code: z.int().openapi({ description: 'Equals the HTTP status.' }),
+    message: message.openapi({ example: example.message }),
+    code: smallInt(400, 599, example.code).openapi({ description: 'Equals the HTTP status.' }),
     data,
   });
 
-export const ErrorSchema = errorEnvelope(z.object({})).openapi('Error');
+export const ErrorSchema = errorEnvelope(z.object({}), { message: 'Not found.', code: 404 }).openapi('Error');
 export const ValidationErrorSchema = errorEnvelope(
-  z.object({ errors: z.record(z.string(), z.array(z.string())) }),
+  z.object({
+    errors: z
+      .record(text(200, 'email'), list(text(500, 'The email has already been taken.'), 10))
+      .openapi({ description: 'Every failing field (a dotted path for nested ones) with its messages.' }),
+  }),
+  { message: 'The email has already been taken.', code: 422 },
 ).openapi('ValidationError');
 export const InactiveAccountErrorSchema = errorEnvelope(
   z.object({ status: z.enum(['inactive', 'banned']), requires_logout: z.literal(true) }),
+  { message: 'This account is banned.', code: 403 },
 ).openapi('InactiveAccountError');
-export const RateLimitErrorSchema = errorEnvelope(z.object({ retry_after: z.int() })).openapi('RateLimitError');
+const retryAfter = smallInt(1, 86_400, 30).openapi({ description: 'Seconds, as in `Retry-After`.' });
+export const RateLimitErrorSchema = errorEnvelope(z.object({ retry_after: retryAfter }), {
+  message: 'Too many requests. Please slow down.',
+  code: 429,
+}).openapi('RateLimitError');
+export const UnavailableErrorSchema = errorEnvelope(z.object({ retry_after: retryAfter }), {
+  message: 'The service is briefly unavailable. Please retry.',
+  code: 503,
+}).openapi('UnavailableError');
+export const PreconditionFailedSchema = errorEnvelope(
+  z.object({ version: count(8, 'The current version of the playlist.') }),
+  { message: 'The playlist has changed since you read it.', code: 412 },
+).openapi('PreconditionFailedError');
 
 const json = <T extends ZodType>(schema: T, description: string) => ({
   description,
@@ -52,15 +72,22 @@ const errorResponseTable = {
   ),
   404: json(ErrorSchema, 'The resource does not exist or is not visible to the caller.'),
   409: json(ErrorSchema, 'Conflict with the current state.'),
+  412: json(PreconditionFailedSchema, '`If-Match` names a version that is no longer current; nothing changed.'),
   413: json(ErrorSchema, 'The body is larger than 64 KiB.'),
   415: json(ErrorSchema, 'The body is not JSON.'),
   422: json(ValidationErrorSchema, 'Validation failed; every failing field is listed.'),
   429: json(RateLimitErrorSchema, 'Too many requests; see Retry-After and the RateLimit headers.'),
-  503: json(RateLimitErrorSchema, 'A dependency failed or did not answer in time; retry after Retry-After seconds.'),
+  503: json(UnavailableErrorSchema, 'A dependency failed or did not answer in time; retry after Retry-After seconds.'),
   500: json(ErrorSchema, 'Unexpected failure.'),
 } as const;
 
 type ErrorStatus = keyof typeof errorResponseTable;
+
+/** One error response of the table with a description of the route's own. */
+export const errorResponse = (status: ErrorStatus, description: string) => ({
+  ...errorResponseTable[status],
+  description,
+});
 
 /** The error responses a route can give, 500 and 503 always included. */
 export function errorResponses<S extends ErrorStatus>(...statuses: S[]) {
@@ -71,6 +98,8 @@ export function errorResponses<S extends ErrorStatus>(...statuses: S[]) {
 export const BODY_ERRORS = [400, 413, 415, 422] as const;
 
 const bearer = [{ bearerAuth: [] }];
+/** Marks an operation whose answers carry the RateLimit headers (routes/docs/document.ts declares them). */
+export const limited = { 'x-rate-limited': true } as const;
 const byMethod = (c: Context<AppEnv>): UserPolicy => (c.req.method === 'GET' ? 'reads' : 'writes');
 
 /*
@@ -78,19 +107,24 @@ const byMethod = (c: Context<AppEnv>): UserPolicy => (c.req.method === 'GET' ? '
  * (middleware/auth.ts), and the per-user limit it counts against (contract 10).
  */
 
-/** Account routes (me, verify, profile, password, logout): the account row of this moment, checked first. */
+/** Account routes (me, verify, profile, password, logout): the account row of this moment, checked first; writes take an `Idempotency-Key`. */
 export const accountAccess = {
-  middleware: [requireAccount({ current: true }), userRateLimit(byMethod)],
+  middleware: [requireAccount({ current: true }), userRateLimit(byMethod), idempotentWrites],
   security: bearer,
+  ...limited,
 };
-/** Writes (likes, favorites, playlists): the account checked before the handler (cached up to READ_CACHE_MS). */
-export const writeAccess = { middleware: [requireAccount(), userRateLimit('writes')], security: bearer };
-/** Plays: like a write, counted as plays. */
-export const playAccess = { middleware: [requireAccount(), userRateLimit('plays')], security: bearer };
+/** Writes (likes, favorites, playlists): the account checked before the handler (cached up to READ_CACHE_MS); an `Idempotency-Key` makes a retry safe. */
+export const writeAccess = {
+  middleware: [requireAccount(), userRateLimit('writes'), idempotentWrites],
+  security: bearer,
+  ...limited,
+};
+/** Plays: like a write, counted as plays; a repeat within 60 s is not counted, so an `Idempotency-Key` needs no storage. */
+export const playAccess = { middleware: [requireAccount(), userRateLimit('plays')], security: bearer, ...limited };
 /** Reads: a live token; the account check rides in the handler's first D1 batch (services/caller.ts). */
-export const readAccess = { middleware: [requireToken, userRateLimit('reads')], security: bearer };
+export const readAccess = { middleware: [requireToken, userRateLimit('reads')], security: bearer, ...limited };
 /** Searches: like a read, counted as searches. */
-export const searchAccess = { middleware: [requireToken, userRateLimit('searches')], security: bearer };
+export const searchAccess = { middleware: [requireToken, userRateLimit('searches')], security: bearer, ...limited };
 /** Public reads (genres): a token may be sent; when sent it must be valid. */
 export const optionalAccess = {
   middleware: [optionalToken],

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { playlists } from '../db/schema';
 import { RadioSchema } from './catalogue';
-import { timestamp } from './fields';
+import { count, id, list, smallInt, text, timestamp } from './fields';
 import { apiSchema, createSelectSchema } from './from-table';
 
 /** The PlaylistObject: the playlists table's own columns (playlists/playlists.ts reads them with `apiColumns`). */
@@ -12,12 +12,25 @@ export const PLAYLIST_FIELDS = [
   'isPublic',
   'userId',
   'itemsCount',
+  'version',
   'createdAt',
   'updatedAt',
 ] as const;
-const playlistRow = createSelectSchema(playlists, { createdAt: timestamp, updatedAt: timestamp });
+const playlistRow = createSelectSchema(playlists, {
+  id: id(7),
+  name: text(100, 'Late-night jazz'),
+  description: text(1000, 'Slow and quiet, for after midnight.', { multiline: true }).nullable(),
+  userId: id(12),
+  itemsCount: smallInt(0, 500, 12),
+  version: count(
+    8,
+    'Raised by one by every change of the playlist or its items; its `ETag` carries it, for `If-Match`.',
+  ),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
 export const PlaylistSchema = apiSchema(playlistRow, PLAYLIST_FIELDS).openapi('Playlist');
 
 export const PlaylistDetailSchema = PlaylistSchema.extend({
-  items: z.array(z.object({ id: z.int(), position: z.int(), radio_channel: RadioSchema })),
+  items: list(z.object({ id: id(91), position: smallInt(0, 499, 0), radio_channel: RadioSchema }), 500),
 }).openapi('PlaylistDetail');

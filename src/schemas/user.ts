@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { users } from '../db/schema';
 import { textField } from '../lib/validation';
-import { timestamp, url } from './fields';
+import { id, text, timestamp, url } from './fields';
 import { apiSchema, createSelectSchema } from './from-table';
 
 /**
@@ -9,9 +9,20 @@ import { apiSchema, createSelectSchema } from './from-table';
  * else a Gravatar: services/users.ts `toUserResource` maps it). The password hash and
  * token bookkeeping never leave.
  */
-const userRow = createSelectSchema(users, { createdAt: timestamp, updatedAt: timestamp });
+const userRow = createSelectSchema(users, {
+  id: id(12),
+  name: text(255, 'Ada Lovelace'),
+  email: z.string().max(254).openapi({ format: 'email', example: 'ada@example.com' }),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
 export const UserSchema = apiSchema(userRow, ['id', 'name', 'email', 'status', 'createdAt', 'updatedAt'])
-  .extend({ avatar: url.openapi({ description: 'URL; a Gravatar identicon unless set' }) })
+  .extend({
+    avatar: url.openapi({
+      description: 'URL; a Gravatar identicon unless set',
+      example: 'https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon',
+    }),
+  })
   .openapi('User');
 
 /** `name` 1..255 after trimming (contract 2). */
@@ -23,6 +34,10 @@ export const emailField = z
   .toLowerCase()
   .max(254)
   .pipe(z.email())
-  .openapi({ type: 'string', format: 'email' });
+  .openapi({ type: 'string', format: 'email', maxLength: 254, example: 'ada@example.com' });
 /** 8..128 characters, never trimmed, any Unicode (contract 2). */
-export const passwordField = z.string().min(8).max(128);
+export const passwordField = z
+  .string()
+  .min(8)
+  .max(128)
+  .openapi({ format: 'password', example: 'correct horse battery' });

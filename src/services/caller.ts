@@ -1,14 +1,15 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { cache, mayReadCached, type CacheNamespace } from '../cache';
 import type { RadioResource } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
+import { prepared } from '../db/prepared';
 import { runRead, type Queries, type Read } from '../db/read';
 import { favorites, likes, type UserRow } from '../db/schema';
 import type { AppEnv, Bindings } from '../env';
 import { accountInactive, unauthenticated } from '../lib/errors';
 import { isRevokedByUser, type TokenRecord } from './tokens';
-import { userByIdQuery } from './users';
+import { findUserById, userByIdQuery } from './users';
 
 /**
  * The signed-in caller as reads need them: the account row (its status decides) and the
@@ -29,26 +30,25 @@ export const CALLER_MARKS_LIMIT = 500;
 
 /** The account row decides: revoked by a password change: 401; not active: 403 with `requires_logout`. */
 export function checkAccount(row: UserRow | undefined, token: TokenRecord): UserRow {
-  if (!row || isRevokedByUser(token, row)) throw unauthenticated();
+  if (!row || isRevokedByUser(token, row)) throw unauthenticated(true);
   if (row.status !== 'active') throw accountInactive(row.status);
   return row;
 }
 
+const marksOf = (table: typeof likes | typeof favorites) =>
+  prepared((db) =>
+    db
+      .select({ channelId: table.channelId })
+      .from(table)
+      .where(eq(table.userId, sql.placeholder('userId')))
+      .limit(CALLER_MARKS_LIMIT + 1),
+  );
+const likedBy = marksOf(likes);
+const favoritedBy = marksOf(favorites);
+
 /** The queries that load a caller: row, likes, favorites (see `acceptCaller`); one more mark than kept, to tell. */
 const callerQueries = (db: Db, userId: number) =>
-  [
-    userByIdQuery(db, userId),
-    db
-      .select({ channelId: likes.channelId })
-      .from(likes)
-      .where(eq(likes.userId, userId))
-      .limit(CALLER_MARKS_LIMIT + 1),
-    db
-      .select({ channelId: favorites.channelId })
-      .from(favorites)
-      .where(eq(favorites.userId, userId))
-      .limit(CALLER_MARKS_LIMIT + 1),
-  ] as const;
+  [userByIdQuery(db, userId), likedBy(db, { userId }), favoritedBy(db, { userId })] as const;
 
 type Loaded = readonly [UserRow[], { channelId: number }[], { channelId: number }[]];
 
@@ -104,7 +104,7 @@ export async function checkAccountNow(c: Context<AppEnv>, options: { rowOnly?: b
   const db = c.get('db');
   if (mayReadCached(c) && !options.rowOnly) acceptCaller(c, await db.batch(callerQueries(db, c.get('userId'))));
   else {
-    c.set('user', checkAccount((await userByIdQuery(db, c.get('userId')))[0], c.get('token')));
+    c.set('user', checkAccount(await findUserById(db, c.get('userId')), c.get('token')));
     c.set('accountChecked', true);
   }
 }

@@ -1,8 +1,9 @@
 import type { Context } from 'hono';
-import type { LimitRule, Reservation } from '../durable-objects/rate-limiter';
+import type { LimitRule, Quota, Reservation } from '../durable-objects/rate-limiter';
 import type { AppEnv, Bindings } from '../env';
 import { clientIpKey } from '../lib/client-ip';
 import { ApiError, tooManyRequests } from '../lib/errors';
+import { rateLimitHeaders } from '../middleware/rate-limit';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -42,11 +43,43 @@ class Held {
     this.stub.settle(this.id, { keep: false, ...extra });
 }
 
-/** Reserves under `rules` on the object of `key`; throws 429 with `message` when refused. */
-async function reserve(env: Bindings, key: string, rules: LimitRule[], message: string): Promise<Held> {
-  const stub = limiter(env, key);
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/** The `RateLimit` headers of `quota` under `policy` (contract 10). */
+const quotaHeaders = (policy: string, quota: Quota) =>
+  rateLimitHeaders(policy, quota.limit, quota.remaining, seconds(quota.resetMs), seconds(quota.windowMs));
+
+/**
+ * Puts the `RateLimit` headers of the tightest quota seen in this request on its answer:
+ * a login reserves on two objects, and the client needs the one that will stop it first.
+ */
+function announce(c: Context<AppEnv>, policy: string, quota: Quota | null) {
+  if (!quota) return;
+  const shown = c.get('quota');
+  if (shown && shown.remaining <= quota.remaining) return;
+  c.set('quota', quota);
+  for (const [name, value] of Object.entries(quotaHeaders(policy, quota))) c.header(name, value);
+}
+
+/**
+ * Reserves under `rules` on the object of `key`; throws 429 with `message` (and the
+ * `RateLimit` headers of `policy`) when refused.
+ */
+async function reserve(
+  c: Context<AppEnv>,
+  policy: string,
+  key: string,
+  rules: LimitRule[],
+  message: string,
+): Promise<Held> {
+  const stub = limiter(c.env, key);
   const reservation: Reservation = await stub.reserve(rules, Date.now());
-  if (!reservation.ok) throw tooManyRequests(reservation.retryAfterMs / 1000, message);
+  if (!reservation.ok) {
+    const refused = tooManyRequests(reservation.retryAfterMs / 1000, message);
+    Object.assign(refused.headers, quotaHeaders(policy, reservation.quota));
+    throw refused;
+  }
+  announce(c, policy, reservation.quota);
   return new Held(stub, reservation.id);
 }
 
@@ -64,10 +97,12 @@ const LOGIN_REFUSED = 'Too many login attempts. Please try again later.';
  * Success gives the attempt back, clears the pair's failures and marks the IP as known;
  * a failure keeps it (nothing to call). Refusals are 429 with `Retry-After`.
  */
-export async function reserveLogin(env: Bindings, email: string, ip: string) {
+export async function reserveLogin(c: Context<AppEnv>, email: string, ip: string) {
+  const env = c.env;
   const windowMs = loginWindow(env);
   const perIp = await reserve(
-    env,
+    c,
+    'login',
     `login-ip:${ip}`,
     [{ bucket: 'failures', limit: number(env.LOGIN_IP_MAX_FAILURES, 100), windowMs }],
     LOGIN_REFUSED,
@@ -75,7 +110,8 @@ export async function reserveLogin(env: Bindings, email: string, ip: string) {
   let perEmail: Held;
   try {
     perEmail = await reserve(
-      env,
+      c,
+      'login',
       `login:${email}`,
       [
         { bucket: `ip:${ip}`, limit: number(env.LOGIN_MAX_FAILURES, 10), windowMs },
@@ -100,9 +136,11 @@ export async function reserveLogin(env: Bindings, email: string, ip: string) {
  * A password change (`PUT /auth/password`), throttled like a login: `LOGIN_MAX_FAILURES`
  * wrong current passwords per user in the window, reserved before the hash.
  */
-export async function reservePasswordCheck(env: Bindings, userId: number) {
+export async function reservePasswordCheck(c: Context<AppEnv>, userId: number) {
+  const env = c.env;
   const held = await reserve(
-    env,
+    c,
+    'password',
     `password:${userId}`,
     [{ bucket: 'failures', limit: number(env.LOGIN_MAX_FAILURES, 10), windowMs: loginWindow(env) }],
     'Too many wrong passwords. Please try again later.',
@@ -115,9 +153,11 @@ export async function reservePasswordCheck(env: Bindings, userId: number) {
  * (contract 2), reserved before the email check and the hash; given back when the
  * registration does not happen.
  */
-export async function reserveRegistration(env: Bindings, ip: string) {
+export async function reserveRegistration(c: Context<AppEnv>, ip: string) {
+  const env = c.env;
   const held = await reserve(
-    env,
+    c,
+    'register',
     `register:${ip}`,
     [{ bucket: 'accounts', limit: number(env.REGISTER_LIMIT_PER_HOUR, 60), windowMs: 60 * MINUTE_MS }],
     'Too many accounts created from this address. Please try again later.',

@@ -1,7 +1,8 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
+import { prepared } from '../db/prepared';
 import { users, type UserRow, type UserStatus } from '../db/schema';
-import { isUniqueViolation } from '../db/sql';
+import { batchWithGuards, isUniqueViolation, type WriteGuards } from '../db/sql';
 import { sha256Hex } from '../lib/crypto';
 import { isoTimestamp } from '../lib/time';
 import type { UserSchema } from '../schemas/user';
@@ -30,11 +31,19 @@ export async function toUserResource(user: UserRow): Promise<UserResource> {
   };
 }
 
+const userById = prepared((db) =>
+  db
+    .select()
+    .from(users)
+    .where(eq(users.id, sql.placeholder('id'))),
+);
+
 /** The user row by id, as a query (the account check batches it with a handler's first query). */
-export const userByIdQuery = (db: Db, id: number) => db.select().from(users).where(eq(users.id, id));
+export const userByIdQuery = (db: Db, id: number) => userById(db, { id });
 
 export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
-  return (await userByIdQuery(db, id))[0];
+  const [rows] = await db.batch([userByIdQuery(db, id)]);
+  return rows[0];
 }
 
 /** `email` must already be normalised (trimmed, lower-case). */
@@ -77,14 +86,17 @@ export async function updateProfile(
   db: Db,
   id: number,
   changes: { name?: string; email?: string },
+  guards: WriteGuards = [],
   now = Date.now(),
 ): Promise<UserRow | null> {
   try {
-    const [row] = await db
-      .update(users)
-      .set({ name: changes.name, email: changes.email, updatedAt: isoTimestamp(now) })
-      .where(eq(users.id, id))
-      .returning();
+    const [[row]] = await batchWithGuards(db, guards, [
+      db
+        .update(users)
+        .set({ name: changes.name, email: changes.email, updatedAt: isoTimestamp(now) })
+        .where(eq(users.id, id))
+        .returning(),
+    ]);
     return row ?? null;
   } catch (error) {
     if (isUniqueViolation(error, users.email)) return null;
@@ -96,11 +108,20 @@ export async function updateProfile(
  * Stores a new password hash and, in the same statement, revokes every token issued
  * until now except `keepTokenId`, for every location at once.
  */
-export async function changePassword(db: Db, id: number, passwordHash: string, keepTokenId: string, now = Date.now()) {
-  await db
-    .update(users)
-    .set({ passwordHash, tokensRevokedBefore: now, tokenKeptId: keepTokenId, updatedAt: isoTimestamp(now) })
-    .where(eq(users.id, id));
+export async function changePassword(
+  db: Db,
+  id: number,
+  passwordHash: string,
+  keepTokenId: string,
+  guards: WriteGuards = [],
+  now = Date.now(),
+) {
+  await batchWithGuards(db, guards, [
+    db
+      .update(users)
+      .set({ passwordHash, tokensRevokedBefore: now, tokenKeptId: keepTokenId, updatedAt: isoTimestamp(now) })
+      .where(eq(users.id, id)),
+  ]);
 }
 
 /** Upgrades a hash made with older parameters; tokens are untouched. */

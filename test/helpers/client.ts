@@ -71,6 +71,14 @@ export async function call(method: string, path: string, options: CallOptions = 
   } else {
     expect(parsed.success, `${method} ${path} success flag`).toBe(true);
   }
+  // HTTP habits every answer keeps (contract 9): where a created thing is, how to authenticate.
+  if (response.status === 201)
+    expect(response.headers.get('Location'), `${method} ${path} Location`).toMatch(/^\/api\/v1\//);
+  if (response.status === 401) {
+    expect(response.headers.get('WWW-Authenticate'), `${method} ${path} WWW-Authenticate`).toMatch(
+      /^Bearer realm="radio-api"(, error="invalid_token")?$/,
+    );
+  }
   await assertMatchesDocument(method, url, response.status, parsed);
   return { status: response.status, headers: response.headers, body: parsed };
 }

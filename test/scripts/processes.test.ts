@@ -71,6 +71,21 @@ describe('scripts that start a local Worker', () => {
       }, 60_000);
       // The very first answer already has the demo catalogue (seeded before the API listens).
       expect(genres!.data.length).toBeGreaterThan(10);
+      // The reference at /docs comes from the static assets (public/), with its own strict CSP:
+      // scripts of this origin only, no CDN (its rendering is checked in Chromium by docs:check).
+      const docs = await fetch(`http://127.0.0.1:${port}/docs`);
+      expect(docs.status).toBe(200);
+      expect(docs.headers.get('content-security-policy')).toContain("script-src 'self';");
+      const html = await docs.text();
+      expect([...html.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1])).toEqual([
+        '/docs/scalar.js',
+        '/docs/scalar-init.js',
+      ]);
+      expect(html).not.toMatch(/https?:\/\//);
+      const bundle = await fetch(`http://127.0.0.1:${port}/docs/scalar.js`);
+      expect(bundle.status).toBe(200);
+      expect(bundle.headers.get('content-type')).toMatch(/javascript/);
+      await bundle.arrayBuffer();
       const groups = groupsIn(run.output());
       expect(groups).toHaveLength(2); // the seeding Worker, then wrangler dev
       expect(groupMembers(groups[0])).toEqual([]);

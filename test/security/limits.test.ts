@@ -32,6 +32,25 @@ describe('login', () => {
     // Refused attempts cost nothing: the limiter answered before D1 or a hash.
     const refused = burst.find((r) => r.status === 429)!;
     expect(Number(refused.headers.get('Retry-After'))).toBeGreaterThan(0);
+    // The RateLimit headers of contract 10: the pair's 10 failures per 15 minutes, none left.
+    expect(refused.headers.get('RateLimit-Policy')).toBe('"login";q=10;w=900');
+    expect(refused.headers.get('RateLimit')).toMatch(/^"login";r=0;t=\d+$/);
+  });
+
+  it('every login answer tells how many tries are left before the limit', async () => {
+    const user = await quickUser();
+    const ip = randomIp();
+    const first = await login(user.email, 'wrong-1', ip);
+    expect(first.status).toBe(401);
+    expect(first.headers.get('RateLimit-Policy')).toBe('"login";q=10;w=900');
+    expect(first.headers.get('RateLimit')).toMatch(/^"login";r=9;t=(900|899)$/);
+    const second = await login(user.email, 'wrong-2', ip);
+    expect(second.headers.get('RateLimit')).toMatch(/^"login";r=8;t=\d+$/);
+    const right = await login(user.email, user.password, ip);
+    expect(right.status).toBe(200);
+    expect(right.headers.get('RateLimit')).toMatch(/^"login";r=7;t=\d+$/);
+    // The success cleared the pair's failures: the next attempt has the whole allowance again.
+    expect((await login(user.email, 'wrong-3', ip)).headers.get('RateLimit')).toMatch(/^"login";r=9;t=\d+$/);
   });
 
   it('a sequential attack gets the same 10 tries, and the owner from another IP is not locked out', async () => {
@@ -88,6 +107,14 @@ describe('registration', () => {
       }),
     );
     expect(statuses(burst)).toEqual({ 201: 60, 429: 20 });
+    const remaining = burst
+      .filter((r) => r.status === 201)
+      .map((r) => Number(/r=(\d+)/.exec(r.headers.get('RateLimit') ?? '')?.[1]))
+      .sort((a, b) => a - b);
+    // Each account created saw its own place in the hour's allowance: 59 left down to 0.
+    expect(remaining).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    const refused = burst.find((r) => r.status === 429)!;
+    expect(refused.headers.get('RateLimit-Policy')).toBe('"register";q=60;w=3600');
   });
 
   it('a registration that does not happen does not count', async () => {

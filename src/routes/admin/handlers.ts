@@ -26,7 +26,7 @@ export const createRadio: RouteHandler<typeof routes.createRadio, AppEnv> = asyn
   const channel = await catalogueAdmin.createChannel(c.get('db'), c.req.valid('json'), isoTimestamp());
   forgetCatalogueAnswers();
   await forgetPublicAnswers(c, 'all');
-  return created(c, channel, 'Radio channel created.');
+  return created(c, channel, 'Radio channel created.', `/api/v1/radios/${channel.id}`);
 };
 
 export const updateRadio: RouteHandler<typeof routes.updateRadio, AppEnv> = async (c) => {
@@ -58,7 +58,7 @@ export const createGenre: RouteHandler<typeof routes.createGenre, AppEnv> = asyn
   const genre = await catalogueAdmin.createGenre(c.get('db'), c.req.valid('json'), isoTimestamp());
   forgetCatalogueAnswers();
   await forgetPublicAnswers(c, [genre.id]);
-  return created(c, genre, 'Genre created.');
+  return created(c, genre, 'Genre created.', `/api/v1/genres/${genre.id}`);
 };
 
 export const updateGenre: RouteHandler<typeof routes.updateGenre, AppEnv> = async (c) => {

@@ -4,6 +4,7 @@ import { STREAM_FORMATS, USER_STATUSES } from '../../db/schema';
 import { httpUrlField, idParam, textField } from '../../lib/validation';
 import { AdminGenreSchema, RadioSchema, languageCode, slugField } from '../../schemas/catalogue';
 import { BODY_ERRORS, adminAccess, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
+import { id, list, smallInt, text } from '../../schemas/fields';
 import { UserSchema } from '../../schemas/user';
 
 const tags = ['Admin'];
@@ -12,6 +13,7 @@ const idParams = z.object({ id: idParam('id') });
 export const setUserStatus = createRoute({
   method: 'patch',
   path: '/api/v1/admin/users/{id}',
+  operationId: 'setUserStatus',
   tags,
   summary: 'Set an account status (active, inactive, banned)',
   description: 'Takes effect on the next request of every token of the user, everywhere.',
@@ -29,15 +31,15 @@ const channelFields = {
   description: textField({ max: 5000, multiline: true }),
   stream_url: httpUrlField(),
   logo: httpUrlField().nullable(),
-  country_id: z.int().min(1),
+  country_id: id(41),
   country_code: z
     .string()
     .trim()
     .toUpperCase()
     .length(2)
-    .openapi({ description: 'ISO 3166-1 alpha-2, instead of country_id' }),
+    .openapi({ description: 'ISO 3166-1 alpha-2, instead of country_id', pattern: '^[A-Za-z]{2}$', example: 'CH' }),
   language: languageCode.nullable(),
-  bitrate: z.int().min(0).max(100_000).nullable(),
+  bitrate: smallInt(0, 100_000, 96).nullable(),
   format: z.enum(STREAM_FORMATS),
   is_active: z.boolean(),
   is_featured: z.boolean(),
@@ -49,7 +51,7 @@ const channelFields = {
       instagram: httpUrlField().nullable(),
     })
     .partial(),
-  genre_ids: z.array(z.int().min(1)).max(20),
+  genre_ids: list(id(3), 20),
 };
 
 const ChannelCreate = z
@@ -67,8 +69,10 @@ const ChannelCreate = z
 export const createRadio = createRoute({
   method: 'post',
   path: '/api/v1/admin/radios',
+  operationId: 'createRadio',
   tags,
   summary: 'Create a channel',
+  description: 'The slug comes from the name unless given; the stream URL and the slug must be free.',
   ...adminAccess,
   request: { body: jsonBody(ChannelCreate) },
   responses: { 201: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(...BODY_ERRORS, 401, 403) },
@@ -77,27 +81,38 @@ export const createRadio = createRoute({
 export const updateRadio = createRoute({
   method: 'patch',
   path: '/api/v1/admin/radios/{id}',
+  operationId: 'updateRadio',
   tags,
-  summary: 'Change any field of a channel, its flags or its genres',
+  summary: 'Change a channel',
+  description: 'Any field, its flags (`is_active`, `is_featured`) or its genres (`genre_ids` replaces them).',
   ...adminAccess,
   request: { params: idParams, body: jsonBody(z.object(channelFields).partial().openapi('AdminChannelUpdate')) },
   responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(...BODY_ERRORS, 401, 403, 404) },
 });
 
+const stationCount = (example: number) => smallInt(0, MAX_IMPORT_STATIONS, example);
 export const ImportSummarySchema = z
   .object({
-    received: z.int(),
-    created: z.int(),
-    updated: z.int(),
-    unchanged: z.int(),
-    skipped: z.int(),
-    skipped_details: z.array(z.object({ index: z.int(), name: z.string().nullable(), reason: z.string() })),
+    received: stationCount(120),
+    created: stationCount(100),
+    updated: stationCount(12),
+    unchanged: stationCount(5),
+    skipped: stationCount(3),
+    skipped_details: list(
+      z.object({
+        index: smallInt(0, MAX_IMPORT_STATIONS - 1, 17),
+        name: text(255, 'Radio X').nullable(),
+        reason: text(200, 'missing or invalid stream URL'),
+      }),
+      MAX_IMPORT_STATIONS,
+    ),
   })
   .openapi('ImportSummary');
 
 export const importRadios = createRoute({
   method: 'post',
   path: '/api/v1/admin/radios/import',
+  operationId: 'importRadios',
   tags,
   summary: `Upsert up to ${MAX_IMPORT_STATIONS} stations in the Radio Browser export format, by stream URL`,
   description:
@@ -107,7 +122,21 @@ export const importRadios = createRoute({
   request: {
     body: jsonBody(
       z
-        .array(z.record(z.string(), z.unknown()).or(z.unknown()))
+        .array(
+          z.unknown().openapi({
+            description: 'A station record; one that is not an object is skipped with a reason.',
+            example: {
+              name: 'Radio Swiss Jazz',
+              url_resolved: 'https://stream.srg-ssr.ch/m/rsj/aacp_96',
+              homepage: 'https://www.radioswissjazz.ch/',
+              tags: 'jazz,smooth jazz',
+              countrycode: 'CH',
+              languagecodes: 'de',
+              codec: 'AAC+',
+              bitrate: 96,
+            },
+          }),
+        )
         .min(1)
         .max(MAX_IMPORT_STATIONS)
         .openapi('RadioBrowserStations', {
@@ -133,8 +162,10 @@ const genreFields = {
 export const createGenre = createRoute({
   method: 'post',
   path: '/api/v1/admin/genres',
+  operationId: 'createGenre',
   tags,
   summary: 'Create a genre',
+  description: 'The slug comes from the name unless given, and must be free.',
   ...adminAccess,
   request: { body: jsonBody(z.object(genreFields).partial().required({ name: true }).openapi('AdminGenreCreate')) },
   responses: { 201: jsonResponse(AdminGenreSchema, 'The genre'), ...errorResponses(...BODY_ERRORS, 401, 403) },
@@ -143,8 +174,10 @@ export const createGenre = createRoute({
 export const updateGenre = createRoute({
   method: 'patch',
   path: '/api/v1/admin/genres/{id}',
+  operationId: 'updateGenre',
   tags,
   summary: 'Change a genre, or deactivate it',
+  description: 'An inactive genre disappears from every list and its detail is 404.',
   ...adminAccess,
   request: { params: idParams, body: jsonBody(z.object(genreFields).partial().openapi('AdminGenreUpdate')) },
   responses: { 200: jsonResponse(AdminGenreSchema, 'The genre'), ...errorResponses(...BODY_ERRORS, 401, 403, 404) },

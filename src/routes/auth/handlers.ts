@@ -7,6 +7,7 @@ import { DUMMY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from '
 import { clientIp, reserveLogin, reservePasswordCheck, reserveRegistration } from '../../services/rate-limits';
 import { issueToken, revokeOtherTokens, revokeToken } from '../../services/tokens';
 import * as usersService from '../../services/users';
+import { guardedWrite } from '../../services/guarded-writes';
 import type * as routes from './routes';
 
 const EMAIL_TAKEN = 'The email has already been taken.';
@@ -15,7 +16,7 @@ const ttlDays = (env: AppEnv['Bindings']) => Number(env.TOKEN_TTL_DAYS);
 export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) => {
   const body = c.req.valid('json');
   // Reserved before the email check and the hash: a burst gets no more accounts than the limit.
-  const attempt = await reserveRegistration(c.env, clientIp(c));
+  const attempt = await reserveRegistration(c, clientIp(c));
   let user: usersService.UserRow | null = null;
   try {
     if (await usersService.findUserByEmail(c.get('db'), body.email)) throw fieldInvalid('email', EMAIL_TAKEN);
@@ -27,7 +28,12 @@ export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) 
     });
     if (!user) throw fieldInvalid('email', EMAIL_TAKEN);
     const { token } = await issueToken(c.env.TOKENS, user.id, ttlDays(c.env));
-    return created(c, { user: await usersService.toUserResource(user), token }, 'Registered successfully.');
+    return created(
+      c,
+      { user: await usersService.toUserResource(user), token },
+      'Registered successfully.',
+      '/api/v1/auth/me',
+    );
   } catch (error) {
     // No account without its token: a failure after the insert takes the account back.
     if (user) await usersService.deleteUser(c.get('db'), user.id).catch(() => undefined);
@@ -39,7 +45,7 @@ export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) 
 export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   const { email, password } = c.req.valid('json');
   // Reserved before any hash is computed (services/rate-limits.ts): bursts get no more tries.
-  const attempt = await reserveLogin(c.env, email, clientIp(c));
+  const attempt = await reserveLogin(c, email, clientIp(c));
   // A failure (wrong password, or D1 failing) keeps the reserved attempt: nothing to undo.
   const user = await usersService.findUserByEmail(c.get('db'), email);
   // An unknown email costs one scrypt too, so timing does not tell which emails exist.
@@ -71,7 +77,7 @@ export const updateProfile: RouteHandler<typeof routes.updateProfile, AppEnv> = 
     const owner = await usersService.findUserByEmail(c.get('db'), changes.email);
     if (owner) throw fieldInvalid('email', EMAIL_TAKEN);
   }
-  const updated = await usersService.updateProfile(c.get('db'), user.id, changes);
+  const updated = await guardedWrite(c, (guards) => usersService.updateProfile(c.get('db'), user.id, changes, guards));
   if (!updated) throw fieldInvalid('email', EMAIL_TAKEN);
   cache.callers.remove(String(user.id));
   return ok(c, await usersService.toUserResource(updated), 'Profile updated successfully.');
@@ -82,12 +88,13 @@ export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> 
   const user = c.get('user');
   const token = c.get('token');
   // Throttled like a login (contract 2): the current password is a guess until proven.
-  const attempt = await reservePasswordCheck(c.env, user.id);
+  const attempt = await reservePasswordCheck(c, user.id);
   if (!(await verifyPassword(body.current_password, user.passwordHash))) {
     throw fieldInvalid('current_password', 'The current password is incorrect.');
   }
   await attempt.succeeded();
-  await usersService.changePassword(c.get('db'), user.id, await hashPassword(body.password), token.id);
+  const hash = await hashPassword(body.password);
+  await guardedWrite(c, (guards) => usersService.changePassword(c.get('db'), user.id, hash, token.id, guards));
   // This isolate refuses the other tokens at once; others within READ_CACHE_MS (the row decides).
   cache.callers.remove(String(user.id));
   // The user row already refuses the other tokens everywhere; deleting their records can follow the response.

@@ -1,25 +1,16 @@
 import type { createRouter } from '../../lib/router';
-import { renderReference } from './reference';
+import { completeDocument, type Document } from './document';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 
-const documentConfig = {
-  openapi: '3.1.0',
-  info: {
-    title: 'Radio API',
-    version: '1.0.0',
-    description:
-      'Accounts, a catalogue of radio stations, listening activity, playlists and search. ' +
-      'Every response is JSON in the envelope `{ success, message, data }` (plus `code` on errors). ' +
-      'Any route may also answer 405 (with `Allow`), 413 (body over 64 KiB), 415 (body not JSON) ' +
-      'and 500 in the same error envelope.',
-  },
-  servers: [{ url: '/' }],
-};
+/** The API's version as the document states it (info.version). */
+export const API_VERSION = '1.0.0';
 
 /**
- * Mounts `GET /api/v1/openapi.json` (the OpenAPI 3.1 document of every route of `app`)
- * and `GET /docs` (that document rendered as one HTML page, no external assets).
+ * Mounts `GET /api/v1/openapi.json`: the OpenAPI 3.1 document of every route of `app`,
+ * built once per isolate from the route contracts and completed by document.ts. The
+ * interactive reference at `/docs` (public/docs, Scalar) reads it; static assets answer
+ * `/docs` before the Worker runs.
  */
 export function mountDocs(app: ReturnType<typeof createRouter>) {
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
@@ -32,11 +23,15 @@ export function mountDocs(app: ReturnType<typeof createRouter>) {
     scheme: 'bearer',
     description: 'The `ADMIN_TOKEN` secret of the deployment.',
   });
-  let cached: ReturnType<typeof app.getOpenAPI31Document> | undefined;
-  const document = () => (cached ??= app.getOpenAPI31Document(documentConfig));
+  let cached: Document | undefined;
+  const document = () =>
+    (cached ??= completeDocument(
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the generator's own type is looser than what it builds
+      app.getOpenAPI31Document({
+        openapi: '3.1.0',
+        info: { title: 'Radio API', version: API_VERSION },
+      }) as unknown as Document,
+      { version: API_VERSION },
+    ));
   app.get(OPENAPI_PATH, (c) => c.json(document()));
-  app.get('/docs', (c) => {
-    c.header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
-    return c.html(renderReference(document()));
-  });
 }

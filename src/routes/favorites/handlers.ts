@@ -8,6 +8,7 @@ import { created, json, ok } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
 import { markCaller, withAccountCheck } from '../../services/caller';
+import { guardedWrite } from '../../services/guarded-writes';
 import type * as routes from './routes';
 
 const state = (s: { active: boolean; total: number }) => ({ is_favorited: s.active, favorites_count: s.total });
@@ -27,7 +28,9 @@ export const listFavorites: RouteHandler<typeof routes.listFavorites, AppEnv> = 
 
 export const toggleFavorite: RouteHandler<typeof routes.toggleFavorite, AppEnv> = async (c) => {
   const id = c.req.valid('json').radio_channel_id;
-  const result = await reactions.toggle(c.get('db'), favorites, c.get('userId'), id, isoTimestamp());
+  const result = await guardedWrite(c, (guards) =>
+    reactions.toggle(c.get('db'), favorites, c.get('userId'), id, isoTimestamp(), guards),
+  );
   if (!result) throw notFound('Radio channel');
   favoriteChanged(c, id, result.active);
   return ok(c, state(result), result.active ? 'Added to favorites.' : 'Removed from favorites.');
@@ -44,17 +47,19 @@ export const checkFavorite: RouteHandler<typeof routes.checkFavorite, AppEnv> = 
 
 export const addFavorite: RouteHandler<typeof routes.addFavorite, AppEnv> = async (c) => {
   const id = c.req.valid('json').radio_channel_id;
-  const result = await reactions.addFavorite(c.get('db'), c.get('userId'), id, isoTimestamp());
+  const result = await guardedWrite(c, (guards) =>
+    reactions.addFavorite(c.get('db'), c.get('userId'), id, isoTimestamp(), guards),
+  );
   if (!result) throw notFound('Radio channel');
   favoriteChanged(c, id, result.active);
   return result.created
-    ? created(c, state(result), 'Added to favorites.')
+    ? created(c, state(result), 'Added to favorites.', `/api/v1/favorites/${id}`)
     : ok(c, state(result), 'Already in favorites.');
 };
 
 export const removeFavorite: RouteHandler<typeof routes.removeFavorite, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const result = await reactions.removeFavorite(c.get('db'), c.get('userId'), id);
+  const result = await guardedWrite(c, (guards) => reactions.removeFavorite(c.get('db'), c.get('userId'), id, guards));
   if (!result) throw notFound('Radio channel');
   favoriteChanged(c, id, result.active);
   return ok(c, state(result), 'Removed from favorites.');

@@ -2,27 +2,33 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { idParam, limitQuery } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
 import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, readAccess, writeAccess } from '../../schemas/common';
+import { count, id, list } from '../../schemas/fields';
 
 const tags = ['Favorites'];
-const FavoriteState = z.object({ is_favorited: z.boolean(), favorites_count: z.int() }).openapi('FavoriteState');
-const ChannelBody = jsonBody(z.object({ radio_channel_id: z.int().min(1) }).openapi('FavoriteRequest'));
+const FavoriteState = z.object({ is_favorited: z.boolean(), favorites_count: count(214) }).openapi('FavoriteState');
+const ChannelBody = jsonBody(z.object({ radio_channel_id: id() }).openapi('FavoriteRequest'));
 const channelParams = z.object({ id: idParam('id') });
 
 export const listFavorites = createRoute({
   method: 'get',
   path: '/api/v1/favorites',
+  operationId: 'listFavorites',
   tags,
   summary: "The user's favorite channels, latest first",
+  description: 'Up to `limit` (1 to 500, default 100) of the most recently added favorites.',
   ...readAccess,
   request: { query: limitQuery(500, 100) },
-  responses: { 200: jsonResponse(z.array(RadioSchema), 'Favorites'), ...errorResponses(401, 403, 422, 429) },
+  responses: { 200: jsonResponse(list(RadioSchema, 500), 'Favorites'), ...errorResponses(401, 403, 422, 429) },
 });
 
 export const toggleFavorite = createRoute({
   method: 'post',
   path: '/api/v1/favorites/toggle',
+  operationId: 'toggleFavorite',
   tags,
   summary: 'Toggle a favorite',
+  description:
+    'Adds the channel to the favorites when it is not one, removes it when it is. Send an `Idempotency-Key` so that a retry never toggles back.',
   ...writeAccess,
   request: { body: ChannelBody },
   responses: {
@@ -34,8 +40,10 @@ export const toggleFavorite = createRoute({
 export const checkFavorite = createRoute({
   method: 'get',
   path: '/api/v1/favorites/{id}/check',
+  operationId: 'checkFavorite',
   tags,
-  summary: 'Whether a channel is a favorite (the answer has no message, as the spec shows)',
+  summary: 'Whether a channel is a favorite',
+  description: 'The answer has no `message`, as the specification shows.',
   ...readAccess,
   request: { params: channelParams },
   responses: {
@@ -54,8 +62,10 @@ export const checkFavorite = createRoute({
 export const addFavorite = createRoute({
   method: 'post',
   path: '/api/v1/favorites',
+  operationId: 'addFavorite',
   tags,
-  summary: 'Add a favorite: 201 when added, 200 when it already was one',
+  summary: 'Add a favorite',
+  description: '201 when the channel was added, 200 when it already was a favorite (nothing changes).',
   ...writeAccess,
   request: { body: ChannelBody },
   responses: {
@@ -68,8 +78,10 @@ export const addFavorite = createRoute({
 export const removeFavorite = createRoute({
   method: 'delete',
   path: '/api/v1/favorites/{id}',
+  operationId: 'removeFavorite',
   tags,
-  summary: 'Remove a favorite (200 whether or not it was one)',
+  summary: 'Remove a favorite',
+  description: '200 whether or not the channel was a favorite; 404 when the channel does not exist.',
   ...writeAccess,
   request: { params: channelParams },
   responses: { 200: jsonResponse(FavoriteState, 'Removed'), ...errorResponses(401, 403, 404, 422, 429) },

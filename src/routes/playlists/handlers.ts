@@ -10,6 +10,7 @@ import { idParam } from '../../lib/validation';
 import { EXPORT_FORMATS, exportFormat, toM3u, toPls } from '../../playlists/export';
 import * as playlists from '../../playlists/playlists';
 import { withAccountCheck, withMarks, type Caller } from '../../services/caller';
+import { guardedWrite } from '../../services/guarded-writes';
 import type * as routes from './routes';
 
 /** A playlist as the caller may read it, with their own marks; null when they may not (or it is missing). */
@@ -51,8 +52,14 @@ export const listPlaylists: RouteHandler<typeof routes.listPlaylists, AppEnv> = 
     'Playlists retrieved successfully.',
   );
 
-export const showPlaylist: RouteHandler<typeof routes.showPlaylist, AppEnv> = async (c) =>
-  ok(c, playlists.mustRead(await readPlaylist(c, c.req.valid('param').id)), 'Playlist retrieved successfully.');
+/** The `ETag` of a playlist answer carries its version, for `If-Match` (middleware/caching.ts adds the hash). */
+const tagVersion = (c: Context<AppEnv>, playlist: { version: number }) => c.set('etagPrefix', `v${playlist.version}-`);
+
+export const showPlaylist: RouteHandler<typeof routes.showPlaylist, AppEnv> = async (c) => {
+  const detail = playlists.mustRead(await readPlaylist(c, c.req.valid('param').id));
+  tagVersion(c, detail);
+  return ok(c, detail, 'Playlist retrieved successfully.');
+};
 
 /**
  * `GET /api/v1/playlists/{id}.m3u|.pls`; the path pattern guarantees `<digits>.<format>`.
@@ -73,26 +80,30 @@ export const exportPlaylist = async (c: Context<AppEnv>) => {
 };
 
 export const createPlaylist: RouteHandler<typeof routes.createPlaylist, AppEnv> = async (c) => {
-  const playlist = await playlists.createPlaylist(c.get('db'), c.get('userId'), c.req.valid('json'), isoTimestamp());
-  return created(c, { ...playlist, items: [] }, 'Playlist created successfully.');
+  const playlist = await guardedWrite(c, (guards) =>
+    playlists.createPlaylist(c.get('db'), c.get('userId'), c.req.valid('json'), isoTimestamp(), guards),
+  );
+  tagVersion(c, playlist);
+  return created(c, { ...playlist, items: [] }, 'Playlist created successfully.', `/api/v1/playlists/${playlist.id}`);
 };
 
 export const updatePlaylist: RouteHandler<typeof routes.updatePlaylist, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const playlist = await playlists.updatePlaylist(
-    c.get('db'),
-    id,
-    c.get('userId'),
-    c.req.valid('json'),
-    isoTimestamp(),
+  const playlist = await guardedWrite(
+    c,
+    (guards) => playlists.updatePlaylist(c.get('db'), id, c.get('userId'), c.req.valid('json'), isoTimestamp(), guards),
+    { playlistId: id },
   );
   forgetPlaylist(id);
+  tagVersion(c, playlist);
   return ok(c, playlist, 'Playlist updated successfully.');
 };
 
 export const deletePlaylist: RouteHandler<typeof routes.deletePlaylist, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  await playlists.deletePlaylist(c.get('db'), id, c.get('userId'));
+  await guardedWrite(c, (guards) => playlists.deletePlaylist(c.get('db'), id, c.get('userId'), guards), {
+    playlistId: id,
+  });
   forgetPlaylist(id);
   return ok(c, null, 'Playlist deleted successfully.');
 };
@@ -100,28 +111,43 @@ export const deletePlaylist: RouteHandler<typeof routes.deletePlaylist, AppEnv> 
 export const addItem: RouteHandler<typeof routes.addItem, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   const { radio_channel_id, position } = c.req.valid('json');
-  const detail = await playlists.addItem(c.get('db'), id, c.get('userId'), radio_channel_id, position, isoTimestamp());
+  const detail = await guardedWrite(
+    c,
+    (guards) => playlists.addItem(c.get('db'), id, c.get('userId'), radio_channel_id, position, isoTimestamp(), guards),
+    { playlistId: id },
+  );
   forgetPlaylist(id);
-  return created(c, detail, 'Radio channel added to the playlist.');
+  tagVersion(c, detail);
+  return created(
+    c,
+    detail,
+    'Radio channel added to the playlist.',
+    `/api/v1/playlists/${id}/items/${radio_channel_id}`,
+  );
 };
 
 export const removeItem: RouteHandler<typeof routes.removeItem, AppEnv> = async (c) => {
   const { id, channel_id } = c.req.valid('param');
-  const detail = await playlists.removeItem(c.get('db'), id, c.get('userId'), channel_id, isoTimestamp());
+  const detail = await guardedWrite(
+    c,
+    (guards) => playlists.removeItem(c.get('db'), id, c.get('userId'), channel_id, isoTimestamp(), guards),
+    { playlistId: id },
+  );
   forgetPlaylist(id);
+  tagVersion(c, detail);
   return ok(c, detail, 'Radio channel removed from the playlist.');
 };
 
 export const reorderItems: RouteHandler<typeof routes.reorderItems, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const detail = await playlists.reorderItems(
-    c.get('db'),
-    id,
-    c.get('userId'),
-    c.req.valid('json').items,
-    isoTimestamp(),
+  const detail = await guardedWrite(
+    c,
+    (guards) =>
+      playlists.reorderItems(c.get('db'), id, c.get('userId'), c.req.valid('json').items, isoTimestamp(), guards),
+    { playlistId: id },
   );
   forgetPlaylist(id);
+  tagVersion(c, detail);
   return ok(c, detail, 'Playlist reordered successfully.');
 };
 

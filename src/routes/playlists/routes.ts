@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { MAX_PLAYLIST_ITEMS } from '../../playlists/playlists';
+import { MAX_PLAYLIST_ITEMS, MAX_PLAYLISTS_PER_USER } from '../../playlists/playlists';
 import { idParam, textField } from '../../lib/validation';
+import { MULTILINE, id, list, smallInt, text } from '../../schemas/fields';
 import { PlaylistDetailSchema, PlaylistSchema } from '../../schemas/playlists';
 import {
   BODY_ERRORS,
@@ -19,23 +20,34 @@ const fields = {
   is_public: z.boolean(),
 };
 const playlistParams = z.object({ id: idParam('id') });
+/** Writes that take `If-Match` and answer the new `ETag` (routes/docs/document.ts declares both and the 412). */
+const conditional = { 'x-conditional': true } as const;
 const readErrors = errorResponses(401, 403, 404, 422, 429);
-const writeErrors = errorResponses(...BODY_ERRORS, 401, 403, 404, 429);
+const writeErrors = errorResponses(...BODY_ERRORS, 401, 403, 404, 412, 429);
+const removeErrors = errorResponses(401, 403, 404, 412, 422, 429);
 
 export const listPlaylists = createRoute({
   method: 'get',
   path: '/api/v1/playlists',
+  operationId: 'listPlaylists',
   tags,
   summary: "The user's playlists, newest first",
+  description: `Every playlist of the user (at most ${MAX_PLAYLISTS_PER_USER}), without items.`,
   ...readAccess,
-  responses: { 200: jsonResponse(z.array(PlaylistSchema), 'Playlists'), ...errorResponses(401, 403, 429) },
+  responses: {
+    200: jsonResponse(list(PlaylistSchema, MAX_PLAYLISTS_PER_USER), 'Playlists'),
+    ...errorResponses(401, 403, 429),
+  },
 });
 
 export const showPlaylist = createRoute({
   method: 'get',
   path: '/api/v1/playlists/{id}',
+  operationId: 'getPlaylist',
   tags,
-  summary: "A playlist with its items by position (the owner's, or a public one)",
+  summary: 'A playlist with its items by position',
+  description:
+    "The owner's playlist, or anyone's public one; someone else's private playlist is 404, as a missing one. The `ETag` carries the playlist's `version`: send it as `If-Match` with a write to make sure nobody changed the playlist in between.",
   ...readAccess,
   request: { params: playlistParams },
   responses: { 200: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...readErrors },
@@ -48,6 +60,7 @@ export const showPlaylist = createRoute({
 export const exportPlaylistDocs = (['m3u', 'pls'] as const).map((format) => ({
   method: 'get' as const,
   path: `/api/v1/playlists/{id}.${format}`,
+  operationId: format === 'm3u' ? 'exportPlaylistM3u' : 'exportPlaylistPls',
   tags,
   summary: format === 'm3u' ? 'The playlist as extended M3U, for players' : 'The playlist as PLS, for players',
   description:
@@ -57,17 +70,33 @@ export const exportPlaylistDocs = (['m3u', 'pls'] as const).map((format) => ({
   responses: {
     200: {
       description: 'The playlist file',
-      content: { [format === 'm3u' ? 'audio/x-mpegurl' : 'audio/x-scpls']: { schema: z.string() } },
+      content: {
+        [format === 'm3u' ? 'audio/x-mpegurl' : 'audio/x-scpls']: {
+          schema: z
+            .string()
+            .max(2_000_000)
+            .openapi({
+              pattern: MULTILINE,
+              example:
+                format === 'm3u'
+                  ? '#EXTM3U\n#EXTINF:-1,Radio Swiss Jazz\nhttps://stream.srg-ssr.ch/m/rsj/aacp_96\n'
+                  : '[playlist]\nFile1=https://stream.srg-ssr.ch/m/rsj/aacp_96\nTitle1=Radio Swiss Jazz\nLength1=-1\nNumberOfEntries=1\nVersion=2\n',
+            }),
+        },
+      },
     },
-    ...readErrors,
+    // Not rate-limited: media players fetch it without a token, and it is small and cached.
+    ...errorResponses(401, 403, 404, 422),
   },
 }));
 
 export const createPlaylist = createRoute({
   method: 'post',
   path: '/api/v1/playlists',
+  operationId: 'createPlaylist',
   tags,
-  summary: 'Create an empty playlist (private unless is_public)',
+  summary: 'Create an empty playlist',
+  description: `Private unless \`is_public\`. A user keeps at most ${MAX_PLAYLISTS_PER_USER} playlists (422 past that).`,
   ...writeAccess,
   request: { body: jsonBody(z.object(fields).partial().required({ name: true }).openapi('PlaylistCreate')) },
   responses: {
@@ -79,9 +108,12 @@ export const createPlaylist = createRoute({
 export const updatePlaylist = createRoute({
   method: 'put',
   path: '/api/v1/playlists/{id}',
+  operationId: 'updatePlaylist',
   tags,
-  summary: 'Change name, description or is_public (only the given fields)',
+  summary: 'Change name, description or visibility',
+  description: 'Only the fields sent change. Only the owner may write (403 for a public playlist of someone else).',
   ...writeAccess,
+  ...conditional,
   request: { params: playlistParams, body: jsonBody(z.object(fields).partial().openapi('PlaylistUpdate')) },
   responses: { 200: jsonResponse(PlaylistSchema, 'The playlist'), ...writeErrors },
 });
@@ -89,23 +121,31 @@ export const updatePlaylist = createRoute({
 export const deletePlaylist = createRoute({
   method: 'delete',
   path: '/api/v1/playlists/{id}',
+  operationId: 'deletePlaylist',
   tags,
   summary: 'Delete a playlist',
+  description: 'The playlist and its items go.',
   ...writeAccess,
+  ...conditional,
   request: { params: playlistParams },
-  responses: { 200: jsonResponse(NullData, 'Deleted'), ...readErrors },
+  responses: { 200: jsonResponse(NullData, 'Deleted'), ...removeErrors },
 });
 
 export const addItem = createRoute({
   method: 'post',
   path: '/api/v1/playlists/{id}/items',
+  operationId: 'addPlaylistItem',
   tags,
-  summary: 'Add a channel: appended, or inserted at `position` with the rest shifted down',
+  summary: 'Add a channel to a playlist',
+  description: `Appended, or inserted at \`position\` (0-based) with the later items moved down. A channel is in a playlist once (409); at most ${MAX_PLAYLIST_ITEMS} items.`,
   ...writeAccess,
+  ...conditional,
   request: {
     params: playlistParams,
     body: jsonBody(
-      z.object({ radio_channel_id: z.int().min(1), position: z.int().min(0).optional() }).openapi('PlaylistItemCreate'),
+      z
+        .object({ radio_channel_id: id(), position: smallInt(0, MAX_PLAYLIST_ITEMS, 1).optional() })
+        .openapi('PlaylistItemCreate'),
     ),
   },
   responses: { 201: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...writeErrors, ...errorResponses(409) },
@@ -114,26 +154,32 @@ export const addItem = createRoute({
 export const removeItem = createRoute({
   method: 'delete',
   path: '/api/v1/playlists/{id}/items/{channel_id}',
+  operationId: 'removePlaylistItem',
   tags,
-  summary: 'Remove a channel; later items move up',
+  summary: 'Remove a channel from a playlist',
+  description: 'The later items move up one position.',
   ...writeAccess,
+  ...conditional,
   request: { params: z.object({ id: idParam('id'), channel_id: idParam('channel_id') }) },
-  responses: { 200: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...readErrors },
+  responses: { 200: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...removeErrors },
 });
 
 export const reorderItems = createRoute({
   method: 'put',
   path: '/api/v1/playlists/{id}/reorder',
+  operationId: 'reorderPlaylistItems',
   tags,
-  summary: 'Move the listed channels to their positions; the others keep their order',
+  summary: 'Move channels to new positions',
+  description: 'The listed channels move to their positions; the others keep their order around them.',
   ...writeAccess,
+  ...conditional,
   request: {
     params: playlistParams,
     body: jsonBody(
       z
         .object({
           items: z
-            .array(z.object({ radio_channel_id: z.int().min(1), position: z.int().min(0) }))
+            .array(z.object({ radio_channel_id: id(), position: smallInt(0, MAX_PLAYLIST_ITEMS, 1) }))
             .min(1)
             .max(MAX_PLAYLIST_ITEMS),
         })
@@ -146,16 +192,21 @@ export const reorderItems = createRoute({
 export const membership = createRoute({
   method: 'get',
   path: '/api/v1/radios/{id}/playlists',
+  operationId: 'listPlaylistsWithRadio',
   tags,
   summary: "Which of the user's playlists hold the channel",
+  description: 'For an "add to playlist" sheet: the playlists of the user that hold the channel.',
   ...readAccess,
   request: { params: z.object({ id: idParam('id') }) },
   responses: {
     200: jsonResponse(
       z.object({
         is_in_playlist: z.boolean(),
-        playlist_count: z.int(),
-        playlists: z.array(z.object({ id: z.int(), name: z.string(), is_public: z.boolean() })),
+        playlist_count: smallInt(0, MAX_PLAYLISTS_PER_USER, 1),
+        playlists: list(
+          z.object({ id: id(7), name: text(100, 'Late-night jazz'), is_public: z.boolean() }),
+          MAX_PLAYLISTS_PER_USER,
+        ),
       }),
       'The membership summary',
     ),

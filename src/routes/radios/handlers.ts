@@ -2,6 +2,7 @@ import type { RouteHandler } from '@hono/zod-openapi';
 import { chart, likedChannels, trendingChannels } from '../../activity/lists';
 import { recordPlay } from '../../activity/plays';
 import { toggle } from '../../activity/reactions';
+import { guardedWrite } from '../../services/guarded-writes';
 import { cache, forgetCatalogueAnswers } from '../../cache';
 import {
   channelVisibility,
@@ -122,7 +123,9 @@ export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c
 
 export const likeRadio: RouteHandler<typeof routes.likeRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const state = await toggle(c.get('db'), likes, c.get('userId'), id, isoTimestamp());
+  const state = await guardedWrite(c, (guards) =>
+    toggle(c.get('db'), likes, c.get('userId'), id, isoTimestamp(), guards),
+  );
   if (!state) throw notFound('Radio channel');
   // The like count changed: every cached answer may show it; the caller's own marks follow.
   forgetCatalogueAnswers();

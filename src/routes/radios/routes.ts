@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { CHANNEL_SORTS } from '../../catalogue/channels';
 import { idParam, intParam, limitQuery, textField } from '../../lib/validation';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
+import { count, list, smallInt } from '../../schemas/fields';
 import { requireToken } from '../../middleware/auth';
 import { userRateLimit } from '../../middleware/rate-limit';
 import {
@@ -19,8 +20,11 @@ const tags = ['Radio channels'];
 export const listRadios = createRoute({
   method: 'get',
   path: '/api/v1/radios',
+  operationId: 'listRadios',
   tags,
   summary: 'Active channels, paginated, searchable and filterable',
+  description:
+    'Pages of `per_page` (1 to 100) by `page` up to 1,000 channels deep, and by `cursor` (`meta.next_cursor`) at any depth. `search` matches name and description and considers the 1,000 best matches (`meta.total_exact` says whether there were more). Counted as a search when `search` is given.',
   ...readAccess,
   // A list with `search` is a search (contract 10).
   middleware: [requireToken, userRateLimit((c) => (c.req.query('search') === undefined ? 'reads' : 'searches'))],
@@ -39,6 +43,7 @@ export const listRadios = createRoute({
       language: languageCode.optional().openapi({ description: 'ISO 639-1 code' }),
       genre_id: intParam({ min: 1 }).optional(),
       cursor: z.string().min(1).max(512).optional().openapi({
+        pattern: '^[A-Za-z0-9_-]+$',
         description: '`meta.next_cursor` of the previous page: the next page, at any depth (without `search`)',
       }),
     }),
@@ -47,7 +52,7 @@ export const listRadios = createRoute({
     200: {
       description: 'A page of channels',
       content: {
-        'application/json': { schema: successEnvelope(z.array(RadioSchema)).extend({ meta: PageMetaSchema }) },
+        'application/json': { schema: successEnvelope(list(RadioSchema, 100)).extend({ meta: PageMetaSchema }) },
       },
     },
     ...errorResponses(401, 403, 422, 429),
@@ -57,18 +62,23 @@ export const listRadios = createRoute({
 export const featuredRadios = createRoute({
   method: 'get',
   path: '/api/v1/radios/featured',
+  operationId: 'listFeaturedRadios',
   tags,
   summary: 'Featured channels, most played first',
+  description: 'The channels the editors feature; `limit` 1 to 50, default 10.',
   ...readAccess,
   request: { query: z.object({ limit: intParam({ min: 1, max: 50 }).default(10) }) },
-  responses: { 200: jsonResponse(z.array(RadioSchema), 'Featured channels'), ...errorResponses(401, 403, 422, 429) },
+  responses: { 200: jsonResponse(list(RadioSchema, 50), 'Featured channels'), ...errorResponses(401, 403, 422, 429) },
 });
 
 export const showRadio = createRoute({
   method: 'get',
   path: '/api/v1/radios/{id}',
+  operationId: 'getRadio',
   tags,
   summary: 'One channel',
+  description:
+    "An active channel with its genres, counts and the caller's own like and favorite; 404 for a missing or inactive one.",
   ...readAccess,
   request: { params: z.object({ id: idParam('id') }) },
   responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(401, 403, 404, 422, 429) },
@@ -77,8 +87,11 @@ export const showRadio = createRoute({
 export const trendingRadios = createRoute({
   method: 'get',
   path: '/api/v1/radios/trending',
+  operationId: 'listTrendingRadios',
   tags,
-  summary: 'Channels with the most plays in the last `hours` hours',
+  summary: 'Channels with the most plays lately',
+  description:
+    'By plays in the last `hours` (1 to 168, default 24), each with `recent_plays`; `limit` 1 to 100, default 20.',
   ...readAccess,
   request: {
     query: z.object({
@@ -87,7 +100,7 @@ export const trendingRadios = createRoute({
     }),
   },
   responses: {
-    200: jsonResponse(z.array(RadioSchema.extend({ recent_plays: z.int() })), 'Trending channels'),
+    200: jsonResponse(list(RadioSchema.extend({ recent_plays: count(96) }), 100), 'Trending channels'),
     ...errorResponses(401, 403, 422, 429),
   },
 });
@@ -95,8 +108,11 @@ export const trendingRadios = createRoute({
 export const chartRadios = createRoute({
   method: 'get',
   path: '/api/v1/radios/charts',
+  operationId: 'listRadioCharts',
   tags,
   summary: 'Top channels by plays or likes in a period',
+  description:
+    'Ranked by `metric` over `period` (24h, 7d, 30d), each with `rank` and `score`; `limit` 1 to 100, default 50.',
   ...readAccess,
   request: {
     query: z.object({
@@ -106,7 +122,7 @@ export const chartRadios = createRoute({
     }),
   },
   responses: {
-    200: jsonResponse(z.array(RadioSchema.extend({ rank: z.int(), score: z.int() })), 'The chart'),
+    200: jsonResponse(list(RadioSchema.extend({ rank: smallInt(1, 100, 1), score: count(412) }), 100), 'The chart'),
     ...errorResponses(401, 403, 422, 429),
   },
 });
@@ -114,11 +130,13 @@ export const chartRadios = createRoute({
 export const likedRadios = createRoute({
   method: 'get',
   path: '/api/v1/radios/liked',
+  operationId: 'listLikedRadios',
   tags,
   summary: 'Channels the user liked, latest first',
+  description: '`limit` 1 to 100, default 20.',
   ...readAccess,
   request: { query: limitQuery(100, 20) },
-  responses: { 200: jsonResponse(z.array(RadioSchema), 'Liked channels'), ...errorResponses(401, 403, 422, 429) },
+  responses: { 200: jsonResponse(list(RadioSchema, 100), 'Liked channels'), ...errorResponses(401, 403, 422, 429) },
 });
 
 const channelParams = z.object({ id: idParam('id') });
@@ -126,8 +144,11 @@ const channelParams = z.object({ id: idParam('id') });
 export const playRadio = createRoute({
   method: 'post',
   path: '/api/v1/radios/{id}/play',
+  operationId: 'playRadio',
   tags,
-  summary: 'Record a play (a repeat within 60 seconds is acknowledged, not counted)',
+  summary: 'Record a play',
+  description:
+    "Counts a play of the channel for its counts, charts and the user's history. A repeat by the same user within 60 seconds is acknowledged and not counted, so a retry is always safe (an `Idempotency-Key` is accepted and not needed).",
   ...playAccess,
   request: { params: channelParams },
   responses: { 200: jsonResponse(NullData, 'The play was tracked'), ...errorResponses(401, 403, 404, 422, 429) },
@@ -136,12 +157,18 @@ export const playRadio = createRoute({
 export const likeRadio = createRoute({
   method: 'post',
   path: '/api/v1/radios/{id}/like',
+  operationId: 'toggleRadioLike',
   tags,
   summary: 'Toggle the like of a channel',
+  description:
+    'Likes the channel when the user does not, unlikes it when they do, and answers the new state and count. Send an `Idempotency-Key`: a retry with it answers the first answer and never toggles back.',
   ...writeAccess,
   request: { params: channelParams },
   responses: {
-    200: jsonResponse(z.object({ is_liked: z.boolean(), likes_count: z.int() }), 'The like state after the toggle'),
+    200: jsonResponse(
+      z.object({ is_liked: z.boolean(), likes_count: count(37) }).openapi('LikeState'),
+      'The like state after the toggle',
+    ),
     ...errorResponses(401, 403, 404, 422, 429),
   },
 });

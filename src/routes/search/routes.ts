@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { intParam, textField } from '../../lib/validation';
 import { GenreSchema, RadioSchema } from '../../schemas/catalogue';
 import { errorResponses, jsonResponse, readAccess, searchAccess } from '../../schemas/common';
+import { count, countryCode, id, list, text } from '../../schemas/fields';
 
 const tags = ['Search'];
 const queryText = (min: number) => textField({ min, max: 100 });
@@ -9,6 +10,7 @@ const queryText = (min: number) => textField({ min, max: 100 });
 export const search = createRoute({
   method: 'get',
   path: '/api/v1/search',
+  operationId: 'search',
   tags,
   summary: 'Ranked search over stations, genres and countries',
   description:
@@ -28,10 +30,13 @@ export const search = createRoute({
   responses: {
     200: jsonResponse(
       z.object({
-        stations: z.array(RadioSchema),
-        categories: z.array(GenreSchema),
-        countries: z.array(z.object({ id: z.int(), name: z.string(), code: z.string(), stations_count: z.int() })),
-        suggestions: z.array(z.string()),
+        stations: list(RadioSchema, 50),
+        categories: list(GenreSchema, 20),
+        countries: list(
+          z.object({ id: id(41), name: text(100, 'Switzerland'), code: countryCode, stations_count: count(212) }),
+          20,
+        ),
+        suggestions: list(text(100, 'jazz radio'), 20),
       }),
       'Search results',
     ),
@@ -42,18 +47,23 @@ export const search = createRoute({
 export const suggestions = createRoute({
   method: 'get',
   path: '/api/v1/search/suggestions',
+  operationId: 'listSearchSuggestions',
   tags,
-  summary: 'Completions of a partial query: trending terms, genre names, station names',
+  summary: 'Completions of a partial query',
+  description:
+    'Trending terms first, then genre names, then station names, that start with `q`; `limit` 1 to 20, default 8.',
   ...searchAccess,
   request: { query: z.object({ q: queryText(1), limit: intParam({ min: 1, max: 20 }).default(8) }) },
-  responses: { 200: jsonResponse(z.array(z.string()), 'Suggestions'), ...errorResponses(401, 403, 422, 429) },
+  responses: { 200: jsonResponse(list(text(255, 'jazz'), 20), 'Suggestions'), ...errorResponses(401, 403, 422, 429) },
 });
 
 export const trending = createRoute({
   method: 'get',
   path: '/api/v1/search/trending',
+  operationId: 'listTrendingSearches',
   tags,
-  summary: 'The 10 most searched terms of the last 24 hours',
+  summary: 'The most searched terms of the last 24 hours',
+  description: 'The 10 terms most searched (each user counted once per term and hour) that found something.',
   ...readAccess,
-  responses: { 200: jsonResponse(z.array(z.string()), 'Trending terms'), ...errorResponses(401, 403, 429) },
+  responses: { 200: jsonResponse(list(text(100, 'jazz'), 10), 'Trending terms'), ...errorResponses(401, 403, 429) },
 });

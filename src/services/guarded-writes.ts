@@ -1,0 +1,68 @@
+import { and, eq, notExists, sql } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { idempotencyKeys, playlists } from '../db/schema';
+import { guard, isGuardFailure, isUniqueViolation, type WriteGuards } from '../db/sql';
+import type { AppEnv } from '../env';
+import { ApiError, notFound } from '../lib/errors';
+import { claimStatements } from '../middleware/idempotency';
+
+/**
+ * The versions an `If-Match` header accepts: the `ETag`s of playlist answers are
+ * `"v<version>-<hash>"` (a bare `"<version>"` is taken too); `*` is any version, so no
+ * condition (null). Tags of another shape match no version.
+ */
+export function acceptedVersions(header: string | undefined): number[] | null {
+  if (header === undefined || header.trim() === '*') return null;
+  return [...header.matchAll(/(?:W\/)?"v?(\d{1,15})(?:-[^"]*)?"/g)].map((match) => Number(match[1]));
+}
+
+/** 412 with the playlist's current version (contract 1 and 10); 404 when it is gone. */
+async function preconditionFailed(c: Context<AppEnv>, playlistId: number): Promise<never> {
+  const [row] = await c
+    .get('db')
+    .select({ version: playlists.version })
+    .from(playlists)
+    .where(eq(playlists.id, playlistId));
+  if (!row) throw notFound('Playlist');
+  throw new ApiError(412, 'The playlist has changed since you read it.', { version: row.version });
+}
+
+/**
+ * Runs a write whose batch starts with this request's guards (`work` puts them first in
+ * its `db.batch`): the claim of its `Idempotency-Key` (middleware/idempotency.ts) and,
+ * for a playlist, the `If-Match` condition on its version. Either holds with the write
+ * or the whole batch rolls back, so a retried write never acts twice and a stale
+ * `If-Match` changes nothing. A batch that lost the race for its key is 409; a version
+ * that no longer matches, 412 with the current one.
+ */
+export async function guardedWrite<T>(
+  c: Context<AppEnv>,
+  work: (guards: WriteGuards) => Promise<T>,
+  target: { playlistId?: number } = {},
+): Promise<T> {
+  const guards = claimStatements(c);
+  const versions = target.playlistId === undefined ? null : acceptedVersions(c.req.header('if-match'));
+  if (target.playlistId !== undefined && versions !== null) {
+    const db = c.get('db');
+    // Fails the batch unless the playlist is at one of the accepted versions (none: always fails).
+    const current = db
+      .select({ one: sql`1` })
+      .from(playlists)
+      .where(
+        and(
+          eq(playlists.id, target.playlistId),
+          sql`${playlists.version} IN (SELECT value FROM json_each(${JSON.stringify(versions)}))`,
+        ),
+      );
+    guards.push(guard(db, notExists(current)));
+  }
+  try {
+    return await work(guards);
+  } catch (error) {
+    if (isUniqueViolation(error, idempotencyKeys.userId)) {
+      throw new ApiError(409, 'A request with this Idempotency-Key is still in progress.', {}, { 'Retry-After': '1' });
+    }
+    if (target.playlistId !== undefined && isGuardFailure(error)) return preconditionFailed(c, target.playlistId);
+    throw error;
+  }
+}
