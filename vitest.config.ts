@@ -1,6 +1,7 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { fakeStreams } from './test/helpers/fake-streams';
 
 export default defineConfig({
   test: {
@@ -22,6 +23,8 @@ export default defineConfig({
                 // the read caches shows as a failing test, not as a flaky one.
                 READ_CACHE_MS: '60000',
               },
+              // Every outbound fetch (stream checks, now playing) goes to the fake streams, never the network.
+              outboundService: { node: fakeStreams },
             },
           })),
         ],

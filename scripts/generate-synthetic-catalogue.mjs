@@ -95,6 +95,29 @@ const words = [
   'Prime',
 ];
 const codecs = ['MP3', 'AAC', 'AAC+', 'OGG', 'OPUS'];
+// A point inside each country above (its largest city, roughly): stations are spread a few degrees around it.
+const centres = [
+  [51.5, -0.1],
+  [52.5, 13.4],
+  [48.9, 2.4],
+  [40.7, -74.0],
+  [35.7, 139.7],
+  [-23.6, -46.6],
+  [19.1, 72.9],
+  [-33.9, 151.2],
+  [43.7, -79.4],
+  [40.4, -3.7],
+  [41.9, 12.5],
+  [52.4, 4.9],
+  [59.3, 18.1],
+  [59.9, 10.8],
+  [52.2, 21.0],
+  [19.4, -99.1],
+  [-34.6, -58.4],
+  [-26.2, 28.0],
+  [37.6, 127.0],
+  [47.4, 8.5],
+];
 
 let seed = 42;
 const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
@@ -117,6 +140,13 @@ const stations = Array.from({ length: count }, (_, i) => {
     hls: 0,
     lastcheckok: 1,
     description: `${name}: synthetic station number ${i} for load tests.`,
+    // Most stations have coordinates, as in Radio Browser's export (some have none).
+    ...(i % 10 === 9
+      ? {}
+      : {
+          geo_lat: Math.round((centres[c][0] + (random() - 0.5) * 6) * 1e4) / 1e4,
+          geo_long: Math.round((centres[c][1] + (random() - 0.5) * 6) * 1e4) / 1e4,
+        }),
   };
 });
 writeFileSync(file, JSON.stringify(stations));

@@ -18,6 +18,8 @@ import { meRouter } from './routes/me';
 import { playlistsRouter } from './routes/playlists';
 import { radiosRouter } from './routes/radios';
 import { searchRouter } from './routes/search';
+import { placesRouter } from './routes/places';
+import { streamsRouter } from './routes/streams';
 import { mountDocs } from './routes/docs';
 
 /** The error envelope; every failure leaves through here. */
@@ -99,11 +101,13 @@ export function createApp() {
   );
 
   app.route('/', authRouter);
+  app.route('/', streamsRouter);
   app.route('/', radiosRouter);
   app.route('/', meRouter);
   app.route('/', favoritesRouter);
   app.route('/', playlistsRouter);
   app.route('/', genresRouter);
+  app.route('/', placesRouter);
   app.route('/', searchRouter);
   app.route('/', adminRouter);
   mountDocs(app);

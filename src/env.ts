@@ -1,6 +1,8 @@
+import type { LanguageVariables } from 'hono/language';
 import type { TimingVariables } from 'hono/timing';
 import type { IdempotencyClaim } from './middleware/idempotency';
 import type { Db, DbStats } from './db/client';
+import type { NowPlayingObject } from './durable-objects/now-playing';
 import type { PlayCounter } from './durable-objects/play-counter';
 import type { Quota, RateLimiter } from './durable-objects/rate-limiter';
 import type { SearchTrends } from './durable-objects/search-trends';
@@ -16,6 +18,9 @@ export interface Bindings {
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   SEARCH_TRENDS: DurableObjectNamespace<SearchTrends>;
   PLAY_COUNTER: DurableObjectNamespace<PlayCounter>;
+  NOW_PLAYING: DurableObjectNamespace<NowPlayingObject>;
+  /** Channels whose streams each scheduled run checks (src/scheduled.ts). */
+  HEALTH_CHECKS_PER_RUN: string;
   /** Objects the play counters are spread over (by channel id). */
   PLAY_COUNTER_SHARDS: string;
   /** Milliseconds between flushes of counted plays to D1 (at most 5 s by contract). */
@@ -42,14 +47,14 @@ export interface Bindings {
   RATE_LIMIT_READS_PER_MINUTE: string;
   /** Milliseconds D1, KV or a Durable Object may take before the request answers 503. */
   DEPENDENCY_TIMEOUT_MS: string;
-  /** Milliseconds a read may be answered from the isolate's caches (services/read-cache.ts); 0 turns them off. */
+  /** Milliseconds a read may be answered from the isolate's caches (src/cache/index.ts); 0 turns them off. */
   READ_CACHE_MS: string;
   /** `info` logs every request, `error` only 5xx, `silent` nothing. */
   LOG_LEVEL: string;
 }
 
 /** Per-request values set by middleware. */
-export interface Variables extends TimingVariables {
+export interface Variables extends TimingVariables, LanguageVariables {
   requestId: string;
   /** Drizzle over the request's D1 session, instrumented: every statement lands in `dbStats`. */
   db: Db;

@@ -2,6 +2,7 @@ import { createApp } from './app';
 import type { Bindings } from './env';
 import { guardBindings } from './lib/dependencies';
 import { servePublicCopy } from './middleware/caching';
+import { checkStreams } from './scheduled';
 
 const app = createApp();
 
@@ -13,7 +14,12 @@ const app = createApp();
 export default {
   // KV and the Durable Objects answer within a timeout or fail as 503 (lib/dependencies.ts).
   fetch: (request, env, ctx) => servePublicCopy(request, env) ?? app.fetch(request, guardBindings(env), ctx),
+  // Stream health checks ([triggers] in wrangler.toml).
+  scheduled: async (_controller, env) => {
+    await checkStreams(env);
+  },
 } satisfies ExportedHandler<Bindings>;
+export { NowPlayingObject } from './durable-objects/now-playing';
 export { PlayCounter } from './durable-objects/play-counter';
 export { RateLimiter } from './durable-objects/rate-limiter';
 export { SearchTrends } from './durable-objects/search-trends';

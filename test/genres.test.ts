@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call } from './helpers/client';
+import { BASE, call } from './helpers/client';
 import { channelId, genreId, importStations, station } from './helpers/catalogue';
 import { registerUser, setStatus } from './helpers/users';
 
@@ -36,7 +36,8 @@ describe('GET /api/v1/genres', () => {
         id: await genreId('blues'),
         name: 'Blues',
         slug: 'blues',
-        logo: null,
+        // No logo of its own: the placeholder PNG this API serves (contract 3).
+        logo: `${BASE}/api/v1/genres/${await genreId('blues')}/logo.png`,
         description: 'Blues and its roots.',
         created_at: TIMESTAMP,
         updated_at: TIMESTAMP,
@@ -45,7 +46,7 @@ describe('GET /api/v1/genres', () => {
         id: await genreId('jazz'),
         name: 'Jazz',
         slug: 'jazz',
-        logo: null,
+        logo: `${BASE}/api/v1/genres/${await genreId('jazz')}/logo.png`,
         description: 'Jazz from swing to fusion.',
         created_at: TIMESTAMP,
         updated_at: TIMESTAMP,

@@ -39,6 +39,8 @@ describe('mapping a Radio Browser record', () => {
       facebook: null,
       twitter: null,
       instagram: null,
+      geo_lat: null,
+      geo_lng: null,
       genres: ['jazz', 'rock', 'news'],
     });
   });

@@ -1,5 +1,4 @@
 import { env } from 'cloudflare:workers';
-import { createDb } from '../src/db/client';
 import { describe, expect, it, vi } from 'vitest';
 import { call } from './helpers/client';
 import { flushPlays, seedChannels, station } from './helpers/catalogue';
@@ -46,7 +45,11 @@ describe('POST /api/v1/radios/{id}/play', () => {
   it('404 for a missing or inactive channel, 422 for a bad id', async () => {
     const user = await registerUser();
     const [id] = await seedChannels([station()]);
-    await env.DB.prepare('UPDATE radio_channels SET is_active = 0 WHERE id = ?').bind(id).run();
+    expect((await play(id!, user.token)).status).toBe(200);
+    // The admin write tells the channel's counter at once: the next play is a 404, and back.
+    const admin = (isActive: boolean) =>
+      call('PATCH', `/api/v1/admin/radios/${id}`, { token: env.ADMIN_TOKEN, json: { is_active: isActive } });
+    expect((await admin(false)).status).toBe(200);
     expect((await play(id!, user.token)).body).toEqual({
       success: false,
       message: 'Radio channel not found.',
@@ -55,6 +58,46 @@ describe('POST /api/v1/radios/{id}/play', () => {
     });
     expect((await play(999_999, user.token)).status).toBe(404);
     expect((await play(0, user.token)).status).toBe(422);
+    expect((await admin(true)).status).toBe(200);
+    expect((await play(id!, user.token)).status).toBe(200);
+  });
+
+  it('needs no D1 query or write on the request path', async () => {
+    const [id] = await seedChannels([station()]);
+    const user = await registerUser();
+    await play(id!, user.token); // the counter reads its shard's visibility once
+    await call('GET', '/api/v1/auth/me', { token: user.token }); // the caller's row is cached
+    const res = await call('POST', `/api/v1/radios/${id}/play`, { token: user.token, debug: true });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('Server-Timing')).toContain('desc="queries=0 round_trips=0 rows_read=0 rows_written=0"');
+  });
+
+  it('shows a play in recent and top at once, before D1 has it, and never twice after the flush', async () => {
+    const [a, b] = await seedChannels([station({ name: 'Held A' }), station({ name: 'Held B' })]);
+    const user = await registerUser();
+    await play(a!, user.token);
+    await play(b!, user.token);
+    const names = async (list: 'recent' | 'top') =>
+      (await call('GET', `/api/v1/me/radios/${list}`, { token: user.token })).body.data.map(
+        (r: { name: string; user_play_count?: number }) => [r.name, r.user_play_count ?? null],
+      );
+    const rows = await env.DB.prepare('SELECT count(*) AS n FROM user_plays WHERE user_id = ?')
+      .bind(user.id)
+      .first<{ n: number }>();
+    expect(rows!.n).toBe(0);
+    expect(await names('recent')).toEqual([
+      ['Held B', null],
+      ['Held A', null],
+    ]);
+    expect(await names('top')).toEqual([
+      ['Held B', 1],
+      ['Held A', 1],
+    ]);
+    await flushPlays();
+    expect(await names('top')).toEqual([
+      ['Held B', 1],
+      ['Held A', 1],
+    ]);
   });
 });
 
@@ -69,10 +112,10 @@ describe('GET /api/v1/me/radios/recent and /top', () => {
     const at = (minute: number) => Date.parse('2026-11-01T10:00:00Z') + minute * 60_000;
     // Plays an hour apart in the user's history: Second twice, then First, then Third.
     const { recordPlay } = await import('../src/activity/plays');
-    await recordPlay(env, createDb(env.DB), user.id, ids[1]!, at(0));
-    await recordPlay(env, createDb(env.DB), user.id, ids[1]!, at(60));
-    await recordPlay(env, createDb(env.DB), user.id, ids[0]!, at(120));
-    await recordPlay(env, createDb(env.DB), user.id, ids[2]!, at(180));
+    await recordPlay(env, user.id, ids[1]!, at(0));
+    await recordPlay(env, user.id, ids[1]!, at(60));
+    await recordPlay(env, user.id, ids[0]!, at(120));
+    await recordPlay(env, user.id, ids[2]!, at(180));
 
     const recent = await call('GET', '/api/v1/me/radios/recent', { token: user.token });
     expect(recent.body.data.map((r: { name: string; last_played_at: string }) => [r.name, r.last_played_at])).toEqual([

@@ -71,3 +71,20 @@ describe('query plans of GET /radios', () => {
     expect(detail).not.toMatch(/SCAN (likes|favorites|radio_channel_genres|genres)\b(?! USING)/);
   });
 });
+
+describe('query plans of the scheduled checks and nearby', () => {
+  it('the checks take the channels checked longest ago from an index', async () => {
+    const { dueForCheck } = await import('../src/streams/service');
+    const detail = await plan(dueForCheck(db, 40));
+    expect(detail).toMatch(/USING (COVERING )?INDEX radio_channels_health_due/);
+    expect(detail).not.toContain('TEMP B-TREE');
+  });
+
+  it('nearby reads a latitude band of the coordinates index, nothing of the table', async () => {
+    const { boundingBox, inBox } = await import('../src/catalogue/nearby');
+    for (const box of [boundingBox(47.5, 7.6, 200), boundingBox(-17.5, 179.9, 300), boundingBox(89.9, 0, 50)]) {
+      const detail = await plan(inBox(db, box, 5001));
+      expect(detail).toMatch(/USING COVERING INDEX radio_channels_geo \(geo_lat>\? AND geo_lat<\?\)/);
+    }
+  });
+});

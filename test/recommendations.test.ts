@@ -1,9 +1,8 @@
 import { env } from 'cloudflare:workers';
-import { createDb } from '../src/db/client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { recordPlay } from '../src/activity/plays';
 import { call } from './helpers/client';
-import { seedChannels, station } from './helpers/catalogue';
+import { flushPlays, seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
 
 let ids: Record<string, number> = {};
@@ -47,7 +46,9 @@ describe('GET /api/v1/me/radios/recommended', () => {
   it('follows what the user liked and played, without what they heard', async () => {
     const user = await registerUser();
     await call('POST', `/api/v1/radios/${ids['Jazz One']}/like`, { token: user.token });
-    await recordPlay(env, createDb(env.DB), user.id, ids['Jazz Two']!);
+    await recordPlay(env, user.id, ids['Jazz Two']!);
+    // What was played counts as a seed once the counters flushed it (within PLAY_FLUSH_MS); exclusion is at once.
+    await flushPlays();
     const res = await call('GET', '/api/v1/me/radios/recommended?limit=3', { token: user.token });
     // Jazz Three shares the genre (and US/en with Jazz Two); French Talk shares FR/fr with Jazz One.
     expect(names(res)).toEqual(['Jazz Three', 'French Talk', 'Rock One']);
@@ -57,7 +58,7 @@ describe('GET /api/v1/me/radios/recommended', () => {
 
   it('is never empty, even when the user has heard everything', async () => {
     const user = await registerUser();
-    for (const id of Object.values(ids)) await recordPlay(env, createDb(env.DB), user.id, id);
+    for (const id of Object.values(ids)) await recordPlay(env, user.id, id);
     const res = await call('GET', '/api/v1/me/radios/recommended?limit=2', { token: user.token });
     expect(res.body.data).toHaveLength(2);
     expect((await call('GET', '/api/v1/me/radios/recommended?limit=51', { token: user.token })).status).toBe(422);
@@ -67,7 +68,7 @@ describe('GET /api/v1/me/radios/recommended', () => {
 describe('GET /api/v1/me/radios/discover', () => {
   it('featured first, then at most two per genre across the genres, nothing played, the same twice', async () => {
     const user = await registerUser();
-    await recordPlay(env, createDb(env.DB), user.id, ids['Rock One']!);
+    await recordPlay(env, user.id, ids['Rock One']!);
     const res = await call('GET', '/api/v1/me/radios/discover?limit=50', { token: user.token });
     const list = names(res);
     expect(new Set(list.slice(0, 2))).toEqual(new Set(['Pop Star', 'Classical Gem']));

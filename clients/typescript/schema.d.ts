@@ -141,6 +141,106 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/radios/{id}/report': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Report whether the stream played
+     * @description For players: whether the channel's stream started (`ok`), with an optional error of up to 200 characters. One report per user, channel and hour counts; when most of at least 5 users' reports in the last hour failed, the channel shows as offline until a check passes. Answers 202 at once.
+     */
+    post: operations['reportRadioStream'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/radios/{id}/now-playing': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What the stream is playing now
+     * @description The stream's ICY `StreamTitle`, split into artist and title at the first ` - `, read from the stream and kept 15 seconds per channel for everyone (`Cache-Control: private, max-age=15`). A stream that sends no metadata, an HLS stream, or one that does not answer within 5 seconds: 200 with nulls.
+     */
+    get: operations['getRadioNowPlaying'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/radios/{id}/logo.png': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A channel's placeholder logo (PNG)
+     * @description The `logo` of a channel that has none of its own: a 256×256 PNG tile in a colour derived from the channel. Public (image loaders send no token) and cacheable for a day; 404 for a missing or inactive channel.
+     */
+    get: operations['getRadioLogoPlaceholder'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/genres/{id}/logo.png': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A genre's placeholder logo (PNG)
+     * @description The `logo` of a genre that has none of its own: a 256×256 PNG tile. Public and cacheable for a day; 404 for a missing or inactive genre.
+     */
+    get: operations['getGenreLogoPlaceholder'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/admin/radios/{id}/check': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Check a channel's stream now
+     * @description Runs the scheduled check on one channel (active or not) and answers what it found, and the channel's status after it.
+     */
+    post: operations['checkRadioStream'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/radios': {
     parameters: {
       query?: never;
@@ -233,6 +333,26 @@ export interface paths {
      * @description `limit` 1 to 100, default 20.
      */
     get: operations['listLikedRadios'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/radios/nearby': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Channels near a point, nearest first
+     * @description Channels within `radius_km` (1 to 1,000, default 200) of `lat`/`lng`, or of the caller's location that Cloudflare puts on the request when both are absent (422 when there is none); `limit` 1 to 50 (default 20). Items add `distance_km` (one decimal). Read from an index of coordinates (a bounding box, then the exact great-circle distance).
+     */
+    get: operations['listNearbyRadios'];
     put?: never;
     post?: never;
     delete?: never;
@@ -677,6 +797,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/countries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Countries with stations, for filter screens
+     * @description Every country that has visible channels, with `stations_count`, by name. Names in the caller's language (`Accept-Language`, e.g. `de`, `pt-BR`), English otherwise; the answer says which in `Content-Language`. Only what visible channels have; readable without a token.
+     */
+    get: operations['listCountries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/languages': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Languages stations broadcast in, for filter screens
+     * @description Every ISO 639-1 language of visible channels, with `stations_count`, by name. Names in the caller's language (`Accept-Language`, e.g. `de`, `pt-BR`), English otherwise; the answer says which in `Content-Language`. Only what visible channels have; readable without a token.
+     */
+    get: operations['listLanguages'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/search': {
     parameters: {
       query?: never;
@@ -1044,6 +1204,53 @@ export interface components {
        */
       password_confirmation: string;
     };
+    StreamReport: {
+      ok: boolean;
+      /** @example timeout after 10 s */
+      error?: string;
+    };
+    NowPlaying: {
+      /** @example So What */
+      title: string | null;
+      /** @example Miles Davis */
+      artist: string | null;
+      /** @example Miles Davis - So What */
+      stream_title: string | null;
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      fetched_at: string;
+    };
+    StreamCheck: {
+      ok: boolean;
+      /**
+       * Format: int32
+       * @example 200
+       */
+      status_code: number | null;
+      /** @example audio/mpeg */
+      content_type: string | null;
+      /**
+       * Format: int32
+       * @example 128
+       */
+      bitrate: number | null;
+      /**
+       * @description dns, tls, timeout, connection, http_<status> or not_audio; null when it passed
+       * @example timeout
+       */
+      error: string | null;
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      checked_at: string;
+      /** @enum {string} */
+      status: 'online' | 'offline' | 'unknown';
+    };
     RadioResource: {
       /**
        * Format: int64
@@ -1063,9 +1270,10 @@ export interface components {
       stream_url: string;
       /**
        * Format: uri
+       * @description the station’s logo, or a PNG placeholder this API serves (`/api/v1/radios/{id}/logo.png`)
        * @example https://example.com/
        */
-      logo: string | null;
+      logo: string;
       country: {
         /**
          * Format: int64
@@ -1132,6 +1340,10 @@ export interface components {
          */
         instagram: string | null;
       };
+      /** @description the stream is https (iOS and Android block http streams by default) */
+      is_https: boolean;
+      geo: components['schemas']['Geo'];
+      health: components['schemas']['Health'];
       is_liked: boolean;
       is_favorited: boolean;
       /**
@@ -1146,6 +1358,30 @@ export interface components {
        * @example 2026-01-02T03:04:05.123000Z
        */
       updated_at: string;
+    };
+    /** @description where the station is, in decimal degrees; null when unknown */
+    Geo: {
+      /** @example 47.5596 */
+      lat: number;
+      /** @example 7.5886 */
+      lng: number;
+    } | null;
+    /** @description from scheduled checks of the stream and players’ reports */
+    Health: {
+      /** @enum {string} */
+      status: 'online' | 'offline' | 'unknown';
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      checked_at: string | null;
+      /**
+       * Format: date-time
+       * @description when a check last passed
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      online_at: string | null;
     };
     PageMeta: {
       /**
@@ -1596,7 +1832,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Registered.",
            *       "data": {
            *         "user": {
            *           "id": 12,
@@ -1763,7 +1999,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Logged in.",
            *       "data": {
            *         "user": {
            *           "id": 12,
@@ -1953,7 +2189,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The user.",
            *       "data": {
            *         "id": 12,
            *         "name": "Ada Lovelace",
@@ -2013,6 +2249,20 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description A query parameter this operation does not take; each one is named in `errors`. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
         };
       };
       /** @description Too many requests; see Retry-After and the RateLimit headers. */
@@ -2089,7 +2339,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The token is valid.",
            *       "data": {
            *         "user": {
            *           "id": 12,
@@ -2156,6 +2406,20 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description A query parameter this operation does not take; each one is named in `errors`. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
         };
       };
       /** @description Too many requests; see Retry-After and the RateLimit headers. */
@@ -2241,7 +2505,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The updated user.",
            *       "data": {
            *         "id": 12,
            *         "name": "Ada Lovelace",
@@ -2445,7 +2709,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Password changed.",
            *       "data": null
            *     }
            */
@@ -2630,7 +2894,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Logged out.",
            *       "data": null
            *     }
            */
@@ -2756,6 +3020,691 @@ export interface operations {
       };
     };
   };
+  reportRadioStream: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description A key of your choice (1 to 255 printable ASCII characters, a UUID is ideal) that makes a retry safe: the same key with the same request within 24 hours answers the first answer again, with `Idempotent-Replayed: true`, and acts only once. The same key with another request is 422; while the first is running, 409. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "ok": true,
+         *       "error": "timeout after 10 s"
+         *     }
+         */
+        'application/json': components['schemas']['StreamReport'];
+      };
+    };
+    responses: {
+      /** @description The report was received */
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "The report was received.",
+           *       "data": null
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /** @description The body is not valid JSON. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state. Also: a request with the same `Idempotency-Key` is still running (retry after `Retry-After`), or ran and its answer was lost. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is larger than 64 KiB. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. Also: the `Idempotency-Key` was used with another request. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  getRadioNowPlaying: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The title */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "The title.",
+           *       "data": {
+           *         "title": "So What",
+           *         "artist": "Miles Davis",
+           *         "stream_title": "Miles Davis - So What",
+           *         "fetched_at": "2026-01-02T03:04:05.123000Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['NowPlaying'];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  getRadioLogoPlaceholder: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The PNG */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'image/png': string;
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  getGenreLogoPlaceholder: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The PNG */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'image/png': string;
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  checkRadioStream: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The check */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "The check.",
+           *       "data": {
+           *         "ok": true,
+           *         "status_code": 200,
+           *         "content_type": "audio/mpeg",
+           *         "bitrate": 128,
+           *         "error": "timeout",
+           *         "checked_at": "2026-01-02T03:04:05.123000Z",
+           *         "status": "online"
+           *       }
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['StreamCheck'];
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
   listRadios: {
     parameters: {
       query?: {
@@ -2769,6 +3718,14 @@ export interface operations {
         /** @description ISO 639-1 code */
         language?: string;
         genre_id?: number;
+        /** @description ISO 3166-1 alpha-2 code (`DE`), as on search */
+        country?: string;
+        /** @description up to 100 comma-separated ids: those channels in this order, missing or inactive ones left out (to refresh a cache); not with other parameters */
+        ids?: string;
+        /** @description `true`: only channels whose stream is online */
+        online?: 'true' | 'false';
+        /** @description `true`: only channels with an https stream */
+        https?: 'true' | 'false';
         /** @description `meta.next_cursor` of the previous page: the next page, at any depth (without `search`) */
         cursor?: string;
       };
@@ -2801,7 +3758,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "A page of channels.",
            *       "data": [
            *         {
            *           "id": 42,
@@ -2832,6 +3789,16 @@ export interface operations {
            *             "facebook": "https://example.com/",
            *             "twitter": "https://example.com/",
            *             "instagram": "https://example.com/"
+           *           },
+           *           "is_https": true,
+           *           "geo": {
+           *             "lat": 47.5596,
+           *             "lng": 7.5886
+           *           },
+           *           "health": {
+           *             "status": "online",
+           *             "checked_at": "2026-01-02T03:04:05.123000Z",
+           *             "online_at": "2026-01-02T03:04:05.123000Z"
            *           },
            *           "is_liked": true,
            *           "is_favorited": true,
@@ -2990,7 +3957,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Featured channels.",
            *       "data": [
            *         {
            *           "id": 42,
@@ -3021,6 +3988,16 @@ export interface operations {
            *             "facebook": "https://example.com/",
            *             "twitter": "https://example.com/",
            *             "instagram": "https://example.com/"
+           *           },
+           *           "is_https": true,
+           *           "geo": {
+           *             "lat": 47.5596,
+           *             "lng": 7.5886
+           *           },
+           *           "health": {
+           *             "status": "online",
+           *             "checked_at": "2026-01-02T03:04:05.123000Z",
+           *             "online_at": "2026-01-02T03:04:05.123000Z"
            *           },
            *           "is_liked": true,
            *           "is_favorited": true,
@@ -3171,7 +4148,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Trending channels.",
            *       "data": [
            *         {
            *           "id": 42,
@@ -3202,6 +4179,16 @@ export interface operations {
            *             "facebook": "https://example.com/",
            *             "twitter": "https://example.com/",
            *             "instagram": "https://example.com/"
+           *           },
+           *           "is_https": true,
+           *           "geo": {
+           *             "lat": 47.5596,
+           *             "lng": 7.5886
+           *           },
+           *           "health": {
+           *             "status": "online",
+           *             "checked_at": "2026-01-02T03:04:05.123000Z",
+           *             "online_at": "2026-01-02T03:04:05.123000Z"
            *           },
            *           "is_liked": true,
            *           "is_favorited": true,
@@ -3360,7 +4347,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The chart.",
            *       "data": [
            *         {
            *           "id": 42,
@@ -3391,6 +4378,16 @@ export interface operations {
            *             "facebook": "https://example.com/",
            *             "twitter": "https://example.com/",
            *             "instagram": "https://example.com/"
+           *           },
+           *           "is_https": true,
+           *           "geo": {
+           *             "lat": 47.5596,
+           *             "lng": 7.5886
+           *           },
+           *           "health": {
+           *             "status": "online",
+           *             "checked_at": "2026-01-02T03:04:05.123000Z",
+           *             "online_at": "2026-01-02T03:04:05.123000Z"
            *           },
            *           "is_liked": true,
            *           "is_favorited": true,
@@ -3553,7 +4550,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Liked channels.",
            *       "data": [
            *         {
            *           "id": 42,
@@ -3585,6 +4582,16 @@ export interface operations {
            *             "twitter": "https://example.com/",
            *             "instagram": "https://example.com/"
            *           },
+           *           "is_https": true,
+           *           "geo": {
+           *             "lat": 47.5596,
+           *             "lng": 7.5886
+           *           },
+           *           "health": {
+           *             "status": "online",
+           *             "checked_at": "2026-01-02T03:04:05.123000Z",
+           *             "online_at": "2026-01-02T03:04:05.123000Z"
+           *           },
            *           "is_liked": true,
            *           "is_favorited": true,
            *           "created_at": "2026-01-02T03:04:05.123000Z",
@@ -3599,6 +4606,205 @@ export interface operations {
             /** @example Radio channels retrieved successfully. */
             message: string;
             data: components['schemas']['RadioResource'][];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  listNearbyRadios: {
+    parameters: {
+      query?: {
+        /** @description latitude, decimal degrees (with lng) */
+        lat?: number;
+        /** @description longitude, decimal degrees (with lat) */
+        lng?: number;
+        radius_km?: number;
+        limit?: number;
+      };
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Nearby channels */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Nearby channels.",
+           *       "data": [
+           *         {
+           *           "id": 42,
+           *           "name": "Radio Swiss Jazz",
+           *           "slug": "jazz-radio",
+           *           "description": "Jazz around the clock, from Basel.",
+           *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "logo": "https://example.com/",
+           *           "country": {
+           *             "id": 41,
+           *             "name": "Switzerland",
+           *             "code": "GB"
+           *           },
+           *           "language": "de",
+           *           "bitrate": 96,
+           *           "format": "mp3",
+           *           "is_featured": true,
+           *           "play_count": 1280,
+           *           "likes": 37,
+           *           "genres": [
+           *             {
+           *               "id": 3,
+           *               "name": "Jazz"
+           *             }
+           *           ],
+           *           "social_links": {
+           *             "website": "https://example.com/",
+           *             "facebook": "https://example.com/",
+           *             "twitter": "https://example.com/",
+           *             "instagram": "https://example.com/"
+           *           },
+           *           "is_https": true,
+           *           "geo": {
+           *             "lat": 47.5596,
+           *             "lng": 7.5886
+           *           },
+           *           "health": {
+           *             "status": "online",
+           *             "checked_at": "2026-01-02T03:04:05.123000Z",
+           *             "online_at": "2026-01-02T03:04:05.123000Z"
+           *           },
+           *           "is_liked": true,
+           *           "is_favorited": true,
+           *           "created_at": "2026-01-02T03:04:05.123000Z",
+           *           "updated_at": "2026-01-02T03:04:05.123000Z",
+           *           "distance_km": 3.4
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: (components['schemas']['RadioResource'] & {
+              /** @example 3.4 */
+              distance_km: number;
+            })[];
           };
         };
       };
@@ -3733,7 +4939,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The channel.",
            *       "data": {
            *         "id": 42,
            *         "name": "Radio Swiss Jazz",
@@ -3763,6 +4969,16 @@ export interface operations {
            *           "facebook": "https://example.com/",
            *           "twitter": "https://example.com/",
            *           "instagram": "https://example.com/"
+           *         },
+           *         "is_https": true,
+           *         "geo": {
+           *           "lat": 47.5596,
+           *           "lng": 7.5886
+           *         },
+           *         "health": {
+           *           "status": "online",
+           *           "checked_at": "2026-01-02T03:04:05.123000Z",
+           *           "online_at": "2026-01-02T03:04:05.123000Z"
            *         },
            *         "is_liked": true,
            *         "is_favorited": true,
@@ -3924,7 +5140,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The play was tracked.",
            *       "data": null
            *     }
            */
@@ -4083,7 +5299,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The like state after the toggle.",
            *       "data": {
            *         "is_liked": true,
            *         "likes_count": 37
@@ -4246,7 +5462,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Recent channels.",
            *       "data": [
            *         {
            *           "id": 42,
@@ -4277,6 +5493,16 @@ export interface operations {
            *             "facebook": "https://example.com/",
            *             "twitter": "https://example.com/",
            *             "instagram": "https://example.com/"
+           *           },
+           *           "is_https": true,
+           *           "geo": {
+           *             "lat": 47.5596,
+           *             "lng": 7.5886
+           *           },
+           *           "health": {
+           *             "status": "online",
+           *             "checked_at": "2026-01-02T03:04:05.123000Z",
+           *             "online_at": "2026-01-02T03:04:05.123000Z"
            *           },
            *           "is_liked": true,
            *           "is_favorited": true,
@@ -4434,7 +5660,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Top channels.",
            *       "data": [
            *         {
            *           "id": 42,
@@ -4465,6 +5691,16 @@ export interface operations {
            *             "facebook": "https://example.com/",
            *             "twitter": "https://example.com/",
            *             "instagram": "https://example.com/"
+           *           },
+           *           "is_https": true,
+           *           "geo": {
+           *             "lat": 47.5596,
+           *             "lng": 7.5886
+           *           },
+           *           "health": {
+           *             "status": "online",
+           *             "checked_at": "2026-01-02T03:04:05.123000Z",
+           *             "online_at": "2026-01-02T03:04:05.123000Z"
            *           },
            *           "is_liked": true,
            *           "is_favorited": true,
@@ -4621,7 +5857,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Recommendations.",
            *       "data": [
            *         {
            *           "id": 42,
@@ -4652,6 +5888,16 @@ export interface operations {
            *             "facebook": "https://example.com/",
            *             "twitter": "https://example.com/",
            *             "instagram": "https://example.com/"
+           *           },
+           *           "is_https": true,
+           *           "geo": {
+           *             "lat": 47.5596,
+           *             "lng": 7.5886
+           *           },
+           *           "health": {
+           *             "status": "online",
+           *             "checked_at": "2026-01-02T03:04:05.123000Z",
+           *             "online_at": "2026-01-02T03:04:05.123000Z"
            *           },
            *           "is_liked": true,
            *           "is_favorited": true,
@@ -4801,7 +6047,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Discovery.",
            *       "data": [
            *         {
            *           "id": 42,
@@ -4832,6 +6078,16 @@ export interface operations {
            *             "facebook": "https://example.com/",
            *             "twitter": "https://example.com/",
            *             "instagram": "https://example.com/"
+           *           },
+           *           "is_https": true,
+           *           "geo": {
+           *             "lat": 47.5596,
+           *             "lng": 7.5886
+           *           },
+           *           "health": {
+           *             "status": "online",
+           *             "checked_at": "2026-01-02T03:04:05.123000Z",
+           *             "online_at": "2026-01-02T03:04:05.123000Z"
            *           },
            *           "is_liked": true,
            *           "is_favorited": true,
@@ -4981,7 +6237,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Favorites.",
            *       "data": [
            *         {
            *           "id": 42,
@@ -5012,6 +6268,16 @@ export interface operations {
            *             "facebook": "https://example.com/",
            *             "twitter": "https://example.com/",
            *             "instagram": "https://example.com/"
+           *           },
+           *           "is_https": true,
+           *           "geo": {
+           *             "lat": 47.5596,
+           *             "lng": 7.5886
+           *           },
+           *           "health": {
+           *             "status": "online",
+           *             "checked_at": "2026-01-02T03:04:05.123000Z",
+           *             "online_at": "2026-01-02T03:04:05.123000Z"
            *           },
            *           "is_liked": true,
            *           "is_favorited": true,
@@ -5167,7 +6433,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Already a favorite.",
            *       "data": {
            *         "is_favorited": true,
            *         "favorites_count": 214
@@ -5199,7 +6465,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Added.",
            *       "data": {
            *         "is_favorited": true,
            *         "favorites_count": 214
@@ -5410,7 +6676,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The state after the toggle.",
            *       "data": {
            *         "is_favorited": true,
            *         "favorites_count": 214
@@ -5773,7 +7039,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Removed.",
            *       "data": {
            *         "is_favorited": true,
            *         "favorites_count": 214
@@ -6170,7 +7436,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Playlists.",
            *       "data": [
            *         {
            *           "id": 7,
@@ -6234,6 +7500,20 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description A query parameter this operation does not take; each one is named in `errors`. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
         };
       };
       /** @description Too many requests; see Retry-After and the RateLimit headers. */
@@ -6321,7 +7601,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The new playlist.",
            *       "data": {
            *         "id": 7,
            *         "name": "Late-night jazz",
@@ -6365,6 +7645,16 @@ export interface operations {
            *                 "facebook": "https://example.com/",
            *                 "twitter": "https://example.com/",
            *                 "instagram": "https://example.com/"
+           *               },
+           *               "is_https": true,
+           *               "geo": {
+           *                 "lat": 47.5596,
+           *                 "lng": 7.5886
+           *               },
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
            *               },
            *               "is_liked": true,
            *               "is_favorited": true,
@@ -6560,7 +7850,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The playlist.",
            *       "data": {
            *         "id": 7,
            *         "name": "Late-night jazz",
@@ -6604,6 +7894,16 @@ export interface operations {
            *                 "facebook": "https://example.com/",
            *                 "twitter": "https://example.com/",
            *                 "instagram": "https://example.com/"
+           *               },
+           *               "is_https": true,
+           *               "geo": {
+           *                 "lat": 47.5596,
+           *                 "lng": 7.5886
+           *               },
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
            *               },
            *               "is_liked": true,
            *               "is_favorited": true,
@@ -6782,7 +8082,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The playlist.",
            *       "data": {
            *         "id": 7,
            *         "name": "Late-night jazz",
@@ -7009,7 +8309,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Deleted.",
            *       "data": null
            *     }
            */
@@ -7196,7 +8496,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The playlist.",
            *       "data": {
            *         "id": 7,
            *         "name": "Late-night jazz",
@@ -7240,6 +8540,16 @@ export interface operations {
            *                 "facebook": "https://example.com/",
            *                 "twitter": "https://example.com/",
            *                 "instagram": "https://example.com/"
+           *               },
+           *               "is_https": true,
+           *               "geo": {
+           *                 "lat": 47.5596,
+           *                 "lng": 7.5886
+           *               },
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
            *               },
            *               "is_liked": true,
            *               "is_favorited": true,
@@ -7465,7 +8775,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The playlist.",
            *       "data": {
            *         "id": 7,
            *         "name": "Late-night jazz",
@@ -7509,6 +8819,16 @@ export interface operations {
            *                 "facebook": "https://example.com/",
            *                 "twitter": "https://example.com/",
            *                 "instagram": "https://example.com/"
+           *               },
+           *               "is_https": true,
+           *               "geo": {
+           *                 "lat": 47.5596,
+           *                 "lng": 7.5886
+           *               },
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
            *               },
            *               "is_liked": true,
            *               "is_favorited": true,
@@ -7706,7 +9026,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The playlist.",
            *       "data": {
            *         "id": 7,
            *         "name": "Late-night jazz",
@@ -7750,6 +9070,16 @@ export interface operations {
            *                 "facebook": "https://example.com/",
            *                 "twitter": "https://example.com/",
            *                 "instagram": "https://example.com/"
+           *               },
+           *               "is_https": true,
+           *               "geo": {
+           *                 "lat": 47.5596,
+           *                 "lng": 7.5886
+           *               },
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
            *               },
            *               "is_liked": true,
            *               "is_favorited": true,
@@ -7973,7 +9303,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The membership summary.",
            *       "data": {
            *         "is_in_playlist": true,
            *         "playlist_count": 1,
@@ -8154,7 +9484,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Genres.",
            *       "data": [
            *         {
            *           "id": 3,
@@ -8210,6 +9540,18 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description A query parameter this operation does not take; each one is named in `errors`. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
         };
       };
       /** @description Unexpected failure. */
@@ -8274,7 +9616,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The genre.",
            *       "data": {
            *         "id": 3,
            *         "name": "Jazz",
@@ -8389,6 +9731,278 @@ export interface operations {
       };
     };
   };
+  listCountries: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Countries */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Countries.",
+           *       "data": [
+           *         {
+           *           "id": 41,
+           *           "code": "GB",
+           *           "name": "Deutschland",
+           *           "stations_count": 120
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: {
+              /**
+               * Format: int64
+               * @example 41
+               */
+              id: number;
+              /** @example GB */
+              code: string;
+              /** @example Deutschland */
+              name: string;
+              /**
+               * Format: int64
+               * @example 120
+               */
+              stations_count: number;
+            }[];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description A query parameter this operation does not take; each one is named in `errors`. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  listLanguages: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Languages */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Languages.",
+           *       "data": [
+           *         {
+           *           "code": "de",
+           *           "name": "Deutsch",
+           *           "stations_count": 95
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: {
+              /** @example de */
+              code: string;
+              /** @example Deutsch */
+              name: string;
+              /**
+               * Format: int64
+               * @example 95
+               */
+              stations_count: number;
+            }[];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description A query parameter this operation does not take; each one is named in `errors`. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
   search: {
     parameters: {
       query: {
@@ -8399,6 +10013,10 @@ export interface operations {
         country_id?: number;
         /** @description country name or alpha-2 code */
         country?: string;
+        /** @description `true`: only channels whose stream is online */
+        online?: 'true' | 'false';
+        /** @description `true`: only channels with an https stream */
+        https?: 'true' | 'false';
       };
       header?: {
         /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
@@ -8429,7 +10047,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Search results.",
            *       "data": {
            *         "stations": [
            *           {
@@ -8461,6 +10079,16 @@ export interface operations {
            *               "facebook": "https://example.com/",
            *               "twitter": "https://example.com/",
            *               "instagram": "https://example.com/"
+           *             },
+           *             "is_https": true,
+           *             "geo": {
+           *               "lat": 47.5596,
+           *               "lng": 7.5886
+           *             },
+           *             "health": {
+           *               "status": "online",
+           *               "checked_at": "2026-01-02T03:04:05.123000Z",
+           *               "online_at": "2026-01-02T03:04:05.123000Z"
            *             },
            *             "is_liked": true,
            *             "is_favorited": true,
@@ -8654,7 +10282,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Suggestions.",
            *       "data": [
            *         "jazz"
            *       ]
@@ -8798,7 +10426,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "Trending terms.",
            *       "data": [
            *         "jazz"
            *       ]
@@ -8852,6 +10480,20 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description A query parameter this operation does not take; each one is named in `errors`. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
         };
       };
       /** @description Too many requests; see Retry-After and the RateLimit headers. */
@@ -8933,7 +10575,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The updated user.",
            *       "data": {
            *         "id": 12,
            *         "name": "Ada Lovelace",
@@ -9110,7 +10752,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "What the import did.",
            *       "data": {
            *         "received": 120,
            *         "created": 100,
@@ -9292,7 +10934,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The channel.",
            *       "data": {
            *         "id": 42,
            *         "name": "Radio Swiss Jazz",
@@ -9322,6 +10964,16 @@ export interface operations {
            *           "facebook": "https://example.com/",
            *           "twitter": "https://example.com/",
            *           "instagram": "https://example.com/"
+           *         },
+           *         "is_https": true,
+           *         "geo": {
+           *           "lat": 47.5596,
+           *           "lng": 7.5886
+           *         },
+           *         "health": {
+           *           "status": "online",
+           *           "checked_at": "2026-01-02T03:04:05.123000Z",
+           *           "online_at": "2026-01-02T03:04:05.123000Z"
            *         },
            *         "is_liked": true,
            *         "is_favorited": true,
@@ -9496,7 +11148,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The channel.",
            *       "data": {
            *         "id": 42,
            *         "name": "Radio Swiss Jazz",
@@ -9526,6 +11178,16 @@ export interface operations {
            *           "facebook": "https://example.com/",
            *           "twitter": "https://example.com/",
            *           "instagram": "https://example.com/"
+           *         },
+           *         "is_https": true,
+           *         "geo": {
+           *           "lat": 47.5596,
+           *           "lng": 7.5886
+           *         },
+           *         "health": {
+           *           "status": "online",
+           *           "checked_at": "2026-01-02T03:04:05.123000Z",
+           *           "online_at": "2026-01-02T03:04:05.123000Z"
            *         },
            *         "is_liked": true,
            *         "is_favorited": true,
@@ -9695,7 +11357,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The genre.",
            *       "data": {
            *         "id": 3,
            *         "name": "Jazz",
@@ -9858,7 +11520,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Radio channels retrieved successfully.",
+           *       "message": "The genre.",
            *       "data": {
            *         "id": 3,
            *         "name": "Jazz",

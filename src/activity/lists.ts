@@ -3,12 +3,12 @@ import type { Context } from 'hono';
 import { channelsByIds } from '../catalogue/channels';
 import { channelCountry, channelVisible, radioResourceColumns, type RadioResource } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
-import { read } from '../db/read';
+import { mapRead, read } from '../db/read';
 import { countries, favorites, likes, radioChannels, userPlays } from '../db/schema';
 import type { AppEnv } from '../env';
 import { isoTimestamp } from '../lib/time';
 import { withAccountCheck } from '../services/caller';
-import { mostPlayed } from './plays';
+import { appliedFlushes, mostPlayed, type PendingHistory } from './plays';
 
 /** Channels the user liked, most recent like first. */
 export function likedChannels(db: Db, userId: number, limit: number) {
@@ -44,42 +44,80 @@ export function favoriteChannels(db: Db, userId: number, limit: number) {
   );
 }
 
-/** Channels the user played, most recent first, with `last_played_at`. */
-export function recentChannels(db: Db, userId: number, limit: number) {
-  return read(
-    [
-      db
-        .select({ ...radioResourceColumns(userId), last_played_at: userPlays.lastPlayedAt })
-        .from(userPlays)
-        .crossJoin(radioChannels)
-        .innerJoin(countries, and(eq(radioChannels.id, userPlays.channelId), channelCountry))
-        .where(and(eq(userPlays.userId, userId), channelVisible))
-        .orderBy(desc(userPlays.lastPlayedAt), asc(radioChannels.id))
-        .limit(limit),
-    ] as const,
-    ([rows]) => rows,
-  );
+/** A played channel with the user's figures, D1's and the counters' added up. */
+type Played = RadioResource & { plays: number; lastPlayedAt: string };
+
+/**
+ * The user's played channels, ordered by `order`, with the plays the counters hold that
+ * D1 does not have yet (contract 4: a play shows in recent and top at once, while D1
+ * gets plays in batches). `pending` comes from the counters before this read is sent;
+ * the read sees, in one snapshot, D1's `limit` first rows, the rows of the pending
+ * channels, and which of the pending flushes D1 already applied (those are not added
+ * again). The merged order is exact: channels outside both sets rank below D1's first
+ * `limit`, whose figures only grow.
+ */
+function playedChannels(db: Db, userId: number, limit: number, pending: PendingHistory[], order: 'recent' | 'top') {
+  const played = {
+    ...radioResourceColumns(userId),
+    plays: sql<number>`coalesce(${userPlays.playCount}, 0)`.as('user_plays_count'),
+    lastPlayedAt: sql<string>`coalesce(${userPlays.lastPlayedAt}, '')`.as('user_last_played_at'),
+  };
+  const first = db
+    .select(played)
+    .from(userPlays)
+    .crossJoin(radioChannels)
+    .innerJoin(countries, and(eq(radioChannels.id, userPlays.channelId), channelCountry))
+    .where(and(eq(userPlays.userId, userId), order === 'top' ? gt(userPlays.playCount, 0) : undefined, channelVisible))
+    .orderBy(
+      ...(order === 'top' ? [desc(userPlays.playCount), desc(userPlays.lastPlayedAt)] : [desc(userPlays.lastPlayedAt)]),
+      asc(radioChannels.id),
+    )
+    .limit(limit);
+  const ids = [...new Set(pending.map((p) => p.channelId))];
+  const flushes = [...new Set(pending.filter((p) => p.seq > 0).map((p) => `${p.shard}:${p.seq}`))];
+  const others = db
+    .select(played)
+    .from(radioChannels)
+    .innerJoin(countries, channelCountry)
+    .leftJoin(userPlays, and(eq(userPlays.userId, userId), eq(userPlays.channelId, radioChannels.id)))
+    .where(and(sql`${radioChannels.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`, channelVisible));
+  return read([first, others, appliedFlushes(db, flushes)] as const, ([d1First, d1Pending, applied]): Played[] => {
+    const done = new Set(applied.map((f) => `${f.shard}:${f.seq}`));
+    const byId = new Map<number, Played>();
+    for (const row of [...d1First, ...d1Pending]) byId.set(row.id, row);
+    for (const p of pending) {
+      const row = byId.get(p.channelId);
+      if (!row || (p.seq > 0 && done.has(`${p.shard}:${p.seq}`))) continue;
+      const at = isoTimestamp(p.lastPlayedAt);
+      byId.set(p.channelId, {
+        ...row,
+        plays: row.plays + p.plays,
+        lastPlayedAt: at > row.lastPlayedAt ? at : row.lastPlayedAt,
+      });
+    }
+    const rows = [...byId.values()].filter((row) => (order === 'top' ? row.plays > 0 : row.lastPlayedAt !== ''));
+    rows.sort((a, b) =>
+      order === 'top'
+        ? b.plays - a.plays || compareDesc(a.lastPlayedAt, b.lastPlayedAt) || a.id - b.id
+        : compareDesc(a.lastPlayedAt, b.lastPlayedAt) || a.id - b.id,
+    );
+    return rows.slice(0, limit);
+  });
 }
 
-/** Channels the user played most, with `user_play_count`. */
-export function topChannels(db: Db, userId: number, limit: number) {
-  return read(
-    [
-      db
-        .select({
-          ...radioResourceColumns(userId),
-          user_play_count: sql<number>`${userPlays.playCount}`.as('user_play_count'),
-        })
-        .from(userPlays)
-        .crossJoin(radioChannels)
-        .innerJoin(countries, and(eq(radioChannels.id, userPlays.channelId), channelCountry))
-        .where(and(eq(userPlays.userId, userId), gt(userPlays.playCount, 0), channelVisible))
-        .orderBy(desc(userPlays.playCount), desc(userPlays.lastPlayedAt), asc(radioChannels.id))
-        .limit(limit),
-    ] as const,
-    ([rows]) => rows,
+const compareDesc = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
+
+/** Channels the user played, most recent first, with `last_played_at`. */
+export const recentChannels = (db: Db, userId: number, limit: number, pending: PendingHistory[]) =>
+  mapRead(playedChannels(db, userId, limit, pending, 'recent'), (rows) =>
+    rows.map(({ plays: _plays, lastPlayedAt, ...channel }) => ({ ...channel, last_played_at: lastPlayedAt })),
   );
-}
+
+/** Channels the user played most, with `user_play_count`. */
+export const topChannels = (db: Db, userId: number, limit: number, pending: PendingHistory[]) =>
+  mapRead(playedChannels(db, userId, limit, pending, 'top'), (rows) =>
+    rows.map(({ plays, lastPlayedAt: _last, ...channel }) => ({ ...channel, user_play_count: plays })),
+  );
 
 /**
  * Extra candidates asked of the counters, so that channels made inactive since they

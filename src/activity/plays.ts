@@ -1,11 +1,12 @@
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Context } from 'hono';
 import { cache } from '../cache';
 import type { Db } from '../db/client';
 import { reindexPopularity } from '../catalogue/search-index';
-import { playFlushes, radioChannels, userPlays } from '../db/schema';
-import { isUniqueViolation, jsonField, jsonRows } from '../db/sql';
+import { channelCountry, channelVisible } from '../catalogue/radio-resource';
+import { countries, playFlushes, radioChannels, userPlays, users } from '../db/schema';
+import { bare, batchable, isUniqueViolation, jsonField, jsonRows } from '../db/sql';
 import type { ChannelPlays } from '../durable-objects/play-counter';
 import type { AppEnv, Bindings } from '../env';
 import { isoTimestamp } from '../lib/time';
@@ -20,21 +21,64 @@ const allCounters = (env: Bindings) =>
   Array.from({ length: shardCount(env) }, (_, i) => env.PLAY_COUNTER.get(env.PLAY_COUNTER.idFromName(`plays-${i}`)));
 
 /**
- * Records a play: the channel's counter decides whether it counts (the 60-second rule)
- * and stores it before answering; then the user's history is upserted, the one D1 write
- * of the play path. Answers whether the play counted.
+ * Records a play: one call to the channel's counter, which answers 404-or-not from the
+ * visibility it keeps (catalogue writes tell it), applies the 60-second rule, and keeps
+ * the play and the user's history in its storage before answering; its alarm sends
+ * them to D1 in batches. No D1 query or write on the request path.
  */
-export async function recordPlay(env: Bindings, db: Db, userId: number, channelId: number, now = Date.now()) {
-  const { counted } = await playCounterFor(env, channelId).record(userId, channelId, now);
-  await db
-    .insert(userPlays)
-    .values({ userId, channelId, playCount: counted ? 1 : 0, lastPlayedAt: isoTimestamp(now) })
-    .onConflictDoUpdate({
-      target: [userPlays.userId, userPlays.channelId],
-      set: { playCount: sql`${userPlays.playCount} + ${counted ? 1 : 0}`, lastPlayedAt: isoTimestamp(now) },
-    });
-  return counted;
+export async function recordPlay(env: Bindings, userId: number, channelId: number, now = Date.now()) {
+  return playCounterFor(env, channelId).record(userId, channelId, now);
 }
+
+/**
+ * Tells the counters what catalogue writes changed: channels now visible or not
+ * (admin create and update), or, after a bulk import, that each counter must read its
+ * channels' visibility again before its next play.
+ */
+export async function tellCountersVisibility(env: Bindings, change: { id: number; visible: boolean } | 'all') {
+  if (change === 'all') {
+    await Promise.all(allCounters(env).map((counter) => counter.forgetVisibility()));
+    return;
+  }
+  await playCounterFor(env, change.id).setVisibility(change.id, change.visible);
+}
+
+/**
+ * The channel ids of one counter's shard (`id % shards = remainder`) that are visible,
+ * a page at a time from `after` (the counter's visibility, loaded when it starts).
+ */
+export const visibleChannelPage = (db: Db, shards: number, remainder: number, after: number, limit: number) =>
+  db
+    .select({ id: radioChannels.id })
+    .from(radioChannels)
+    .innerJoin(countries, channelCountry)
+    .where(and(gt(radioChannels.id, after), sql`${radioChannels.id} % ${shards} = ${remainder}`, channelVisible))
+    .orderBy(radioChannels.id)
+    .limit(limit);
+
+/** A user's plays a counter holds that D1 may not have yet: per channel, and the flush they are in (0: none). */
+export interface PendingHistory {
+  shard: string;
+  seq: number;
+  channelId: number;
+  plays: number;
+  lastPlayedAt: number;
+}
+
+/** The user's plays every counter holds (recent and top lists add them to D1's, at once). */
+export async function pendingHistory(env: Bindings, userId: number): Promise<PendingHistory[]> {
+  const lists = await Promise.all(allCounters(env).map((counter) => counter.history(userId)));
+  return lists.flat();
+}
+
+/** Which of the `(shard, seq)` flushes D1 already has: their plays are in D1's rows, not to be added again. */
+export const appliedFlushes = (db: Db, keys: string[]) =>
+  db
+    .select({ shard: playFlushes.shard, seq: playFlushes.seq })
+    .from(playFlushes)
+    .where(
+      sql`${playFlushes.shard} || ':' || ${playFlushes.seq} IN (SELECT value FROM json_each(${JSON.stringify(keys)}))`,
+    );
 
 /**
  * The most played channels of the last `hours` hours, from every counter, kept per
@@ -51,13 +95,29 @@ export function mostPlayed(c: Context<AppEnv>, hours: number, limit: number): Pr
   });
 }
 
+/** Plays per channel in a flush. */
+export interface ChannelDelta {
+  id: number;
+  count: number;
+}
+
+/** A user's plays of a channel in a flush: counted plays `n` (may be 0) and the last play `t` (ms). */
+export interface HistoryDelta {
+  u: number;
+  c: number;
+  n: number;
+  t: number;
+}
+
 /**
  * The D1 batch of one play-counter flush: its `(shard, seq)` row first (a flush that
  * runs twice fails on that primary key and the whole batch rolls back: exactly once),
- * the channels' play counts, the search-index moves of channels that crossed a
- * popularity bucket, and the forgetting of old flush rows.
+ * the channels' play counts, the users' histories (recent and top), the search-index
+ * moves of channels that crossed a popularity bucket, and the forgetting of old flush
+ * rows. Each list travels as one JSON parameter, so the statement count and the bound
+ * parameters stay the same whatever the number of plays.
  */
-export function playFlushQueries(db: Db, shard: string, seq: number, counts: { id: number; count: number }[]) {
+export function playFlushQueries(db: Db, shard: string, seq: number, counts: ChannelDelta[], history: HistoryDelta[]) {
   const played = new QueryBuilder()
     .select({
       id: sql<number>`${jsonField('id')}`.as('played_id'),
@@ -65,6 +125,7 @@ export function playFlushQueries(db: Db, shard: string, seq: number, counts: { i
     })
     .from(jsonRows(JSON.stringify(counts)))
     .as('played');
+  const histories = JSON.stringify(history.map((h) => ({ u: h.u, c: h.c, n: h.n, t: isoTimestamp(h.t) })));
   return [
     db.insert(playFlushes).values({ shard, seq, flushedAt: isoTimestamp() }),
     db
@@ -72,6 +133,18 @@ export function playFlushQueries(db: Db, shard: string, seq: number, counts: { i
       .set({ playCount: sql`${radioChannels.playCount} + ${played.count}` })
       .from(played)
       .where(eq(radioChannels.id, played.id)),
+    // Only rows of users and channels that still exist: a deleted one must not fail the flush forever.
+    batchable(
+      db,
+      sql`INSERT INTO ${userPlays} (${bare(userPlays.userId)}, ${bare(userPlays.channelId)}, ${bare(userPlays.playCount)}, ${bare(userPlays.lastPlayedAt)})
+          SELECT ${jsonField('u')}, ${jsonField('c')}, ${jsonField('n')}, ${jsonField('t')}
+          FROM ${jsonRows(histories)}
+          WHERE EXISTS (SELECT 1 FROM ${users} WHERE ${users.id} = ${jsonField('u')})
+            AND EXISTS (SELECT 1 FROM ${radioChannels} WHERE ${radioChannels.id} = ${jsonField('c')})
+          ON CONFLICT (${bare(userPlays.userId)}, ${bare(userPlays.channelId)}) DO UPDATE SET
+            ${bare(userPlays.playCount)} = ${bare(userPlays.playCount)} + excluded.${bare(userPlays.playCount)},
+            ${bare(userPlays.lastPlayedAt)} = max(${bare(userPlays.lastPlayedAt)}, excluded.${bare(userPlays.lastPlayedAt)})`,
+    ),
     ...reindexPopularity(
       db,
       counts.map((c) => c.id),

@@ -1,3 +1,4 @@
+import { pendingHistory } from './plays';
 import { and, asc, desc, eq, isNotNull, notInArray, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Context } from 'hono';
@@ -161,9 +162,18 @@ function recommendationIds(db: Db, userId: number, limit: number) {
 /** Recommendations (see `recommendationIds`): never empty while the catalogue has active channels. */
 export async function recommendedChannels(c: Context<AppEnv>, userId: number, limit: number): Promise<RadioResource[]> {
   const db = c.get('db');
-  const ids = await withAccountCheck(c, recommendationIds(db, userId, limit));
+  const [heard, found] = await Promise.all([
+    heardNow(c, userId),
+    withAccountCheck(c, recommendationIds(db, userId, limit)),
+  ]);
+  // Played moments ago (still in the counters): ranked last, as D1 will rank them after the flush.
+  const ids = [...found.filter((id) => !heard.has(id)), ...found.filter((id) => heard.has(id))];
   return (await withAccountCheck(c, channelsByIds(db, ids, userId))).slice(0, limit);
 }
+
+/** Channels the user played that the counters still hold (D1's `user_plays` has them within seconds). */
+const heardNow = async (c: Context<AppEnv>, userId: number) =>
+  new Set((await pendingHistory(c.env, userId)).map((p) => p.channelId));
 
 /** A number from a string, for seeding the day's shuffle. */
 function hash(text: string): number {
@@ -216,7 +226,11 @@ export async function discoverChannels(
 ): Promise<RadioResource[]> {
   const seed = hash(`${userId}:${new Date(now).toISOString().slice(0, 10)}`);
   const shuffle = (id: number) => hash(`${seed}:${id}`);
-  const rows = await withAccountCheck(c, discoverCandidates(c.get('db'), userId));
+  const [heard, candidates] = await Promise.all([
+    heardNow(c, userId),
+    withAccountCheck(c, discoverCandidates(c.get('db'), userId)),
+  ]);
+  const rows = candidates.filter((row) => !heard.has(row.id));
   const offline = new Set(rows.filter((r) => r.offline).map((r) => r.id));
   const order = (a: number, b: number) => Number(offline.has(a)) - Number(offline.has(b)) || shuffle(a) - shuffle(b);
 

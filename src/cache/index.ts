@@ -1,3 +1,4 @@
+import type { CountryEntryOut, LanguageEntryOut } from '../catalogue/places';
 import type { Context } from 'hono';
 import type { ChannelPlays } from '../durable-objects/play-counter';
 import type { TermCount } from '../durable-objects/search-trends';
@@ -42,8 +43,6 @@ export const cache = {
     max: 5000,
     freeze: true,
   }),
-  /** Whether a channel is visible (the play's 404 check). */
-  visibility: new CacheNamespace<boolean, Bindings>('visibility', { windows: readWindows, max: 20_000 }),
   /** Pages of GET /radios. */
   channelPages: new CacheNamespace<Page<RadioResource>, Bindings>('channelPages', {
     windows: readWindows,
@@ -73,7 +72,7 @@ export const cache = {
   /**
    * Token records read from KV, for 30 s. KV itself may serve a deleted token for up to
    * 60 s at other locations, so this adds no new window: a logged-out token is refused
-   * at once by the isolate that logged it out and within the README's 60 s elsewhere.
+   * at once by the isolate that logged it out and within 60 s elsewhere (docs/consistency-and-caching.md).
    */
   tokens: new CacheNamespace<{ record: TokenRecord; secret?: string }, Bindings>('tokens', {
     windows: fixed(30_000),
@@ -95,6 +94,17 @@ export const cache = {
   ),
   /** Active countries with folded names (reference data from a migration), an hour. */
   countries: new CacheNamespace<CountryEntry[], Bindings>('countries', { windows: fixed(3_600_000, 60_000), max: 4 }),
+  /** GET /countries and /languages per locale (their counts change with the catalogue). */
+  countryLists: new CacheNamespace<CountryEntryOut[], Bindings>('countryLists', {
+    windows: readWindows,
+    max: 100,
+    freeze: true,
+  }),
+  languageLists: new CacheNamespace<LanguageEntryOut[], Bindings>('languageLists', {
+    windows: readWindows,
+    max: 100,
+    freeze: true,
+  }),
   /** Merged trending search terms, 2 s. */
   trendingTerms: new CacheNamespace<TermCount[], Bindings>('trendingTerms', { windows: fixed(1000, 1000), max: 20 }),
 };
@@ -102,7 +112,8 @@ export const cache = {
 /** Namespaces whose entries hold catalogue data: a catalogue write drops them all. */
 const CATALOGUE_ANSWERS = [
   cache.channels,
-  cache.visibility,
+  cache.countryLists,
+  cache.languageLists,
   cache.channelPages,
   cache.featured,
   cache.trending,

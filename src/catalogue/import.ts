@@ -40,6 +40,9 @@ export interface StationInput {
   facebook: string | null;
   twitter: string | null;
   instagram: string | null;
+  /** Both or neither (Radio Browser's `geo_lat`, `geo_long`), validated. */
+  geo_lat: number | null;
+  geo_lng: number | null;
   genres: string[];
 }
 
@@ -81,6 +84,28 @@ const EXTENSIONS: Record<string, StreamFormat> = {
 
 /** A URL of the record in its canonical form (lib/text.ts), or null when it is not one. */
 const httpUrl = (value: unknown) => (typeof value === 'string' ? canonicalHttpUrl(value) : null);
+
+/** A coordinate in range, from a number or a numeric string (Radio Browser sends both). */
+function degrees(value: unknown, limit: number): number | null {
+  const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() ? Number(value) : NaN;
+  return Number.isFinite(number) && Math.abs(number) <= limit ? Math.round(number * 1e6) / 1e6 : null;
+}
+
+/** Both coordinates or neither: a latitude without its longitude places nothing. */
+function coordinates(lat: unknown, lng: unknown) {
+  const geo_lat = degrees(lat, 90);
+  const geo_lng = degrees(lng, 180);
+  return geo_lat === null || geo_lng === null ? { geo_lat: null, geo_lng: null } : { geo_lat, geo_lng };
+}
+
+/**
+ * A station's logo, unless it is a `.ico` favicon: iOS and most Android image loaders do
+ * not decode ICO, so such a channel gets the PNG placeholder instead (contract 3).
+ */
+function logoUrl(value: unknown): string | null {
+  const url = httpUrl(value);
+  return url && /\.ico$/i.test(new URL(url).pathname) ? null : url;
+}
 
 function streamFormat(codec: unknown, hls: unknown, streamUrl: string): StreamFormat | null {
   if (hls === 1 || hls === '1' || hls === true) return 'hls';
@@ -130,7 +155,8 @@ export function mapRadioBrowserStation(
     name,
     description,
     stream_url: streamUrl,
-    logo: httpUrl(record.favicon),
+    logo: logoUrl(record.favicon),
+    ...coordinates(record.geo_lat, record.geo_long),
     country_code: countryCode,
     language,
     bitrate: Number.isInteger(bitrate) && bitrate > 0 && bitrate <= 100_000 ? bitrate : null,
@@ -181,6 +207,8 @@ const IMPORTED = [
   'twitter',
   'instagram',
   'isFeatured',
+  'geoLat',
+  'geoLng',
 ] as const satisfies readonly (keyof RadioChannelRow)[];
 type ImportedRow = Pick<RadioChannelRow, (typeof IMPORTED)[number]>;
 
@@ -278,6 +306,8 @@ export async function importStations(db: Db, records: unknown[], now: string): P
       facebook: station.facebook,
       twitter: station.twitter,
       instagram: station.instagram,
+      geoLat: station.geo_lat,
+      geoLng: station.geo_lng,
       // Unless the record says (our extension), an update keeps the flag.
       isFeatured: station.is_featured ?? current?.isFeatured ?? false,
       genres: station.genres,

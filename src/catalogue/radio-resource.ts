@@ -46,6 +46,10 @@ function marked(table: typeof likes | typeof favorites, viewerId: ViewerId): SQL
 // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_group_array of {id, name} objects
 const readGenreRefs = (json: string) => JSON.parse(json) as z.infer<typeof GenreRefsSchema>;
 
+/** The coordinates JSON the select builds (null stays null: Drizzle maps only values). */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_object of two REAL columns
+const readGeo = (json: string) => JSON.parse(json) as { lat: number; lng: number } | null;
+
 /**
  * The mapping from the tables to a RadioResource, as the columns of a select over
  * `radio_channels` joined with `countries` (see `fromChannels`): every API field named
@@ -61,7 +65,8 @@ export function radioResourceColumns(viewerId: ViewerId) {
     slug: radioChannels.slug,
     description: radioChannels.description,
     stream_url: radioChannels.streamUrl,
-    logo: radioChannels.logo,
+    // '' when the channel has no logo: its answer then says where the placeholder is (lib/envelope.ts).
+    logo: sql<string>`coalesce(${radioChannels.logo}, '')`.as('logo'),
     country: {
       id: sql<number>`${countries.id}`.as('country_id'),
       name: sql<string>`${countries.name}`.as('country_name'),
@@ -82,6 +87,15 @@ export function radioResourceColumns(viewerId: ViewerId) {
       facebook: radioChannels.facebook,
       twitter: radioChannels.twitter,
       instagram: radioChannels.instagram,
+    },
+    is_https: radioChannels.isHttps,
+    geo: sql`CASE WHEN ${radioChannels.geoLat} IS NULL THEN NULL ELSE json_object('lat', ${radioChannels.geoLat}, 'lng', ${radioChannels.geoLng}) END`
+      .mapWith(readGeo)
+      .as('geo_json'),
+    health: {
+      status: radioChannels.healthStatus,
+      checked_at: radioChannels.healthCheckedAt,
+      online_at: radioChannels.healthOnlineAt,
     },
     is_liked: marked(likes, viewerId).as('is_liked'),
     is_favorited: marked(favorites, viewerId).as('is_favorited'),

@@ -20,6 +20,12 @@ export const read = <Q extends Queries, T>(queries: Q, result: (results: BatchRe
   result,
 });
 
+/** The same read, its result passed through `map`. */
+export const mapRead = <Q extends Queries, T, U>(pending: Read<Q, T>, map: (value: T) => U): Read<Q, U> => ({
+  queries: pending.queries,
+  result: (results) => map(pending.result(results)),
+});
+
 /** Sends a read on its own. */
 export async function runRead<Q extends Queries, T>(db: Db, pending: Read<Q, T>): Promise<T> {
   return pending.result(await db.batch(pending.queries));

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { check, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /** Account states of the spec; only `active` may use the API. */
 export const USER_STATUSES = ['active', 'inactive', 'banned'] as const;
@@ -123,6 +123,17 @@ export const radioChannels = sqliteTable(
     /** When the stream was last checked, and when it last passed a check (ISO 8601). */
     healthCheckedAt: text('health_checked_at'),
     healthOnlineAt: text('health_online_at'),
+    /** Where the station is (decimal degrees; both or neither), for `radios/nearby` (contract 12). */
+    geoLat: real('geo_lat'),
+    geoLng: real('geo_lng'),
+    /** Failed checks in a row (two make the channel offline, contract 11). */
+    healthFailures: integer('health_failures').notNull().default(0),
+    /** What the last check saw (src/streams/check.ts): for operators and the status rule. */
+    healthStatusCode: integer('health_status_code'),
+    healthContentType: text('health_content_type'),
+    healthBitrate: integer('health_bitrate'),
+    healthIcyName: text('health_icy_name'),
+    healthError: text('health_error'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
@@ -132,6 +143,12 @@ export const radioChannels = sqliteTable(
     // One index per sort of GET /radios, each led by is_active so a page is an index range;
     // the same four again behind a country and behind a language, for filtered lists.
     index('radio_channels_active_name').on(t.isActive, t.sortName, t.id),
+    // Nearby: a latitude band of the index, then longitude from the same entries (no table rows until the winners).
+    index('radio_channels_geo')
+      .on(t.geoLat, t.geoLng, t.id)
+      .where(sql`${t.geoLat} IS NOT NULL`),
+    // The scheduled checks take the channels checked longest ago (never-checked first: NULL sorts first).
+    index('radio_channels_health_due').on(t.isActive, t.healthCheckedAt, t.id),
     index('radio_channels_active_popular').on(t.isActive, sql`${t.playCount} DESC`, t.id),
     index('radio_channels_active_likes').on(t.isActive, sql`${t.likesCount} DESC`, t.id),
     index('radio_channels_active_newest').on(t.isActive, sql`${t.createdAt} DESC`, sql`${t.id} DESC`),
@@ -234,6 +251,46 @@ export const genreSearch = sqliteTable('genre_search', {
 export type CountryRow = typeof countries.$inferSelect;
 export type GenreRow = typeof genres.$inferSelect;
 export type RadioChannelRow = typeof radioChannels.$inferSelect;
+
+/**
+ * Country and language names per locale (contract 12), generated from the maintained
+ * packages into a migration (scripts/generate-names-migration.mjs): kept in D1, not in
+ * the Worker bundle. English names of countries are also `countries.name`.
+ */
+const namesTable = (name: string) =>
+  sqliteTable(
+    name,
+    { code: text('code').notNull(), locale: text('locale').notNull(), name: text('name').notNull() },
+    (t) => [primaryKey({ columns: [t.code, t.locale] })],
+  );
+export const countryNames = namesTable('country_names');
+export const languageNames = namesTable('language_names');
+
+/**
+ * Players' reports on a channel's stream (`POST /radios/{id}/report`): one per user,
+ * channel and hour counts (the first; later ones in that hour are acknowledged only), so
+ * that no single user can flip a status (src/streams/health.ts).
+ */
+export const streamReports = sqliteTable(
+  'stream_reports',
+  {
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    channelId: integer('channel_id')
+      .notNull()
+      .references(() => radioChannels.id, { onDelete: 'cascade' }),
+    /** Hours since the epoch (UTC). */
+    hour: integer('hour').notNull(),
+    ok: integer('ok', { mode: 'boolean' }).notNull(),
+    error: text('error'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.userId, t.channelId, t.hour] }),
+    index('stream_reports_channel_hour').on(t.channelId, t.hour),
+  ],
+);
 
 /**
  * A user's listening history per channel: what `me/radios/recent` and `me/radios/top`

@@ -40,7 +40,7 @@ export function json<T, S extends ContentfulStatusCode>(
     if (known?.message === reuse.message) body = known.body;
   }
   if (!body) {
-    body = { text: JSON.stringify(value) };
+    body = { text: withPlaceholderLogos(JSON.stringify(value), value, new URL(c.req.url).origin) };
     if (reuse) serialised.set(reuse.key, { message: reuse.message, body });
   }
   c.set('body', body);
@@ -50,6 +50,21 @@ export function json<T, S extends ContentfulStatusCode>(
     T,
     S
   >;
+}
+
+/**
+ * A channel or genre without a logo of its own answers the URL of its placeholder PNG
+ * (contract 3: `logo` is never null), made here where the answer is serialised, because
+ * the URL needs the request's origin. Channels are the objects with a `stream_url`. Only
+ * answers that hold a `"logo":null` (or `""`, what a channel's select gives) are
+ * serialised again.
+ */
+function withPlaceholderLogos(text: string, value: unknown, origin: string): string {
+  if (!text.includes('"logo":null') && !text.includes('"logo":""')) return text;
+  return JSON.stringify(value, function (this: Record<string, unknown>, key: string, field: unknown) {
+    if (key !== 'logo' || (field !== null && field !== '') || typeof this.id !== 'number') return field;
+    return `${origin}/api/v1/${'stream_url' in this ? 'radios' : 'genres'}/${this.id}/logo.png`;
+  });
 }
 
 /** What `json` may reuse the serialisation of: `data` when it is a frozen object. */

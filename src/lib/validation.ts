@@ -146,3 +146,11 @@ export const idParam = (name: string) => intParam({ min: 1 }).openapi({ param: {
 /** `{ limit }` query of the list endpoints: 1..`max`, `fallback` when absent (contract 3). */
 export const limitQuery = (max: number, fallback: number) =>
   z.object({ limit: intParam({ min: 1, max }).default(fallback) });
+
+/** A `true`/`false` query flag (`online=true`); absent is false. */
+export const flagParam = () =>
+  z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((value) => value === 'true')
+    .openapi({ type: 'string', enum: ['true', 'false'] });

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { genres, STREAM_FORMATS } from '../db/schema';
+import { genres, HEALTH_STATUSES, STREAM_FORMATS } from '../db/schema';
 import { isLanguageCode } from '../catalogue/reference-data';
 import { count, countryCode, id, list, slug, smallInt, text, timestamp, url } from './fields';
 import { apiSchema, createSelectSchema } from './from-table';
@@ -16,7 +16,9 @@ export const RadioSchema = z
     slug,
     description: text(5000, 'Jazz around the clock, from Basel.', { multiline: true }),
     stream_url: url.openapi({ example: 'https://stream.srg-ssr.ch/m/rsj/aacp_96' }),
-    logo: nullableUrl,
+    logo: url.openapi({
+      description: 'the station’s logo, or a PNG placeholder this API serves (`/api/v1/radios/{id}/logo.png`)',
+    }),
     country: z.object({ id: id(41), name: text(100, 'Switzerland'), code: countryCode }),
     language: z
       .string()
@@ -35,6 +37,23 @@ export const RadioSchema = z
       twitter: nullableUrl,
       instagram: nullableUrl,
     }),
+    is_https: z
+      .boolean()
+      .openapi({ description: 'the stream is https (iOS and Android block http streams by default)' }),
+    geo: z
+      .object({
+        lat: z.number().min(-90).max(90).openapi({ example: 47.5596 }),
+        lng: z.number().min(-180).max(180).openapi({ example: 7.5886 }),
+      })
+      .nullable()
+      .openapi('Geo', { description: 'where the station is, in decimal degrees; null when unknown' }),
+    health: z
+      .object({
+        status: z.enum(HEALTH_STATUSES),
+        checked_at: timestamp.nullable(),
+        online_at: timestamp.nullable().openapi({ description: 'when a check last passed' }),
+      })
+      .openapi('Health', { description: 'from scheduled checks of the stream and players’ reports' }),
     is_liked: z.boolean(),
     is_favorited: z.boolean(),
     created_at: timestamp,

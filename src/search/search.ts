@@ -60,12 +60,18 @@ export interface StationSearch {
   limit: number;
   genreId?: number;
   countryId?: number;
+  /** Only channels whose stream is online / https (contract 11, 3). */
+  online?: boolean;
+  https?: boolean;
 }
 
-/** Ranked station matches: exact name, name prefix, word prefix, substring, then plays. */
+/** Offline streams rank after the others (contract 11): 1 for offline, 0 otherwise. */
+const offlineLast = sql<number>`(${radioChannels.healthStatus} = 'offline')`;
+
+/** Ranked station matches: online first, then exact name, name prefix, word prefix, substring, then plays. */
 function stationSearchQuery(db: Db, search: StationSearch, viewerId: number) {
   const folded = normaliseTerm(search.q);
-  const filtered = search.genreId !== undefined || search.countryId !== undefined;
+  const filtered = search.genreId !== undefined || search.countryId !== undefined || search.online || search.https;
   const candidates = candidateIds(folded, filtered ? FILTERED_CANDIDATES : CANDIDATES).as('candidates');
   const conditions = [channelVisible];
   // Words too short for the trigram index must still be in the name ("jazz fm").
@@ -74,6 +80,8 @@ function stationSearchQuery(db: Db, search: StationSearch, viewerId: number) {
       conditions.push(sql`instr(${radioChannels.sortName}, ${word}) > 0`);
   }
   if (search.countryId !== undefined) conditions.push(eq(radioChannels.countryId, search.countryId));
+  if (search.online) conditions.push(eq(radioChannels.healthStatus, 'online'));
+  if (search.https) conditions.push(eq(radioChannels.isHttps, true));
   if (search.genreId !== undefined) {
     conditions.push(
       exists(
@@ -98,13 +106,14 @@ function stationSearchQuery(db: Db, search: StationSearch, viewerId: number) {
     .select({
       id: radioChannels.id,
       rank: matchRank(radioChannels.sortName, folded).as('match_rank'),
+      offline: offlineLast.as('offline_last'),
       plays: radioChannels.playCount,
     })
     .from(candidates)
     .crossJoin(radioChannels)
     .innerJoin(countries, and(eq(radioChannels.id, candidates.id), channelCountry))
     .where(and(...conditions))
-    .orderBy(sql`match_rank`, desc(radioChannels.playCount), asc(radioChannels.id))
+    .orderBy(sql`offline_last`, sql`match_rank`, desc(radioChannels.playCount), asc(radioChannels.id))
     .limit(search.limit)
     .as('ranked');
   return db
@@ -112,7 +121,7 @@ function stationSearchQuery(db: Db, search: StationSearch, viewerId: number) {
     .from(ranked)
     .crossJoin(radioChannels)
     .innerJoin(countries, and(eq(radioChannels.id, ranked.id), channelCountry))
-    .orderBy(asc(ranked.rank), desc(radioChannels.playCount), asc(radioChannels.id));
+    .orderBy(asc(ranked.offline), asc(ranked.rank), desc(radioChannels.playCount), asc(radioChannels.id));
 }
 
 /** Ranked active genres: exact, prefix, word prefix, substring, then stations (from the list totals). */

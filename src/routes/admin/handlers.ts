@@ -1,5 +1,9 @@
 import type { RouteHandler } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { tellCountersVisibility } from '../../activity/plays';
 import * as catalogueAdmin from '../../catalogue/admin';
+import { channelVisibility } from '../../catalogue/channels';
+import { runRead } from '../../db/read';
 import { importStations } from '../../catalogue/import';
 import { cache, forgetCatalogueAnswers } from '../../cache';
 import type { AppEnv } from '../../env';
@@ -20,10 +24,18 @@ export const setUserStatus: RouteHandler<typeof routes.setUserStatus, AppEnv> = 
 };
 
 // Every catalogue write drops the isolate's cached catalogue answers, and the public
-// answers it changed from the isolate and the data centre (middleware/caching.ts).
+// answers it changed from the isolate and the data centre (middleware/caching.ts); a
+// channel's write also tells its play counter whether it can be played now (the play
+// path's 404 comes from there, activity/plays.ts). A counter that cannot be told makes
+// the answer a 503: the write is in D1, and repeating it tells the counter.
+
+/** Tells the channel's play counter whether channel `id` can be played after this write. */
+const tellCounters = async (c: Context<AppEnv>, id: number) =>
+  tellCountersVisibility(c.env, { id, visible: await runRead(c.get('db'), channelVisibility(c.get('db'), id)) });
 
 export const createRadio: RouteHandler<typeof routes.createRadio, AppEnv> = async (c) => {
   const channel = await catalogueAdmin.createChannel(c.get('db'), c.req.valid('json'), isoTimestamp());
+  await tellCounters(c, channel.id);
   forgetCatalogueAnswers();
   await forgetPublicAnswers(c, 'all');
   return created(c, channel, 'Radio channel created.', `/api/v1/radios/${channel.id}`);
@@ -36,6 +48,7 @@ export const updateRadio: RouteHandler<typeof routes.updateRadio, AppEnv> = asyn
     c.req.valid('json'),
     isoTimestamp(),
   );
+  await tellCounters(c, channel.id);
   forgetCatalogueAnswers();
   await forgetPublicAnswers(c, 'all');
   return ok(c, channel, 'Radio channel updated.');
@@ -44,6 +57,7 @@ export const updateRadio: RouteHandler<typeof routes.updateRadio, AppEnv> = asyn
 export const importRadios: RouteHandler<typeof routes.importRadios, AppEnv> = async (c) => {
   const summary = await importStations(c.get('db'), c.req.valid('json'), isoTimestamp());
   if (summary.created + summary.updated > 0) {
+    await tellCountersVisibility(c.env, 'all');
     forgetCatalogueAnswers();
     await forgetPublicAnswers(c, 'all');
   }

@@ -277,6 +277,11 @@ export function completeDocument(doc: Document, info: { version: string }): Docu
           description: `${invalid.description} Also: the \`Idempotency-Key\` was used with another request.`,
         };
       }
+      // Every operation refuses query parameters it does not take (lib/router.ts).
+      operation.responses['422'] ??= errorAnswer(
+        'ValidationError',
+        'A query parameter this operation does not take; each one is named in `errors`.',
+      );
       const body = operation.requestBody?.content?.['application/json'];
       if (body && body.example === undefined) body.example = exampleOf(body.schema, doc);
 

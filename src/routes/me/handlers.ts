@@ -1,24 +1,30 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import { recentChannels, topChannels } from '../../activity/lists';
+import { pendingHistory } from '../../activity/plays';
 import { discoverChannels, recommendedChannels } from '../../activity/recommendations';
 import type { AppEnv } from '../../env';
 import { ok } from '../../lib/envelope';
 import { withAccountCheck } from '../../services/caller';
 import type * as routes from './routes';
 
-export const recent: RouteHandler<typeof routes.recent, AppEnv> = async (c) =>
-  ok(
+// The counters are asked first: what they hold that D1 already applied is then seen in the read (activity/lists.ts).
+export const recent: RouteHandler<typeof routes.recent, AppEnv> = async (c) => {
+  const pending = await pendingHistory(c.env, c.get('userId'));
+  return ok(
     c,
-    await withAccountCheck(c, recentChannels(c.get('db'), c.get('userId'), c.req.valid('query').limit)),
+    await withAccountCheck(c, recentChannels(c.get('db'), c.get('userId'), c.req.valid('query').limit, pending)),
     'Recently played radio channels retrieved successfully.',
   );
+};
 
-export const top: RouteHandler<typeof routes.top, AppEnv> = async (c) =>
-  ok(
+export const top: RouteHandler<typeof routes.top, AppEnv> = async (c) => {
+  const pending = await pendingHistory(c.env, c.get('userId'));
+  return ok(
     c,
-    await withAccountCheck(c, topChannels(c.get('db'), c.get('userId'), c.req.valid('query').limit)),
+    await withAccountCheck(c, topChannels(c.get('db'), c.get('userId'), c.req.valid('query').limit, pending)),
     'Most played radio channels retrieved successfully.',
   );
+};
 
 export const recommended: RouteHandler<typeof routes.recommended, AppEnv> = async (c) =>
   ok(

@@ -1,4 +1,4 @@
-import { createRouter } from '../../lib/router';
+import { createRouter, rejectUnknownQuery } from '../../lib/router';
 import { optionalToken } from '../../middleware/auth';
 import * as handlers from './handlers';
 import * as routes from './routes';
@@ -8,7 +8,12 @@ import * as routes from './routes';
  * (contract 5). The `{id}.m3u`/`{id}.pls` export is registered before `{id}`.
  */
 export const playlistsRouter = createRouter();
-playlistsRouter.get('/api/v1/playlists/:file{[0-9]+\\.(?:m3u|pls)}', optionalToken, handlers.exportPlaylist);
+playlistsRouter.get(
+  '/api/v1/playlists/:file{[0-9]+\\.(?:m3u|pls)}',
+  optionalToken,
+  rejectUnknownQuery(new Set()),
+  handlers.exportPlaylist,
+);
 for (const route of routes.exportPlaylistDocs) playlistsRouter.openAPIRegistry.registerPath(route);
 playlistsRouter
   .openapi(routes.listPlaylists, handlers.listPlaylists)

@@ -1,18 +1,19 @@
 import type { RouteHandler } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { chart, likedChannels, trendingChannels } from '../../activity/lists';
 import { recordPlay } from '../../activity/plays';
 import { toggle } from '../../activity/reactions';
 import { guardedWrite } from '../../services/guarded-writes';
 import { cache, forgetCatalogueAnswers } from '../../cache';
 import {
-  channelVisibility,
+  channelsByIds,
   featuredChannels,
   listChannels,
   visibleChannel,
   type ChannelListQuery,
 } from '../../catalogue/channels';
 import { decodeCursor } from '../../catalogue/cursor';
-import { runRead } from '../../db/read';
+import { nearbyIds } from '../../catalogue/nearby';
 import { likes } from '../../db/schema';
 import type { AppEnv } from '../../env';
 import { envelope, json, ok, reusable } from '../../lib/envelope';
@@ -20,11 +21,28 @@ import { fieldInvalid, notFound } from '../../lib/errors';
 import { normaliseTerm } from '../../lib/text';
 import { isoTimestamp } from '../../lib/time';
 import { markCaller, readForCaller, withAccountCheck, withMarks } from '../../services/caller';
+import { activeCountries, findCountryByName } from '../../search/search';
 import type * as routes from './routes';
 
 export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async (c) => {
   const query = c.req.valid('query');
-  const filters = { countryId: query.country_id, language: query.language, genreId: query.genre_id };
+  if (query.ids !== undefined) return channelsInOrder(c, query.ids);
+  let countryId = query.country_id;
+  if (query.country !== undefined) {
+    const country = findCountryByName(await activeCountries(c), query.country);
+    if (!country) throw fieldInvalid('country', 'The selected country does not exist.');
+    if (countryId !== undefined && countryId !== country.id) {
+      throw fieldInvalid('country', 'The country does not match the country id.');
+    }
+    countryId = country.id;
+  }
+  const filters = {
+    countryId,
+    language: query.language,
+    genreId: query.genre_id,
+    ...(query.online ? { online: true } : {}),
+    ...(query.https ? { https: true } : {}),
+  };
   const list: ChannelListQuery = { ...filters, page: query.page, perPage: query.per_page, sort: query.sort };
   if (query.search !== undefined) {
     if (query.cursor !== undefined) throw fieldInvalid('cursor', 'A search is paged with page, not cursor.');
@@ -47,6 +65,60 @@ export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async 
   );
   const message = 'Radio channels retrieved successfully.';
   return json(c, { ...envelope(page.items, message), meta: page.meta }, 200, reusable(page, message));
+};
+
+/**
+ * `GET /radios?ids=…`: the channels a client has cached, in its order, for a refresh;
+ * missing and inactive ones are left out (contract 3). Alone: other parameters are a 422.
+ */
+async function channelsInOrder(c: Context<AppEnv>, list: string) {
+  const others = [...new URL(c.req.url).searchParams.keys()].filter((name) => name !== 'ids');
+  if (others.length > 0) throw fieldInvalid('ids', `ids cannot be combined with ${others.join(', ')}.`);
+  const ids = [...new Set(list.split(',').map(Number))];
+  const channels = await withAccountCheck(c, channelsByIds(c.get('db'), ids, c.get('userId')));
+  const meta = {
+    current_page: 1,
+    per_page: Math.max(1, ids.length),
+    total: channels.length,
+    last_page: 1,
+    total_exact: true,
+    next_cursor: null,
+  };
+  return json(c, { ...envelope(channels, 'Radio channels retrieved successfully.'), meta }, 200);
+}
+
+export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = async (c) => {
+  const query = c.req.valid('query');
+  let { lat, lng } = query;
+  if ((lat === undefined) !== (lng === undefined)) {
+    throw fieldInvalid(lat === undefined ? 'lat' : 'lng', 'Send lat and lng together.');
+  }
+  if (lat === undefined || lng === undefined) {
+    // Cloudflare's idea of where the caller is (absent locally and for some networks).
+    const cf = c.req.raw.cf;
+    lat = Number(cf?.latitude ?? NaN);
+    lng = Number(cf?.longitude ?? NaN);
+    if (!Number.isFinite(lat) || !Number.isFinite(lng)) {
+      throw fieldInvalid('lat', 'Send lat and lng: the location of this request is not known.');
+    }
+  }
+  const db = c.get('db');
+  // Spare candidates: some may be inactive, and channelsByIds leaves those out.
+  const near = await nearbyIds(db, lat, lng, query.radius_km, query.limit + 25);
+  const distance = new Map(near.map((n) => [n.id, Math.round(n.distance * 10) / 10]));
+  const channels = await withAccountCheck(
+    c,
+    channelsByIds(
+      db,
+      near.map((n) => n.id),
+      c.get('userId'),
+    ),
+  );
+  return ok(
+    c,
+    channels.slice(0, query.limit).map((channel) => ({ ...channel, distance_km: distance.get(channel.id) ?? 0 })),
+    'Nearby radio channels retrieved successfully.',
+  );
 };
 
 export const featuredRadios: RouteHandler<typeof routes.featuredRadios, AppEnv> = async (c) => {
@@ -107,17 +179,9 @@ export const likedRadios: RouteHandler<typeof routes.likedRadios, AppEnv> = asyn
 
 export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const db = c.get('db');
-  // The channel's visibility may come from the read cache (same window as a channel read).
-  const visible = await readForCaller(
-    c,
-    cache.visibility,
-    String(id),
-    () => runRead(db, channelVisibility(db, id)),
-    (value) => value,
-  );
-  if (!visible) throw notFound('Radio channel');
-  await recordPlay(c.env, db, c.get('userId'), id);
+  // One call to the channel's counter: it knows which channels can be played (activity/plays.ts).
+  const { found } = await recordPlay(c.env, c.get('userId'), id);
+  if (!found) throw notFound('Radio channel');
   return ok(c, null, 'Play tracked successfully.');
 };
 

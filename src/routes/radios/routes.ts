@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { CHANNEL_SORTS } from '../../catalogue/channels';
-import { idParam, intParam, limitQuery, textField } from '../../lib/validation';
+import { flagParam, idParam, intParam, limitQuery, textField } from '../../lib/validation';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
 import { count, list, smallInt } from '../../schemas/fields';
 import { requireToken } from '../../middleware/auth';
@@ -42,6 +42,29 @@ export const listRadios = createRoute({
       country_id: intParam({ min: 1 }).optional(),
       language: languageCode.optional().openapi({ description: 'ISO 639-1 code' }),
       genre_id: intParam({ min: 1 }).optional(),
+      country: z
+        .string()
+        .max(2)
+        .regex(/^[A-Za-z]{2}$/)
+        .optional()
+        .openapi({
+          pattern: '^[A-Za-z]{2}$',
+          description: 'ISO 3166-1 alpha-2 code (`DE`), as on search',
+          example: 'DE',
+        }),
+      ids: z
+        .string()
+        .max(1700)
+        .regex(/^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15}){0,99}$/)
+        .optional()
+        .openapi({
+          pattern: '^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15}){0,99}$',
+          description:
+            'up to 100 comma-separated ids: those channels in this order, missing or inactive ones left out (to refresh a cache); not with other parameters',
+          example: '42,7,1003',
+        }),
+      online: flagParam().openapi({ description: '`true`: only channels whose stream is online' }),
+      https: flagParam().openapi({ description: '`true`: only channels with an https stream' }),
       cursor: z.string().min(1).max(512).optional().openapi({
         pattern: '^[A-Za-z0-9_-]+$',
         description: '`meta.next_cursor` of the previous page: the next page, at any depth (without `search`)',
@@ -69,6 +92,41 @@ export const featuredRadios = createRoute({
   ...readAccess,
   request: { query: z.object({ limit: intParam({ min: 1, max: 50 }).default(10) }) },
   responses: { 200: jsonResponse(list(RadioSchema, 50), 'Featured channels'), ...errorResponses(401, 403, 422, 429) },
+});
+
+const degrees = (limit: number, description: string) =>
+  z
+    .preprocess(
+      (value) => (typeof value === 'string' && /^-?\d{1,3}(\.\d{1,10})?$/.test(value) ? Number(value) : value),
+      z.number().min(-limit).max(limit),
+    )
+    .optional()
+    .openapi({ type: 'number', minimum: -limit, maximum: limit, description });
+
+export const nearbyRadios = createRoute({
+  method: 'get',
+  path: '/api/v1/radios/nearby',
+  operationId: 'listNearbyRadios',
+  tags,
+  summary: 'Channels near a point, nearest first',
+  description:
+    "Channels within `radius_km` (1 to 1,000, default 200) of `lat`/`lng`, or of the caller's location that Cloudflare puts on the request when both are absent (422 when there is none); `limit` 1 to 50 (default 20). Items add `distance_km` (one decimal). Read from an index of coordinates (a bounding box, then the exact great-circle distance).",
+  ...readAccess,
+  request: {
+    query: z.object({
+      lat: degrees(90, 'latitude, decimal degrees (with lng)'),
+      lng: degrees(180, 'longitude, decimal degrees (with lat)'),
+      radius_km: intParam({ min: 1, max: 1000 }).default(200),
+      limit: intParam({ min: 1, max: 50 }).default(20),
+    }),
+  },
+  responses: {
+    200: jsonResponse(
+      list(RadioSchema.extend({ distance_km: z.number().min(0).max(20_100).openapi({ example: 3.4 }) }), 50),
+      'Nearby channels',
+    ),
+    ...errorResponses(401, 403, 422, 429),
+  },
 });
 
 export const showRadio = createRoute({

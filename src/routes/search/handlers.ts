@@ -28,6 +28,8 @@ export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
     categoriesLimit: query.categories_limit,
     genreId: query.genre_id,
     countryId,
+    online: query.online,
+    https: query.https,
   };
   const result = await readForCaller(
     c,

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { intParam, textField } from '../../lib/validation';
+import { flagParam, intParam, textField } from '../../lib/validation';
 import { GenreSchema, RadioSchema } from '../../schemas/catalogue';
 import { errorResponses, jsonResponse, readAccess, searchAccess } from '../../schemas/common';
 import { count, countryCode, id, list, text } from '../../schemas/fields';
@@ -25,6 +25,8 @@ export const search = createRoute({
       genre_id: intParam({ min: 1 }).optional(),
       country_id: intParam({ min: 1 }).optional(),
       country: textField({ min: 1, max: 100 }).optional().openapi({ description: 'country name or alpha-2 code' }),
+      online: flagParam().openapi({ description: '`true`: only channels whose stream is online' }),
+      https: flagParam().openapi({ description: '`true`: only channels with an https stream' }),
     }),
   },
   responses: {

@@ -1,0 +1,101 @@
+import type { RouteHandler } from '@hono/zod-openapi';
+import { and, eq } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { forgetCatalogueAnswers } from '../../cache';
+import { genres } from '../../db/schema';
+import type { AppEnv } from '../../env';
+import { json, ok } from '../../lib/envelope';
+import { notFound } from '../../lib/errors';
+import { Memo } from '../../lib/memo';
+import { checkStream } from '../../streams/check';
+import { placeholderPng } from '../../streams/placeholder';
+import { checkUpdate, recordReport, streamOf } from '../../streams/service';
+import type * as routes from './routes';
+
+export const reportStream: RouteHandler<typeof routes.reportStream, AppEnv> = async (c) => {
+  const { id } = c.req.valid('param');
+  const db = c.get('db');
+  const target = await streamOf(db, id);
+  if (!target) throw notFound('Radio channel');
+  const status = await recordReport(db, target, c.get('userId'), c.req.valid('json'));
+  if (status !== target.status) forgetCatalogueAnswers();
+  return json(c, { success: true as const, message: 'Report received.', data: null }, 202);
+};
+
+export const nowPlaying: RouteHandler<typeof routes.nowPlaying, AppEnv> = async (c) => {
+  const { id } = c.req.valid('param');
+  const db = c.get('db');
+  const target = await streamOf(db, id);
+  if (!target) throw notFound('Radio channel');
+  // One object per channel: one fetch per channel and 15-second window (durable-objects/now-playing.ts).
+  const answer = await c.env.NOW_PLAYING.get(c.env.NOW_PLAYING.idFromName(String(id))).current(target.streamUrl);
+  c.header('Cache-Control', 'private, max-age=15');
+  return ok(c, answer, 'Now playing.');
+};
+
+/** Generated placeholders, by kind and id: the same bytes every time, so an isolate keeps the recent ones. */
+const pngs = new Memo<Uint8Array<ArrayBuffer>>(3_600_000, 500);
+
+/** Bumped when the drawing changes: the tag of a placeholder is its kind, id and this. */
+const DRAWING = 1;
+
+async function placeholder(c: Context<AppEnv>, kind: 'radio' | 'genre', id: number) {
+  const key = `${kind}:${id}`;
+  const etag = `"${kind}-${id}-v${DRAWING}"`;
+  const cache = { ETag: etag, 'Cache-Control': 'public, max-age=86400' };
+  if (
+    c.req
+      .header('if-none-match')
+      ?.split(',')
+      .some((tag) => tag.trim() === etag)
+  ) {
+    return c.body(null, 304, cache);
+  }
+  let bytes = pngs.get(key);
+  if (!bytes) {
+    bytes = await placeholderPng(kind, id);
+    pngs.set(key, bytes);
+  }
+  return c.body(bytes, 200, { 'Content-Type': 'image/png', ...cache });
+}
+
+export const radioLogo: RouteHandler<typeof routes.radioLogo, AppEnv> = async (c) => {
+  const { id } = c.req.valid('param');
+  if (!(await streamOf(c.get('db'), id))) throw notFound('Radio channel');
+  return placeholder(c, 'radio', id);
+};
+
+export const genreLogo: RouteHandler<typeof routes.genreLogo, AppEnv> = async (c) => {
+  const { id } = c.req.valid('param');
+  const db = c.get('db');
+  const [genre] = await db
+    .select({ id: genres.id })
+    .from(genres)
+    .where(and(eq(genres.id, id), eq(genres.isActive, true)));
+  if (!genre) throw notFound('Genre');
+  return placeholder(c, 'genre', id);
+};
+
+export const checkStreamNow: RouteHandler<typeof routes.checkStreamNow, AppEnv> = async (c) => {
+  const { id } = c.req.valid('param');
+  const db = c.get('db');
+  const target = await streamOf(db, id, { visibleOnly: false });
+  if (!target) throw notFound('Radio channel');
+  const result = await checkStream(target.streamUrl);
+  const { query, status } = checkUpdate(db, target, result);
+  await query;
+  if (status !== target.status) forgetCatalogueAnswers();
+  return ok(
+    c,
+    {
+      ok: result.ok,
+      status_code: result.status_code,
+      content_type: result.content_type,
+      bitrate: result.bitrate,
+      error: result.error,
+      checked_at: result.checked_at,
+      status,
+    },
+    'Stream checked.',
+  );
+};

@@ -1,0 +1,121 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { idParam, textField } from '../../lib/validation';
+import {
+  adminAccess,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  NullData,
+  readAccess,
+  writeAccess,
+} from '../../schemas/common';
+import { smallInt, text, timestamp } from '../../schemas/fields';
+
+const tags = ['Radio channels'];
+const params = z.object({ id: idParam('id') });
+
+export const reportStream = createRoute({
+  method: 'post',
+  path: '/api/v1/radios/{id}/report',
+  operationId: 'reportRadioStream',
+  tags,
+  summary: 'Report whether the stream played',
+  description:
+    "For players: whether the channel's stream started (`ok`), with an optional error of up to 200 characters. One report per user, channel and hour counts; when most of at least 5 users' reports in the last hour failed, the channel shows as offline until a check passes. Answers 202 at once.",
+  ...writeAccess,
+  request: {
+    params,
+    body: jsonBody(
+      z
+        .object({
+          ok: z.boolean(),
+          error: textField({ min: 1, max: 200 }).optional().openapi({ example: 'timeout after 10 s' }),
+        })
+        .openapi('StreamReport'),
+    ),
+  },
+  responses: {
+    202: jsonResponse(NullData, 'The report was received'),
+    ...errorResponses(400, 401, 403, 404, 413, 415, 422, 429),
+  },
+});
+
+const NowPlayingSchema = z
+  .object({
+    title: text(500, 'So What').nullable(),
+    artist: text(500, 'Miles Davis').nullable(),
+    stream_title: text(500, 'Miles Davis - So What').nullable(),
+    fetched_at: timestamp,
+  })
+  .openapi('NowPlaying');
+
+export const nowPlaying = createRoute({
+  method: 'get',
+  path: '/api/v1/radios/{id}/now-playing',
+  operationId: 'getRadioNowPlaying',
+  tags,
+  summary: 'What the stream is playing now',
+  description:
+    "The stream's ICY `StreamTitle`, split into artist and title at the first ` - `, read from the stream and kept 15 seconds per channel for everyone (`Cache-Control: private, max-age=15`). A stream that sends no metadata, an HLS stream, or one that does not answer within 5 seconds: 200 with nulls.",
+  ...readAccess,
+  request: { params },
+  responses: { 200: jsonResponse(NowPlayingSchema, 'The title'), ...errorResponses(401, 403, 404, 422, 429) },
+});
+
+const png = (description: string) => ({
+  description,
+  content: { 'image/png': { schema: z.string().max(1_000_000).openapi({ format: 'binary' }) } },
+});
+
+export const radioLogo = createRoute({
+  method: 'get',
+  path: '/api/v1/radios/{id}/logo.png',
+  operationId: 'getRadioLogoPlaceholder',
+  tags,
+  summary: "A channel's placeholder logo (PNG)",
+  description:
+    'The `logo` of a channel that has none of its own: a 256×256 PNG tile in a colour derived from the channel. Public (image loaders send no token) and cacheable for a day; 404 for a missing or inactive channel.',
+  security: [],
+  request: { params },
+  responses: { 200: png('The PNG'), ...errorResponses(404, 422) },
+});
+
+export const genreLogo = createRoute({
+  method: 'get',
+  path: '/api/v1/genres/{id}/logo.png',
+  operationId: 'getGenreLogoPlaceholder',
+  tags: ['Genres'],
+  summary: "A genre's placeholder logo (PNG)",
+  description:
+    'The `logo` of a genre that has none of its own: a 256×256 PNG tile. Public and cacheable for a day; 404 for a missing or inactive genre.',
+  security: [],
+  request: { params },
+  responses: { 200: png('The PNG'), ...errorResponses(404, 422) },
+});
+
+const CheckSchema = z
+  .object({
+    ok: z.boolean(),
+    status_code: smallInt(100, 599, 200).nullable(),
+    content_type: text(200, 'audio/mpeg').nullable(),
+    bitrate: smallInt(1, 100_000, 128).nullable(),
+    error: text(100, 'timeout').nullable().openapi({
+      description: 'dns, tls, timeout, connection, http_<status> or not_audio; null when it passed',
+    }),
+    checked_at: timestamp,
+    status: z.enum(['online', 'offline', 'unknown']),
+  })
+  .openapi('StreamCheck');
+
+export const checkStreamNow = createRoute({
+  method: 'post',
+  path: '/api/v1/admin/radios/{id}/check',
+  operationId: 'checkRadioStream',
+  tags: ['Admin'],
+  summary: "Check a channel's stream now",
+  description:
+    "Runs the scheduled check on one channel (active or not) and answers what it found, and the channel's status after it.",
+  ...adminAccess,
+  request: { params },
+  responses: { 200: jsonResponse(CheckSchema, 'The check'), ...errorResponses(401, 403, 404, 422) },
+});

@@ -1,0 +1,39 @@
+import { forgetCatalogueAnswers } from './cache';
+import { createDb } from './db/client';
+import type { Bindings } from './env';
+import { checkStream } from './streams/check';
+import { checkUpdate, dueForCheck, forgetOldReports } from './streams/service';
+
+/**
+ * Checks at once: Workers allow 6 open connections per invocation, the rest queue, so
+ * more would only make the 5-second timeouts start while waiting.
+ */
+const PARALLEL = 6;
+
+/**
+ * The Cron Trigger (every minute): checks the `HEALTH_CHECKS_PER_RUN` channels checked
+ * longest ago, `PARALLEL` at a time, and records every result in one D1 batch. A run
+ * makes at most that many subrequests to streams (within the 50 of the free plan and
+ * the 1,000 of the paid one) plus three to D1, and reads at most 64 KiB of each stream,
+ * so its CPU stays small; the arithmetic of a full rotation is in docs/catalogue.md.
+ */
+export async function checkStreams(env: Bindings, fetcher?: (request: Request) => Promise<Response>) {
+  const db = createDb(env.DB);
+  const limit = Math.min(200, Math.max(1, Number(env.HEALTH_CHECKS_PER_RUN) || 40));
+  const due = await dueForCheck(db, limit);
+  const updates: ReturnType<typeof checkUpdate>['query'][] = [];
+  let changed = false;
+  for (let i = 0; i < due.length; i += PARALLEL) {
+    const group = due.slice(i, i + PARALLEL);
+    const results = await Promise.all(group.map((target) => checkStream(target.streamUrl, { fetcher })));
+    group.forEach((target, j) => {
+      const update = checkUpdate(db, target, results[j]!);
+      changed ||= update.status !== target.status;
+      updates.push(update.query);
+    });
+  }
+  await db.batch([forgetOldReports(db), ...updates]);
+  // A status that changed is new catalogue data: this isolate's cached answers go (others within READ_CACHE_MS).
+  if (changed) forgetCatalogueAnswers();
+  return { checked: due.length };
+}

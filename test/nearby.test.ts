@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { boundingBox, distanceKm } from '../src/catalogue/nearby';
+import { BASE, call, fetchWorker } from './helpers/client';
+import { seedChannels, station } from './helpers/catalogue';
+import { registerUser } from './helpers/users';
+
+const at = (name: string, geo_lat: number | string | null, geo_long: number | string | null, countrycode = 'CH') =>
+  station({ name, geo_lat, geo_long, countrycode });
+
+describe('bounding boxes and distances', () => {
+  it('measures great circles', () => {
+    expect(distanceKm(47.5596, 7.5886, 47.3769, 8.5417)).toBeCloseTo(74.6, 0); // Basel - Zurich
+    expect(distanceKm(0, 179.9, 0, -179.9)).toBeCloseTo(22.2, 0);
+  });
+
+  it('splits at ±180 and opens to every longitude near a pole', () => {
+    expect(boundingBox(-17.7, 179.5, 200).lngRanges).toHaveLength(2); // Fiji
+    const [[west], [, east]] = boundingBox(-17.7, 179.5, 200).lngRanges as [[number, number], [number, number]];
+    expect(west).toBeGreaterThan(177);
+    expect(east).toBeLessThan(-178);
+    expect(boundingBox(89.5, 10, 100)).toMatchObject({ maxLat: 90, lngRanges: [[-180, 180]] });
+    expect(boundingBox(-89.9, 0, 50)).toMatchObject({ minLat: -90, lngRanges: [[-180, 180]] });
+  });
+});
+
+describe('GET /api/v1/radios/nearby', () => {
+  it('answers channels around a point, nearest first, with distance_km, and geo on every channel', async () => {
+    const [basel, zurich, sydney, unknown] = await seedChannels([
+      at('Basel Jazz', 47.5596, 7.5886),
+      at('Zurich Pop', '47.3769', '8.5417'),
+      at('Sydney Surf', -33.8688, 151.2093, 'AU'),
+      at('Nowhere FM', null, null),
+    ]);
+    const user = await registerUser();
+    const res = await call('GET', '/api/v1/radios/nearby?lat=47.55&lng=7.59&radius_km=100', { token: user.token });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((r: { id: number; distance_km: number }) => [r.id, r.distance_km])).toEqual([
+      [basel, 1.1],
+      [zurich, 74.1],
+    ]);
+    expect(res.body.data[0].geo).toEqual({ lat: 47.5596, lng: 7.5886 });
+    const detail = await call('GET', `/api/v1/radios/${unknown}`, { token: user.token });
+    expect(detail.body.data.geo).toBeNull();
+    const far = await call('GET', '/api/v1/radios/nearby?lat=-33.87&lng=151.2&radius_km=10', { token: user.token });
+    expect(far.body.data.map((r: { id: number }) => r.id)).toEqual([sydney]);
+  });
+
+  it('across ±180 and near the poles', async () => {
+    const [fiji, samoa, pole] = await seedChannels([
+      at('Suva Radio', -18.1416, 178.4419, 'FJ'),
+      at('Dateline FM', -17.0, -179.9, 'FJ'),
+      at('Polar Station', 89.9, 120, 'NO'),
+    ]);
+    const user = await registerUser();
+    const wrap = await call('GET', '/api/v1/radios/nearby?lat=-17.5&lng=179.9&radius_km=300', { token: user.token });
+    expect(wrap.body.data.map((r: { id: number }) => r.id).sort()).toEqual([fiji, samoa].sort());
+    const north = await call('GET', '/api/v1/radios/nearby?lat=89.95&lng=-60&radius_km=50', { token: user.token });
+    expect(north.body.data.map((r: { id: number }) => r.id)).toEqual([pole]);
+  });
+
+  it("uses the caller's location from Cloudflare when no point is given, else 422", async () => {
+    const [basel] = await seedChannels([at('Basel Talk', 47.56, 7.59)]);
+    const user = await registerUser();
+    const request = new Request(`${BASE}/api/v1/radios/nearby?radius_km=5`, {
+      headers: { Authorization: `Bearer ${user.token}` },
+      cf: { latitude: '47.5584', longitude: '7.5733' },
+    });
+    const res = await fetchWorker(request);
+    expect(res.status).toBe(200);
+    const body = await res.json<{ data: { id: number }[] }>();
+    expect(body.data.map((r) => r.id)).toContain(basel);
+    const none = await call('GET', '/api/v1/radios/nearby', { token: user.token });
+    expect(none.status).toBe(422);
+    expect(Object.keys(none.body.data.errors)).toEqual(['lat']);
+    for (const bad of ['lat=91&lng=0', 'lat=10', 'lat=0&lng=181', 'lat=0&lng=0&radius_km=0', 'lat=0&lng=0&limit=51']) {
+      expect((await call('GET', `/api/v1/radios/nearby?${bad}`, { token: user.token })).status, bad).toBe(422);
+    }
+  });
+
+  it('imports keep coordinates only when both are valid', async () => {
+    const [half, outOfRange] = await seedChannels([at('Half', 47, null), at('Out', 95, 10)]);
+    const user = await registerUser();
+    for (const id of [half, outOfRange]) {
+      expect((await call('GET', `/api/v1/radios/${id}`, { token: user.token })).body.data.geo).toBeNull();
+    }
+  });
+});

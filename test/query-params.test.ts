@@ -1,0 +1,55 @@
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { BASE, call, fetchWorker } from './helpers/client';
+import { seedChannels, station } from './helpers/catalogue';
+import { registerUser } from './helpers/users';
+
+describe('query parameters an endpoint does not take', () => {
+  it('are a 422 naming each one, on every kind of route', async () => {
+    const user = await registerUser();
+    const typo = await call('GET', '/api/v1/radios?country_code=DE&per_page=5', { token: user.token });
+    expect(typo.status).toBe(422);
+    expect(typo.body.data.errors).toEqual({
+      country_code: ['The country_code parameter is not one this endpoint takes.'],
+    });
+    const two = await call('GET', '/api/v1/auth/me?a=1&b=2', { token: user.token });
+    expect(Object.keys(two.body.data.errors)).toEqual(['a', 'b']);
+    expect((await call('GET', '/api/v1/genres?x=1')).status).toBe(422);
+    expect((await call('POST', '/api/v1/playlists?dry_run=1', { token: user.token, json: { name: 'x' } })).status).toBe(
+      422,
+    );
+    expect((await fetchWorker(`${BASE}/api/v1/playlists/1.m3u?x=1`)).status).toBe(422);
+    // A bad token is still a 401 first.
+    expect((await call('GET', '/api/v1/auth/me?a=1')).status).toBe(401);
+    // The ones it takes pass.
+    expect((await call('GET', '/api/v1/radios?per_page=5&sort=popular', { token: user.token })).status).toBe(200);
+  });
+});
+
+describe('GET /api/v1/radios?ids= and ?country=', () => {
+  it('ids: those channels in the given order, missing and inactive ones left out', async () => {
+    const [a, b, c] = await seedChannels([station(), station(), station()]);
+    await call('PATCH', `/api/v1/admin/radios/${b}`, { token: env.ADMIN_TOKEN, json: { is_active: false } });
+    const user = await registerUser();
+    const res = await call('GET', `/api/v1/radios?ids=${c},999999,${b},${a}`, { token: user.token });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((r: { id: number }) => r.id)).toEqual([c, a]);
+    expect(res.body.meta).toMatchObject({ total: 2, current_page: 1, last_page: 1, next_cursor: null });
+    const tooMany = Array.from({ length: 101 }, (_, i) => i + 1).join(',');
+    expect((await call('GET', `/api/v1/radios?ids=${tooMany}`, { token: user.token })).status).toBe(422);
+    expect((await call('GET', '/api/v1/radios?ids=1,x', { token: user.token })).status).toBe(422);
+    expect((await call('GET', `/api/v1/radios?ids=${a}&sort=name`, { token: user.token })).status).toBe(422);
+  });
+
+  it('country: an alpha-2 code, as on search', async () => {
+    const [de] = await seedChannels([station({ countrycode: 'DE' }), station({ countrycode: 'FR' })]);
+    const user = await registerUser();
+    const res = await call('GET', '/api/v1/radios?country=de&per_page=100', { token: user.token });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((r: { country: { code: string } }) => r.country.code)).toEqual(
+      res.body.data.map(() => 'DE'),
+    );
+    expect(res.body.data.map((r: { id: number }) => r.id)).toContain(de);
+    expect((await call('GET', '/api/v1/radios?country=XX', { token: user.token })).status).toBe(422);
+  });
+});
