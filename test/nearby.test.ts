@@ -1,3 +1,4 @@
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { boundingBox, distanceKm } from '../src/catalogue/nearby';
 import { BASE, call, fetchWorker } from './helpers/client';
@@ -83,5 +84,19 @@ describe('GET /api/v1/radios/nearby', () => {
     for (const id of [half, outOfRange]) {
       expect((await call('GET', `/api/v1/radios/${id}`, { token: user.token })).body.data.geo).toBeNull();
     }
+  });
+
+  it('the admin API sets and clears coordinates, validated', async () => {
+    const [id] = await seedChannels([at('Moved FM', null, null)]);
+    const user = await registerUser();
+    const patch = (geo: unknown) =>
+      call('PATCH', `/api/v1/admin/radios/${id}`, { token: env.ADMIN_TOKEN, json: { geo } });
+    expect((await patch({ lat: 91, lng: 0 })).status).toBe(422);
+    expect((await patch({ lat: 10 })).status).toBe(422);
+    expect((await patch({ lat: -41.2865, lng: 174.7762 })).status).toBe(200);
+    const near = await call('GET', '/api/v1/radios/nearby?lat=-41.29&lng=174.78&radius_km=5', { token: user.token });
+    expect(near.body.data.map((r: { id: number }) => r.id)).toEqual([id]);
+    expect((await patch(null)).status).toBe(200);
+    expect((await call('GET', `/api/v1/radios/${id}`, { token: user.token })).body.data.geo).toBeNull();
   });
 });

@@ -60,9 +60,9 @@ describe('the PlayCounter Durable Object', () => {
     const plays = counter('visibility');
     expect(await plays.record(1, 987_654, Date.now())).toEqual({ found: false, counted: false });
     expect((await plays.record(1, id!, Date.now())).found).toBe(true);
-    await plays.setVisibility(id!, false);
+    await plays.setVisibility(id!, null);
     expect(await plays.record(2, id!, Date.now())).toEqual({ found: false, counted: false });
-    await plays.setVisibility(id!, true);
+    await plays.setVisibility(id!, { id: id!, countryId: 1, genres: ',' });
     expect((await plays.record(2, id!, Date.now())).found).toBe(true);
     // A change made outside the admin API (SQL by hand) is read again after forgetVisibility (or 10 minutes).
     await env.DB.prepare('UPDATE radio_channels SET is_active = 0 WHERE id = ?').bind(id).run();

@@ -1672,6 +1672,17 @@ export interface components {
       format: 'mp3' | 'aac' | 'aac+' | 'ogg' | 'opus' | 'flac' | 'hls';
       is_active?: boolean;
       is_featured?: boolean;
+      /**
+       * @description where the station is, decimal degrees; null clears it
+       * @example {
+       *       "lat": 47.5596,
+       *       "lng": 7.5886
+       *     }
+       */
+      geo?: {
+        lat: number;
+        lng: number;
+      } | null;
       social_links?: {
         /** Format: uri */
         website?: string;
@@ -1714,6 +1725,17 @@ export interface components {
       format?: 'mp3' | 'aac' | 'aac+' | 'ogg' | 'opus' | 'flac' | 'hls';
       is_active?: boolean;
       is_featured?: boolean;
+      /**
+       * @description where the station is, decimal degrees; null clears it
+       * @example {
+       *       "lat": 47.5596,
+       *       "lng": 7.5886
+       *     }
+       */
+      geo?: {
+        lat: number;
+        lng: number;
+      } | null;
       social_links?: {
         /** Format: uri */
         website?: string;
@@ -4118,6 +4140,10 @@ export interface operations {
       query?: {
         hours?: number;
         limit?: number;
+        /** @description only this country's channels */
+        country_id?: number;
+        /** @description only this genre's channels */
+        genre_id?: number;
       };
       header?: {
         /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
@@ -4317,6 +4343,10 @@ export interface operations {
         metric?: 'plays' | 'likes';
         period?: '24h' | '7d' | '30d';
         limit?: number;
+        /** @description only this country's channels */
+        country_id?: number;
+        /** @description only this genre's channels */
+        genre_id?: number;
       };
       header?: {
         /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
@@ -10906,6 +10936,10 @@ export interface operations {
          *       "format": "mp3",
          *       "is_active": true,
          *       "is_featured": true,
+         *       "geo": {
+         *         "lat": 47.5596,
+         *         "lng": 7.5886
+         *       },
          *       "social_links": {
          *         "website": "https://example.com/",
          *         "facebook": "https://example.com/",
@@ -11121,6 +11155,10 @@ export interface operations {
          *       "format": "mp3",
          *       "is_active": true,
          *       "is_featured": true,
+         *       "geo": {
+         *         "lat": 47.5596,
+         *         "lng": 7.5886
+         *       },
          *       "social_links": {
          *         "website": "https://example.com/",
          *         "facebook": "https://example.com/",

@@ -4,7 +4,8 @@ import { channelsByIds } from '../catalogue/channels';
 import { channelCountry, channelVisible, radioResourceColumns, type RadioResource } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
 import { mapRead, read } from '../db/read';
-import { countries, favorites, likes, radioChannels, userPlays } from '../db/schema';
+import { countries, favorites, likes, radioChannelGenres, radioChannels, userPlays } from '../db/schema';
+import type { ChartFilter } from '../durable-objects/play-counter';
 import type { AppEnv } from '../env';
 import { isoTimestamp } from '../lib/time';
 import { withAccountCheck } from '../services/caller';
@@ -134,8 +135,9 @@ export async function trendingChannels(
   hours: number,
   limit: number,
   viewerId: number,
+  filter: ChartFilter = {},
 ): Promise<TrendingChannel[]> {
-  const plays = await mostPlayed(c, hours, limit + SPARE);
+  const plays = await mostPlayed(c, hours, limit + SPARE, filter);
   const count = new Map(plays.map((p) => [p.channelId, p.plays]));
   const channels = await withAccountCheck(
     c,
@@ -152,12 +154,20 @@ export const CHART_PERIODS = { '24h': 24, '7d': 7 * 24, '30d': 30 * 24 } as cons
 export type ChartPeriod = keyof typeof CHART_PERIODS;
 
 /** Likes made in a period, per channel, by people who still like it: the likes chart's scores. */
-function likeScores(db: Db, since: string, limit: number) {
+function likeScores(db: Db, since: string, limit: number, filter: ChartFilter) {
   const score = sql<number>`count(*)`.as('score');
+  const inCountry =
+    filter.countryId === undefined
+      ? undefined
+      : sql`EXISTS (SELECT 1 FROM ${radioChannels} WHERE ${radioChannels.id} = ${likes.channelId} AND ${radioChannels.countryId} = ${filter.countryId})`;
+  const inGenre =
+    filter.genreId === undefined
+      ? undefined
+      : sql`EXISTS (SELECT 1 FROM ${radioChannelGenres} WHERE ${radioChannelGenres.channelId} = ${likes.channelId} AND ${radioChannelGenres.genreId} = ${filter.genreId})`;
   return db
     .select({ channelId: likes.channelId, score })
     .from(likes)
-    .where(gte(likes.createdAt, since))
+    .where(and(gte(likes.createdAt, since), inCountry, inGenre))
     .groupBy(likes.channelId)
     .orderBy(desc(score), asc(likes.channelId))
     .limit(limit);
@@ -170,16 +180,23 @@ export async function chart(
   period: ChartPeriod,
   limit: number,
   viewerId: number,
+  filter: ChartFilter = {},
 ): Promise<ChartEntry[]> {
   const hours = CHART_PERIODS[period];
   const db = c.get('db');
   let scores: { channelId: number; score: number }[];
   if (metric === 'plays') {
-    scores = (await mostPlayed(c, hours, limit + SPARE)).map((p) => ({ channelId: p.channelId, score: p.plays }));
+    scores = (await mostPlayed(c, hours, limit + SPARE, filter)).map((p) => ({
+      channelId: p.channelId,
+      score: p.plays,
+    }));
   } else {
     scores = await withAccountCheck(
       c,
-      read([likeScores(db, isoTimestamp(Date.now() - hours * 3_600_000), limit + SPARE)] as const, ([rows]) => rows),
+      read(
+        [likeScores(db, isoTimestamp(Date.now() - hours * 3_600_000), limit + SPARE, filter)] as const,
+        ([rows]) => rows,
+      ),
     );
   }
   const score = new Map(scores.map((s) => [s.channelId, s.score]));

@@ -5,9 +5,9 @@ import { cache } from '../cache';
 import type { Db } from '../db/client';
 import { reindexPopularity } from '../catalogue/search-index';
 import { channelCountry, channelVisible } from '../catalogue/radio-resource';
-import { countries, playFlushes, radioChannels, userPlays, users } from '../db/schema';
+import { countries, playFlushes, radioChannelGenres, radioChannels, userPlays, users } from '../db/schema';
 import { bare, batchable, isUniqueViolation, jsonField, jsonRows } from '../db/sql';
-import type { ChannelPlays } from '../durable-objects/play-counter';
+import type { ChannelPlace, ChannelPlays, ChartFilter } from '../durable-objects/play-counter';
 import type { AppEnv, Bindings } from '../env';
 import { isoTimestamp } from '../lib/time';
 
@@ -35,13 +35,35 @@ export async function recordPlay(env: Bindings, userId: number, channelId: numbe
  * (admin create and update), or, after a bulk import, that each counter must read its
  * channels' visibility again before its next play.
  */
-export async function tellCountersVisibility(env: Bindings, change: { id: number; visible: boolean } | 'all') {
+export async function tellCountersVisibility(
+  env: Bindings,
+  change: { id: number; place: ChannelPlace | null } | 'all',
+) {
   if (change === 'all') {
     await Promise.all(allCounters(env).map((counter) => counter.forgetVisibility()));
     return;
   }
-  await playCounterFor(env, change.id).setVisibility(change.id, change.visible);
+  await playCounterFor(env, change.id).setVisibility(change.id, change.place);
 }
+
+/** Active genre ids of the channel as `,3,7,` (empty: `,`), for the counters' genre charts. */
+const genreIds = sql<string>`(SELECT ',' || coalesce(group_concat(${radioChannelGenres.genreId}, ','), '') || ',' FROM ${radioChannelGenres} WHERE ${radioChannelGenres.channelId} = ${radioChannels.id})`;
+
+/** A channel's place, aliased apart from the joined country's own columns (D1 answers rows as objects). */
+const placeColumns = {
+  id: sql<number>`${radioChannels.id}`.as('place_id'),
+  countryId: sql<number>`${radioChannels.countryId}`.as('place_country_id'),
+  genres: genreIds.as('place_genres'),
+};
+
+/** Where channel `id` is now, or null when it cannot be played (what the admin writes tell its counter). */
+export const channelPlace = (db: Db, id: number): Promise<ChannelPlace | null> =>
+  db
+    .select(placeColumns)
+    .from(radioChannels)
+    .innerJoin(countries, channelCountry)
+    .where(and(eq(radioChannels.id, id), channelVisible))
+    .then(([row]) => row ?? null);
 
 /**
  * The channel ids of one counter's shard (`id % shards = remainder`) that are visible,
@@ -49,7 +71,7 @@ export async function tellCountersVisibility(env: Bindings, change: { id: number
  */
 export const visibleChannelPage = (db: Db, shards: number, remainder: number, after: number, limit: number) =>
   db
-    .select({ id: radioChannels.id })
+    .select(placeColumns)
     .from(radioChannels)
     .innerJoin(countries, channelCountry)
     .where(and(gt(radioChannels.id, after), sql`${radioChannels.id} % ${shards} = ${remainder}`, channelVisible))
@@ -85,9 +107,16 @@ export const appliedFlushes = (db: Db, keys: string[]) =>
  * isolate (`cache.playTops`): one fan-out per isolate and window, not per request. Each
  * channel lives in one counter, so the top of each counter's top lists is the global top.
  */
-export function mostPlayed(c: Context<AppEnv>, hours: number, limit: number): Promise<ChannelPlays[]> {
-  return cache.playTops.swr(c, `${hours}:${limit}`, async () => {
-    const lists = await Promise.all(allCounters(c.env).map((counter) => counter.top(hours, limit)));
+export function mostPlayed(
+  c: Context<AppEnv>,
+  hours: number,
+  limit: number,
+  filter: ChartFilter = {},
+): Promise<ChannelPlays[]> {
+  const key = `${hours}:${limit}:${filter.countryId ?? ''}:${filter.genreId ?? ''}`;
+  return cache.playTops.swr(c, key, async () => {
+    const now = Date.now();
+    const lists = await Promise.all(allCounters(c.env).map((counter) => counter.top(hours, limit, now, filter)));
     return lists
       .flat()
       .sort((a, b) => b.plays - a.plays || a.channelId - b.channelId)

@@ -35,6 +35,8 @@ export interface ChannelChanges {
   is_featured?: boolean;
   social_links?: SocialLinks;
   genre_ids?: number[];
+  /** Where the station is; null clears it. */
+  geo?: { lat: number; lng: number } | null;
 }
 
 const qb = new QueryBuilder();
@@ -137,6 +139,8 @@ export async function createChannel(
           facebook: social.facebook ?? null,
           twitter: social.twitter ?? null,
           instagram: social.instagram ?? null,
+          geoLat: input.geo?.lat ?? null,
+          geoLng: input.geo?.lng ?? null,
           isActive: input.is_active ?? true,
           isFeatured: input.is_featured ?? false,
           createdAt: now,
@@ -183,6 +187,8 @@ export async function updateChannel(db: Db, id: number, changes: ChannelChanges,
       facebook: social.facebook,
       twitter: social.twitter,
       instagram: social.instagram,
+      geoLat: changes.geo === undefined ? undefined : (changes.geo?.lat ?? null),
+      geoLng: changes.geo === undefined ? undefined : (changes.geo?.lng ?? null),
       updatedAt: now,
     })
     .where(eq(radioChannels.id, id));

@@ -30,6 +30,19 @@ const VISIBILITY_PAGE = 5_000;
  */
 export const HISTORY_PER_FLUSH = 2_000;
 
+/** Where a channel is, as the counters keep it: its country and its genres as `,3,7,`. */
+export interface ChannelPlace {
+  id: number;
+  countryId: number;
+  genres: string;
+}
+
+/** A local or genre chart. */
+export interface ChartFilter {
+  countryId?: number;
+  genreId?: number;
+}
+
 export interface ChannelPlays {
   channelId: number;
   plays: number;
@@ -87,7 +100,7 @@ export class PlayCounter extends DurableObject<Bindings> {
       CREATE INDEX IF NOT EXISTS history_seq ON history (seq);
       CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, payload TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS visible (channel_id INTEGER PRIMARY KEY);
+      CREATE TABLE IF NOT EXISTS visible (channel_id INTEGER PRIMARY KEY, country_id INTEGER NOT NULL, genres TEXT NOT NULL);
     `);
   }
 
@@ -122,17 +135,24 @@ export class PlayCounter extends DurableObject<Bindings> {
   private async loadVisibility(channelId: number) {
     const { key, shards, remainder } = this.visibilityKey(channelId);
     const db = createDb(this.env.DB);
-    const ids: number[] = [];
+    const rows: ChannelPlace[] = [];
     for (let after = 0; ;) {
       const page = await visibleChannelPage(db, shards, remainder, after, VISIBILITY_PAGE);
-      for (const row of page) ids.push(row.id);
+      rows.push(...page);
       if (page.length < VISIBILITY_PAGE) break;
       after = page[page.length - 1]!.id;
     }
     const sql = this.ctx.storage.sql;
     this.ctx.storage.transactionSync(() => {
       sql.exec('DELETE FROM visible WHERE channel_id % ? = ?', shards, remainder);
-      for (const id of ids) sql.exec('INSERT INTO visible (channel_id) VALUES (?)', id);
+      for (const row of rows) {
+        sql.exec(
+          'INSERT INTO visible (channel_id, country_id, genres) VALUES (?, ?, ?)',
+          row.id,
+          row.countryId,
+          row.genres,
+        );
+      }
       this.setMeta(key, Date.now());
     });
   }
@@ -200,13 +220,24 @@ export class PlayCounter extends DurableObject<Bindings> {
     return { found: true, counted };
   }
 
-  /** A catalogue write made `channelId` playable or not (admin create and update). */
-  async setVisibility(channelId: number, visible: boolean): Promise<void> {
+  /**
+   * A catalogue write made `channelId` playable or not, or moved it to another country
+   * or genres (admin create and update): `place` is where it is now, null when it
+   * cannot be played.
+   */
+  async setVisibility(channelId: number, place: ChannelPlace | null): Promise<void> {
     const sql = this.ctx.storage.sql;
     // Not read yet: the first play reads it from D1, this change included.
     if (this.meta(this.visibilityKey(channelId).key) === undefined) return;
-    if (visible) sql.exec('INSERT INTO visible (channel_id) VALUES (?) ON CONFLICT DO NOTHING', channelId);
-    else sql.exec('DELETE FROM visible WHERE channel_id = ?', channelId);
+    if (place) {
+      sql.exec(
+        `INSERT INTO visible (channel_id, country_id, genres) VALUES (?, ?, ?)
+         ON CONFLICT DO UPDATE SET country_id = excluded.country_id, genres = excluded.genres`,
+        channelId,
+        place.countryId,
+        place.genres,
+      );
+    } else sql.exec('DELETE FROM visible WHERE channel_id = ?', channelId);
   }
 
   /** Many channels changed (an import): the next play reads the visibility from D1 again, waiting for it. */
@@ -232,16 +263,27 @@ export class PlayCounter extends DurableObject<Bindings> {
       }));
   }
 
-  /** Channels with the most plays in the `hours` hours up to `now` (the current hour included). */
-  async top(hours: number, limit: number, now: number = Date.now()): Promise<ChannelPlays[]> {
+  /**
+   * Channels with the most plays in the `hours` hours up to `now` (the current hour
+   * included); with `filter`, only channels of that country and/or genre, ranked among
+   * themselves (exact: a local chart is not a global top filtered afterwards).
+   */
+  async top(hours: number, limit: number, now: number = Date.now(), filter: ChartFilter = {}): Promise<ChannelPlays[]> {
     const hour = Math.floor(now / HOUR_MS);
+    const filtered = filter.countryId !== undefined || filter.genreId !== undefined;
+    // The storage API binds JS numbers as REAL: the genre id is CAST before it is made text (',3,', not ',3.0,').
     return this.ctx.storage.sql
       .exec<{ channel_id: number; plays: number }>(
-        `SELECT channel_id, sum(count) AS plays FROM buckets WHERE hour > ? AND hour <= ?
-         GROUP BY channel_id ORDER BY plays DESC, channel_id LIMIT ?`,
+        filtered
+          ? `SELECT b.channel_id, sum(b.count) AS plays FROM buckets b JOIN visible v ON v.channel_id = b.channel_id
+             WHERE b.hour > ? AND b.hour <= ? AND (?4 IS NULL OR v.country_id = ?4) AND (?5 IS NULL OR instr(v.genres, ',' || CAST(?5 AS INTEGER) || ',') > 0)
+             GROUP BY b.channel_id ORDER BY plays DESC, b.channel_id LIMIT ?3`
+          : `SELECT channel_id, sum(count) AS plays FROM buckets WHERE hour > ?1 AND hour <= ?2
+             GROUP BY channel_id ORDER BY plays DESC, channel_id LIMIT ?3`,
         hour - hours,
         hour,
         limit,
+        ...(filtered ? [filter.countryId ?? null, filter.genreId ?? null] : []),
       )
       .toArray()
       .map((row) => ({ channelId: row.channel_id, plays: row.plays }));

@@ -1,9 +1,7 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { tellCountersVisibility } from '../../activity/plays';
+import { channelPlace, tellCountersVisibility } from '../../activity/plays';
 import * as catalogueAdmin from '../../catalogue/admin';
-import { channelVisibility } from '../../catalogue/channels';
-import { runRead } from '../../db/read';
 import { importStations } from '../../catalogue/import';
 import { cache, forgetCatalogueAnswers } from '../../cache';
 import type { AppEnv } from '../../env';
@@ -29,9 +27,9 @@ export const setUserStatus: RouteHandler<typeof routes.setUserStatus, AppEnv> = 
 // path's 404 comes from there, activity/plays.ts). A counter that cannot be told makes
 // the answer a 503: the write is in D1, and repeating it tells the counter.
 
-/** Tells the channel's play counter whether channel `id` can be played after this write. */
+/** Tells the channel's play counter whether channel `id` can be played after this write, and where it is. */
 const tellCounters = async (c: Context<AppEnv>, id: number) =>
-  tellCountersVisibility(c.env, { id, visible: await runRead(c.get('db'), channelVisibility(c.get('db'), id)) });
+  tellCountersVisibility(c.env, { id, place: await channelPlace(c.get('db'), id) });
 
 export const createRadio: RouteHandler<typeof routes.createRadio, AppEnv> = async (c) => {
   const channel = await catalogueAdmin.createChannel(c.get('db'), c.req.valid('json'), isoTimestamp());

@@ -43,6 +43,13 @@ const channelFields = {
   format: z.enum(STREAM_FORMATS),
   is_active: z.boolean(),
   is_featured: z.boolean(),
+  geo: z
+    .object({ lat: z.number().min(-90).max(90), lng: z.number().min(-180).max(180) })
+    .nullable()
+    .openapi({
+      description: 'where the station is, decimal degrees; null clears it',
+      example: { lat: 47.5596, lng: 7.5886 },
+    }),
   social_links: z
     .object({
       website: httpUrlField().nullable(),

@@ -147,24 +147,26 @@ export const showRadio: RouteHandler<typeof routes.showRadio, AppEnv> = async (c
 };
 
 export const trendingRadios: RouteHandler<typeof routes.trendingRadios, AppEnv> = async (c) => {
-  const { hours, limit } = c.req.valid('query');
+  const { hours, limit, country_id: countryId, genre_id: genreId } = c.req.valid('query');
+  const filter = { countryId, genreId };
   const channels = await readForCaller(
     c,
     cache.trending,
-    `${hours}:${limit}`,
-    (viewerId) => trendingChannels(c, hours, limit, viewerId),
+    `${hours}:${limit}:${countryId ?? ''}:${genreId ?? ''}`,
+    (viewerId) => trendingChannels(c, hours, limit, viewerId, filter),
     withMarks,
   );
   return ok(c, channels, 'Trending radio channels retrieved successfully.');
 };
 
 export const chartRadios: RouteHandler<typeof routes.chartRadios, AppEnv> = async (c) => {
-  const { metric, period, limit } = c.req.valid('query');
+  const { metric, period, limit, country_id: countryId, genre_id: genreId } = c.req.valid('query');
+  const filter = { countryId, genreId };
   const channels = await readForCaller(
     c,
     cache.charts,
-    `${metric}:${period}:${limit}`,
-    (viewerId) => chart(c, metric, period, limit, viewerId),
+    `${metric}:${period}:${limit}:${countryId ?? ''}:${genreId ?? ''}`,
+    (viewerId) => chart(c, metric, period, limit, viewerId, filter),
     withMarks,
   );
   return ok(c, channels, 'Radio chart retrieved successfully.');

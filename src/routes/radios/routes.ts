@@ -142,6 +142,12 @@ export const showRadio = createRoute({
   responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(401, 403, 404, 422, 429) },
 });
 
+/** A local or genre chart: ranked among that country's or genre's channels only (exact, not a filtered global top). */
+const chartFilters = {
+  country_id: intParam({ min: 1 }).optional().openapi({ description: "only this country's channels" }),
+  genre_id: intParam({ min: 1 }).optional().openapi({ description: "only this genre's channels" }),
+};
+
 export const trendingRadios = createRoute({
   method: 'get',
   path: '/api/v1/radios/trending',
@@ -155,6 +161,7 @@ export const trendingRadios = createRoute({
     query: z.object({
       hours: intParam({ min: 1, max: 168 }).default(24),
       limit: intParam({ min: 1, max: 100 }).default(20),
+      ...chartFilters,
     }),
   },
   responses: {
@@ -177,6 +184,7 @@ export const chartRadios = createRoute({
       metric: z.enum(['plays', 'likes']).default('plays'),
       period: z.enum(['24h', '7d', '30d']).default('7d'),
       limit: intParam({ min: 1, max: 100 }).default(50),
+      ...chartFilters,
     }),
   },
   responses: {
