@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { boundingBox, distanceKm } from '../src/catalogue/nearby';
 import { BASE, call, fetchWorker } from './helpers/client';
-import { seedChannels, station } from './helpers/catalogue';
+import { rowsRead, seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
 
 const at = (name: string, geo_lat: number | string | null, geo_long: number | string | null, countrycode = 'CH') =>
@@ -98,5 +98,25 @@ describe('GET /api/v1/radios/nearby', () => {
     expect(near.body.data.map((r: { id: number }) => r.id)).toEqual([id]);
     expect((await patch(null)).status).toBe(200);
     expect((await call('GET', `/api/v1/radios/${id}`, { token: user.token })).body.data.geo).toBeNull();
+  });
+
+  it('reads about the cells of the nearest stations, not the stations of its latitude band', async () => {
+    // 30 stations within a kilometre of a point, 600 more along the same latitude elsewhere.
+    const around = Array.from({ length: 30 }, (_, i) =>
+      at(`Dense ${i}`, 35.68 + (i % 6) * 0.001, 139.69 + Math.floor(i / 6) * 0.001, 'JP'),
+    );
+    const band = Array.from({ length: 600 }, (_, i) => at(`Band ${i}`, 35.68, -170 + i * 0.5, 'US'));
+    await seedChannels(around);
+    for (let i = 0; i < band.length; i += 200) await seedChannels(band.slice(i, i + 200));
+    const user = await registerUser();
+    const res = await call('GET', '/api/v1/radios/nearby?lat=35.68&lng=139.69&limit=5&radius_km=1000', {
+      token: user.token,
+      debug: true,
+    });
+    expect(res.body.data).toHaveLength(5);
+    expect(res.body.data[0].distance_km).toBe(0);
+    // The first circle (10 km) holds 5: its cells are read (30 entries and rows, then 30 channels expanded,
+    // about 270 rows in all), never the 600 of the band (which alone would be 1,200).
+    expect(rowsRead(res.headers)).toBeLessThan(400);
   });
 });

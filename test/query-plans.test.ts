@@ -80,11 +80,12 @@ describe('query plans of the scheduled checks and nearby', () => {
     expect(detail).not.toContain('TEMP B-TREE');
   });
 
-  it('nearby reads a latitude band of the coordinates index, nothing of the table', async () => {
+  it('nearby reads ranges of the grid-cell index, never a scan', async () => {
     const { boundingBox, inBox } = await import('../src/catalogue/nearby');
     for (const box of [boundingBox(47.5, 7.6, 200), boundingBox(-17.5, 179.9, 300), boundingBox(89.9, 0, 50)]) {
       const detail = await plan(inBox(db, box, 5001));
-      expect(detail).toMatch(/USING COVERING INDEX radio_channels_geo \(geo_lat>\? AND geo_lat<\?\)/);
+      expect(detail).toMatch(/USING (COVERING )?INDEX radio_channels_geo_cell \(geo_cell>\? AND geo_cell<\?\)/);
+      expect(detail).not.toMatch(/SCAN radio_channels\b/);
     }
   });
 });

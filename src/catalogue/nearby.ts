@@ -1,11 +1,17 @@
-import { and, between, or, sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { radioChannels } from '../db/schema';
+import { jsonField, jsonRows } from '../db/sql';
 
 /** The mean Earth radius (IUGG), km. */
 const EARTH_KM = 6371.0088;
 const KM_PER_DEGREE = (Math.PI * EARTH_KM) / 180;
-/** Index entries a nearby read considers at most; past it, the circle shrinks (see `nearbyIds`). */
+/** Cells per degree of the grid `radio_channels.geo_cell` is computed on (schema.ts), and its row stride. */
+const CELLS_PER_DEGREE = 10;
+const ROW = 4000;
+/** The first circle a nearby read looks in; each next one doubles, up to the radius asked for. */
+const FIRST_RADIUS_KM = 10;
+/** Index entries one circle may read at most; past it, the read stops at what it found. */
 export const NEARBY_CANDIDATES = 5000;
 
 const radians = (degrees: number) => (degrees * Math.PI) / 180;
@@ -28,10 +34,11 @@ export function boundingBox(lat: number, lng: number, radiusKm: number) {
   const dLat = radiusKm / KM_PER_DEGREE;
   const minLat = Math.max(-90, lat - dLat);
   const maxLat = Math.min(90, lat + dLat);
-  if (minLat === -90 || maxLat === 90) return { minLat, maxLat, lngRanges: [[-180, 180]] as [number, number][] };
-  // The widest longitude span at the band's edge nearest a pole.
+  const everywhere = { minLat, maxLat, lngRanges: [[-180, 180]] as [number, number][] };
+  if (minLat === -90 || maxLat === 90) return everywhere;
+  // The widest longitude span, at the band's edge nearest a pole.
   const dLng = radiusKm / (KM_PER_DEGREE * Math.cos(radians(Math.max(Math.abs(minLat), Math.abs(maxLat)))));
-  if (dLng >= 180) return { minLat, maxLat, lngRanges: [[-180, 180]] as [number, number][] };
+  if (dLng >= 180) return everywhere;
   const west = lng - dLng;
   const east = lng + dLng;
   const lngRanges: [number, number][] =
@@ -49,40 +56,60 @@ export function boundingBox(lat: number, lng: number, radiusKm: number) {
   return { minLat, maxLat, lngRanges };
 }
 
-/** Channels with coordinates inside the box: index entries only (`radio_channels_geo`), at most `cap`. */
+/** The ranges of grid cells (`geo_cell`) that cover a box: one per latitude row and longitude range. */
+export function cellRanges(box: ReturnType<typeof boundingBox>): [number, number][] {
+  const index = (degrees: number, offset: number, max: number) =>
+    Math.min(max, Math.floor((degrees + offset) * CELLS_PER_DEGREE));
+  const ranges: [number, number][] = [];
+  const south = index(box.minLat, 90, 180 * CELLS_PER_DEGREE);
+  const north = index(box.maxLat, 90, 180 * CELLS_PER_DEGREE);
+  for (let row = south; row <= north; row += 1) {
+    for (const [west, east] of box.lngRanges) {
+      ranges.push([
+        row * ROW + index(west, 180, 360 * CELLS_PER_DEGREE),
+        row * ROW + index(east, 180, 360 * CELLS_PER_DEGREE),
+      ]);
+    }
+  }
+  return ranges;
+}
+
+/**
+ * Channels with coordinates in the cells of the box: for each range (a JSON list, so
+ * any number of them is one parameter) a range of the index `radio_channels_geo_cell`,
+ * then those channels' rows (SQLite does not cover from an index on a virtual column).
+ * At most `cap`.
+ */
 export function inBox(db: Db, box: ReturnType<typeof boundingBox>, cap: number) {
-  const longitudes: SQL[] = box.lngRanges.map(([west, east]) => between(radioChannels.geoLng, west, east));
+  const ranges = JSON.stringify(cellRanges(box).map(([lo, hi]) => ({ lo, hi })));
   return db
     .select({
       id: radioChannels.id,
-      lat: sql<number>`${radioChannels.geoLat}`,
-      lng: sql<number>`${radioChannels.geoLng}`,
+      lat: sql<number>`${radioChannels.geoLat}`.as('near_lat'),
+      lng: sql<number>`${radioChannels.geoLng}`.as('near_lng'),
     })
-    .from(radioChannels)
-    .where(and(between(radioChannels.geoLat, box.minLat, box.maxLat), or(...longitudes)))
+    .from(jsonRows(ranges))
+    .innerJoin(radioChannels, sql`${radioChannels.geoCell} BETWEEN ${jsonField('lo')} AND ${jsonField('hi')}`)
     .limit(cap);
 }
 
 /**
  * The ids of channels within `radiusKm` of (lat, lng), nearest first, with their
- * distance, at most `want`. Reads index entries of the bounding box only. When the box
- * holds more than `NEARBY_CANDIDATES` entries, the radius is halved until it does not,
- * so that a dense region never makes the read grow with the catalogue; the answer is
- * then the nearest channels within that smaller radius (a list that may be shorter than
- * `want` only where over 5,000 stations lie within the radius asked for).
+ * distance, at most `want`. It looks in growing circles (10 km, then doubling, up to the
+ * radius asked for) and stops at the first that holds `want` channels: those are then
+ * the nearest ones. So a read costs about the `want` nearest stations' cells wherever
+ * the point is, not the catalogue's size nor a crowded latitude band. A circle whose
+ * cells hold more than `NEARBY_CANDIDATES` entries ends the search with what it holds.
  */
 export async function nearbyIds(db: Db, lat: number, lng: number, radiusKm: number, want: number) {
-  let radius = radiusKm;
-  for (let attempt = 0; attempt < 10; attempt += 1) {
+  let within: { id: number; distance: number }[] = [];
+  for (let radius = Math.min(radiusKm, FIRST_RADIUS_KM); ; radius = Math.min(radiusKm, radius * 2)) {
     const rows = await inBox(db, boundingBox(lat, lng, radius), NEARBY_CANDIDATES + 1);
-    if (rows.length <= NEARBY_CANDIDATES) {
-      return rows
-        .map((row) => ({ id: row.id, distance: distanceKm(lat, lng, row.lat, row.lng) }))
-        .filter((row) => row.distance <= radius)
-        .sort((a, b) => a.distance - b.distance || a.id - b.id)
-        .slice(0, want);
-    }
-    radius /= 2;
+    within = rows
+      .map((row) => ({ id: row.id, distance: distanceKm(lat, lng, row.lat, row.lng) }))
+      .filter((row) => row.distance <= radius)
+      .sort((a, b) => a.distance - b.distance || a.id - b.id);
+    if (within.length >= want || radius >= radiusKm || rows.length > NEARBY_CANDIDATES) break;
   }
-  return [];
+  return within.slice(0, want);
 }

@@ -126,6 +126,15 @@ export const radioChannels = sqliteTable(
     /** Where the station is (decimal degrees; both or neither), for `radios/nearby` (contract 12). */
     geoLat: real('geo_lat'),
     geoLng: real('geo_lng'),
+    /**
+     * The 0.1° grid cell of the coordinates (row-major: latitude row × 4000 + longitude
+     * column; derived, never written): a nearby read takes ranges of cells, so its rows
+     * follow the stations near the point, not the catalogue (catalogue/nearby.ts).
+     */
+    geoCell: integer('geo_cell').generatedAlwaysAs(
+      sql`CASE WHEN geo_lat IS NULL OR geo_lng IS NULL THEN NULL ELSE CAST((geo_lat + 90) * 10 AS INTEGER) * 4000 + CAST((geo_lng + 180) * 10 AS INTEGER) END`,
+      { mode: 'virtual' },
+    ),
     /** Failed checks in a row (two make the channel offline, contract 11). */
     healthFailures: integer('health_failures').notNull().default(0),
     /** What the last check saw (src/streams/check.ts): for operators and the status rule. */
@@ -143,10 +152,10 @@ export const radioChannels = sqliteTable(
     // One index per sort of GET /radios, each led by is_active so a page is an index range;
     // the same four again behind a country and behind a language, for filtered lists.
     index('radio_channels_active_name').on(t.isActive, t.sortName, t.id),
-    // Nearby: a latitude band of the index, then longitude from the same entries (no table rows until the winners).
-    index('radio_channels_geo')
-      .on(t.geoLat, t.geoLng, t.id)
-      .where(sql`${t.geoLat} IS NOT NULL`),
+    // Nearby: ranges of grid cells, with the coordinates in the entries (no table rows until the winners).
+    index('radio_channels_geo_cell')
+      .on(t.geoCell, t.geoLat, t.geoLng, t.id)
+      .where(sql`${t.geoCell} IS NOT NULL`),
     // The scheduled checks take the channels checked longest ago (never-checked first: NULL sorts first).
     index('radio_channels_health_due').on(t.isActive, t.healthCheckedAt, t.id),
     index('radio_channels_active_popular').on(t.isActive, sql`${t.playCount} DESC`, t.id),

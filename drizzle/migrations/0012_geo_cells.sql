@@ -1,0 +1,3 @@
+DROP INDEX `radio_channels_geo`;--> statement-breakpoint
+ALTER TABLE `radio_channels` ADD `geo_cell` integer GENERATED ALWAYS AS (CASE WHEN geo_lat IS NULL OR geo_lng IS NULL THEN NULL ELSE CAST((geo_lat + 90) * 10 AS INTEGER) * 4000 + CAST((geo_lng + 180) * 10 AS INTEGER) END) VIRTUAL;--> statement-breakpoint
+CREATE INDEX `radio_channels_geo_cell` ON `radio_channels` (`geo_cell`,`geo_lat`,`geo_lng`,`id`) WHERE "radio_channels"."geo_cell" IS NOT NULL;
