@@ -88,6 +88,13 @@ const readDeltas = (payload: string) => JSON.parse(payload) as ChannelDelta[];
  */
 export class PlayCounter extends DurableObject<Bindings> {
   private refreshing: Promise<void> | null = null;
+  /**
+   * In memory, so that a play costs no storage call beyond its SQL: when the flush alarm
+   * is due (null: none; undefined: not known since the object started), and when each
+   * visibility was read (mirrors `meta`).
+   */
+  private alarmAt: number | null | undefined;
+  private readonly visibilityReadAt = new Map<string, number>();
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
@@ -154,6 +161,7 @@ export class PlayCounter extends DurableObject<Bindings> {
         );
       }
       this.setMeta(key, Date.now());
+      this.visibilityReadAt.set(key, Date.now());
     });
   }
 
@@ -164,7 +172,11 @@ export class PlayCounter extends DurableObject<Bindings> {
    */
   private async isVisible(channelId: number): Promise<boolean> {
     const { key } = this.visibilityKey(channelId);
-    const readAt = this.meta(key);
+    let readAt = this.visibilityReadAt.get(key);
+    if (readAt === undefined) {
+      readAt = this.meta(key);
+      if (readAt !== undefined) this.visibilityReadAt.set(key, readAt);
+    }
     if (readAt === undefined) {
       await this.ctx.blockConcurrencyWhile(async () => {
         if (this.meta(key) === undefined) await this.loadVisibility(channelId);
@@ -216,7 +228,7 @@ export class PlayCounter extends DurableObject<Bindings> {
       counted ? 1 : 0,
       now,
     );
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + this.flushMs);
+    await this.ensureAlarm(this.flushMs);
     return { found: true, counted };
   }
 
@@ -243,6 +255,7 @@ export class PlayCounter extends DurableObject<Bindings> {
   /** Many channels changed (an import): the next play reads the visibility from D1 again, waiting for it. */
   async forgetVisibility(): Promise<void> {
     this.ctx.storage.sql.exec("DELETE FROM meta WHERE key LIKE 'visibility:%'");
+    this.visibilityReadAt.clear();
   }
 
   /** The user's plays held here (not yet in D1, or in the flush under way), per channel and flush. */
@@ -297,7 +310,17 @@ export class PlayCounter extends DurableObject<Bindings> {
     return pending + outbox.reduce((sum, row) => sum + readDeltas(row.payload).reduce((s, p) => s + p.count, 0), 0);
   }
 
+  /** Sets the flush alarm `inMs` from now unless one is due already. */
+  private async ensureAlarm(inMs: number) {
+    if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
+    if (this.alarmAt !== null) return;
+    this.alarmAt = Date.now() + inMs;
+    await this.ctx.storage.setAlarm(this.alarmAt);
+  }
+
   override async alarm(): Promise<void> {
+    // The alarm that runs is no longer due: plays during this run set the next one.
+    this.alarmAt = null;
     const sql = this.ctx.storage.sql;
     const backlog = () => sql.exec<{ n: number }>('SELECT count(*) AS n FROM history WHERE seq = 0').one().n;
     try {
@@ -306,12 +329,13 @@ export class PlayCounter extends DurableObject<Bindings> {
       while (backlog() >= HISTORY_PER_FLUSH) await this.flush();
     } catch (error) {
       this.log('play_flush_failed', error);
-      await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
+      this.alarmAt = null;
+      await this.ensureAlarm(RETRY_MS);
       return;
     }
     this.prune(Date.now());
     const pending = sql.exec<{ n: number }>('SELECT count(*) AS n FROM pending').one().n;
-    if (pending + backlog() > 0) await this.ctx.storage.setAlarm(Date.now() + this.flushMs);
+    if (pending + backlog() > 0) await this.ensureAlarm(this.flushMs);
   }
 
   private log(event: string, error: unknown) {
