@@ -6,51 +6,42 @@
 // Security ruleset (.spectral.yaml), failing on any warning, and Redocly's
 // `recommended-strict` (redocly.yaml), where every warning is an error. Both run offline.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { root, startLocalWorker } from './lib/local-worker.mjs';
+import { root, servedOpenApiDocument } from './lib/local-worker.mjs';
 
 const require = createRequire(`${root}/package.json`);
 const bin = (pkg, name) => join(root, 'node_modules', pkg, require(`${pkg}/package.json`).bin[name]);
 
-const state = mkdtempSync(join(tmpdir(), 'radio-openapi-'));
-const worker = await startLocalWorker(['--persist-to', state]);
+const document = await servedOpenApiDocument();
+mkdirSync(`${root}/bench/out`, { recursive: true });
+const file = `${root}/bench/out/openapi.json`;
+writeFileSync(file, JSON.stringify(document, null, 2));
 let failed = false;
-try {
-  const response = await fetch(`${worker.url}/api/v1/openapi.json`);
-  if (!response.ok) throw new Error(`GET /api/v1/openapi.json: ${response.status}`);
-  mkdirSync(`${root}/bench/out`, { recursive: true });
-  const file = `${root}/bench/out/openapi.json`;
-  writeFileSync(file, JSON.stringify(await response.json(), null, 2));
-  const run = (label, command, args, env = {}) => {
-    console.log(`\n${label}`);
-    try {
-      execFileSync(process.execPath, [command, ...args], {
-        cwd: root,
-        stdio: 'inherit',
-        env: { ...process.env, ...env },
-      });
-    } catch {
-      failed = true;
-    }
-  };
-  run('Spectral (spectral:oas + OWASP API Security, fails on warnings):', bin('@stoplight/spectral-cli', 'spectral'), [
-    'lint',
-    file,
-    '--ruleset',
-    '.spectral.yaml',
-    '--fail-severity=warn',
-  ]);
-  run('Redocly (recommended-strict):', bin('@redocly/cli', 'redocly'), ['lint', file, '--config', 'redocly.yaml'], {
-    REDOCLY_TELEMETRY: 'off',
-    REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
-  });
-} finally {
-  await worker.stop();
-  rmSync(state, { recursive: true, force: true });
-}
+const run = (label, command, args, env = {}) => {
+  console.log(`\n${label}`);
+  try {
+    execFileSync(process.execPath, [command, ...args], {
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...process.env, ...env },
+    });
+  } catch {
+    failed = true;
+  }
+};
+run('Spectral (spectral:oas + OWASP API Security, fails on warnings):', bin('@stoplight/spectral-cli', 'spectral'), [
+  'lint',
+  file,
+  '--ruleset',
+  '.spectral.yaml',
+  '--fail-severity=warn',
+]);
+run('Redocly (recommended-strict):', bin('@redocly/cli', 'redocly'), ['lint', file, '--config', 'redocly.yaml'], {
+  REDOCLY_TELEMETRY: 'off',
+  REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+});
 if (failed) {
   console.error('\nThe OpenAPI document has lint findings (above).');
   process.exit(1);

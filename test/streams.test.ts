@@ -107,11 +107,15 @@ describe('POST /api/v1/radios/{id}/report', () => {
     const report = (token: string, ok: boolean) =>
       call('POST', `/api/v1/radios/${id}/report`, { token, json: { ok, error: ok ? undefined : 'timeout' } });
     const loud = await registerUser();
-    for (let i = 0; i < 10; i += 1) {
-      const res = await report(loud.token, false);
+    // A burst at once: the (user, channel, hour) key keeps exactly one.
+    for (const res of await Promise.all(Array.from({ length: 10 }, () => report(loud.token, false)))) {
       expect(res.status).toBe(202);
       expect(res.body).toEqual({ success: true, message: 'Report received.', data: null });
     }
+    const counted = await env.DB.prepare('SELECT count(*) AS n FROM stream_reports WHERE channel_id = ?')
+      .bind(id)
+      .first();
+    expect(counted).toEqual({ n: 1 });
     expect((await health(id!, loud.token)).status).toBe('online');
     const others = await Promise.all(Array.from({ length: 4 }, () => registerUser()));
     await Promise.all(others.slice(0, 2).map((u) => report(u.token, false)));

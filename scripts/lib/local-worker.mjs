@@ -7,9 +7,11 @@
 // the wrangler it started), so the rest used to outlive the script, holding a port and
 // the local state. A signal sent to the group reaches every process in it.
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -215,4 +217,22 @@ export async function startLocalWorker(args = [], { quiet = true, port, vars = {
     throw error;
   }
   return { url, pgid: worker.pgid, stop: worker.stop };
+}
+
+/**
+ * The OpenAPI document as the Worker serves it (GET /api/v1/openapi.json of a local
+ * `wrangler dev` on fresh state, stopped and removed afterwards): what docs:lint and
+ * client:generate work from.
+ */
+export async function servedOpenApiDocument() {
+  const state = mkdtempSync(join(tmpdir(), 'radio-openapi-'));
+  const worker = await startLocalWorker(['--persist-to', state]);
+  try {
+    const response = await fetch(`${worker.url}/api/v1/openapi.json`);
+    if (!response.ok) throw new Error(`GET /api/v1/openapi.json: ${response.status}`);
+    return await response.json();
+  } finally {
+    await worker.stop();
+    rmSync(state, { recursive: true, force: true });
+  }
 }

@@ -75,7 +75,11 @@ function playedChannels(db: Db, userId: number, limit: number, pending: PendingH
     )
     .limit(limit);
   const ids = [...new Set(pending.map((p) => p.channelId))];
-  const flushes = [...new Set(pending.filter((p) => p.seq > 0).map((p) => `${p.shard}:${p.seq}`))];
+  const flushes = [
+    ...new Map(
+      pending.filter((p) => p.seq > 0).map((p) => [`${p.shard}:${p.seq}`, { shard: p.shard, seq: p.seq }]),
+    ).values(),
+  ];
   const others = db
     .select(played)
     .from(radioChannels)

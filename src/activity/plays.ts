@@ -94,13 +94,12 @@ export async function pendingHistory(env: Bindings, userId: number): Promise<Pen
 }
 
 /** Which of the `(shard, seq)` flushes D1 already has: their plays are in D1's rows, not to be added again. */
-export const appliedFlushes = (db: Db, keys: string[]) =>
+export const appliedFlushes = (db: Db, flushes: { shard: string; seq: number }[]) =>
+  // A primary-key probe per flush (a JSON list: one parameter however many), never a scan of play_flushes.
   db
     .select({ shard: playFlushes.shard, seq: playFlushes.seq })
-    .from(playFlushes)
-    .where(
-      sql`${playFlushes.shard} || ':' || ${playFlushes.seq} IN (SELECT value FROM json_each(${JSON.stringify(keys)}))`,
-    );
+    .from(jsonRows(JSON.stringify(flushes)))
+    .innerJoin(playFlushes, and(eq(playFlushes.shard, jsonField('shard')), eq(playFlushes.seq, jsonField('seq'))));
 
 /**
  * The most played channels of the last `hours` hours, from every counter, kept per

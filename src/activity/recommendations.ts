@@ -1,3 +1,4 @@
+import { fnv1a } from '../lib/hash';
 import { pendingHistory } from './plays';
 import { and, asc, desc, eq, isNotNull, notInArray, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
@@ -42,6 +43,15 @@ const seenBy = (userId: number) =>
     .where(eq(userPlays.userId, userId))
     .union(qb.select({ channelId: likes.channelId }).from(likes).where(eq(likes.userId, userId)));
 
+/** The user's 100 latest likes or favorites: the seeds they give. */
+const latestMarks = (table: typeof likes | typeof favorites, userId: number) =>
+  qb
+    .select({ channelId: table.channelId })
+    .from(table)
+    .where(eq(table.userId, userId))
+    .orderBy(desc(table.createdAt))
+    .limit(100);
+
 /**
  * Channels sharing genres, country or language with what the user liked (weight 3),
  * favorited (2) and played most (up to 5), leaving out what they played or liked,
@@ -51,20 +61,8 @@ const seenBy = (userId: number) =>
  */
 function recommendationIds(db: Db, userId: number, limit: number) {
   const pool = db.$with('pool').as(poolQuery());
-  const liked = qb
-    .select({ channelId: likes.channelId })
-    .from(likes)
-    .where(eq(likes.userId, userId))
-    .orderBy(desc(likes.createdAt))
-    .limit(100)
-    .as('liked');
-  const faved = qb
-    .select({ channelId: favorites.channelId })
-    .from(favorites)
-    .where(eq(favorites.userId, userId))
-    .orderBy(desc(favorites.createdAt))
-    .limit(100)
-    .as('faved');
+  const liked = latestMarks(likes, userId).as('liked');
+  const faved = latestMarks(favorites, userId).as('faved');
   const played = qb
     .select({ channelId: userPlays.channelId, playCount: userPlays.playCount })
     .from(userPlays)
@@ -175,13 +173,6 @@ export async function recommendedChannels(c: Context<AppEnv>, userId: number, li
 const heardNow = async (c: Context<AppEnv>, userId: number) =>
   new Set((await pendingHistory(c.env, userId)).map((p) => p.channelId));
 
-/** A number from a string, for seeding the day's shuffle. */
-function hash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i += 1) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
 /** Most channels a discover list holds (its `limit` maximum). */
 export const DISCOVER_MAX = 50;
 
@@ -224,8 +215,8 @@ export async function discoverChannels(
   limit: number,
   now = Date.now(),
 ): Promise<RadioResource[]> {
-  const seed = hash(`${userId}:${new Date(now).toISOString().slice(0, 10)}`);
-  const shuffle = (id: number) => hash(`${seed}:${id}`);
+  const seed = fnv1a(`${userId}:${new Date(now).toISOString().slice(0, 10)}`);
+  const shuffle = (id: number) => fnv1a(`${seed}:${id}`);
   const [heard, candidates] = await Promise.all([
     heardNow(c, userId),
     withAccountCheck(c, discoverCandidates(c.get('db'), userId)),

@@ -69,6 +69,18 @@ export function genreWithChannels(db: Db, id: number, limit: number) {
   );
 }
 
+/** Whether genre `id` exists and is active (the 404 of its placeholder logo). */
+export const genreIsActive = (db: Db, id: number) =>
+  read(
+    [
+      db
+        .select({ id: genres.id })
+        .from(genres)
+        .where(and(eq(genres.id, id), eq(genres.isActive, true))),
+    ] as const,
+    ([rows]) => rows.length > 0,
+  );
+
 /** Any genre with its `is_active` flag, for the admin API. */
 export const anyGenre = (db: Db, id: number) =>
   read(

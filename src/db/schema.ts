@@ -174,12 +174,22 @@ export const radioChannels = sqliteTable(
   ],
 );
 
+/** A user's row, gone with the user (each call a new column builder: one per table). */
+const userRef = () =>
+  integer('user_id')
+    .notNull()
+    .references(() => users.id, { onDelete: 'cascade' });
+
+/** A channel's row, gone with the channel. */
+const channelRef = () =>
+  integer('channel_id')
+    .notNull()
+    .references(() => radioChannels.id, { onDelete: 'cascade' });
+
 export const radioChannelGenres = sqliteTable(
   'radio_channel_genres',
   {
-    channelId: integer('channel_id')
-      .notNull()
-      .references(() => radioChannels.id, { onDelete: 'cascade' }),
+    channelId: channelRef(),
     genreId: integer('genre_id')
       .notNull()
       .references(() => genres.id, { onDelete: 'cascade' }),
@@ -199,12 +209,8 @@ function userChannelMarks(name: 'likes' | 'favorites') {
   return sqliteTable(
     name,
     {
-      userId: integer('user_id')
-        .notNull()
-        .references(() => users.id, { onDelete: 'cascade' }),
-      channelId: integer('channel_id')
-        .notNull()
-        .references(() => radioChannels.id, { onDelete: 'cascade' }),
+      userId: userRef(),
+      channelId: channelRef(),
       createdAt: text('created_at').notNull(),
     },
     (t) => [
@@ -283,12 +289,8 @@ export const languageNames = namesTable('language_names');
 export const streamReports = sqliteTable(
   'stream_reports',
   {
-    userId: integer('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
-    channelId: integer('channel_id')
-      .notNull()
-      .references(() => radioChannels.id, { onDelete: 'cascade' }),
+    userId: userRef(),
+    channelId: channelRef(),
     /** Hours since the epoch (UTC). */
     hour: integer('hour').notNull(),
     ok: integer('ok', { mode: 'boolean' }).notNull(),
@@ -308,12 +310,8 @@ export const streamReports = sqliteTable(
 export const userPlays = sqliteTable(
   'user_plays',
   {
-    userId: integer('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
-    channelId: integer('channel_id')
-      .notNull()
-      .references(() => radioChannels.id, { onDelete: 'cascade' }),
+    userId: userRef(),
+    channelId: channelRef(),
     /** Counted plays (a repeat within 60 seconds is not counted). */
     playCount: integer('play_count').notNull().default(0),
     lastPlayedAt: text('last_played_at').notNull(),
@@ -344,9 +342,7 @@ export const playlists = sqliteTable(
   'playlists',
   {
     id: integer('id').primaryKey({ autoIncrement: true }),
-    userId: integer('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    userId: userRef(),
     name: text('name').notNull(),
     description: text('description'),
     isPublic: integer('is_public', { mode: 'boolean' }).notNull().default(false),
@@ -372,9 +368,7 @@ export const playlistItems = sqliteTable(
     playlistId: integer('playlist_id')
       .notNull()
       .references(() => playlists.id, { onDelete: 'cascade' }),
-    channelId: integer('channel_id')
-      .notNull()
-      .references(() => radioChannels.id, { onDelete: 'cascade' }),
+    channelId: channelRef(),
     position: integer('position').notNull(),
     createdAt: text('created_at').notNull(),
   },
@@ -394,9 +388,7 @@ export const playlistItems = sqliteTable(
 export const idempotencyKeys = sqliteTable(
   'idempotency_keys',
   {
-    userId: integer('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    userId: userRef(),
     key: text('key').notNull(),
     /** SHA-256 of method, path and body: the same key with another request is a 422. */
     fingerprint: text('fingerprint').notNull(),

@@ -2,16 +2,8 @@ import type { Context } from 'hono';
 import { cache } from '../cache';
 import type { TermCount } from '../durable-objects/search-trends';
 import type { AppEnv, Bindings } from '../env';
+import { fnv1a } from '../lib/hash';
 import { Memo } from '../lib/memo';
-
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i += 1) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash;
-}
 
 const shardCount = (env: Bindings) => Math.max(1, Number(env.SEARCH_TREND_SHARDS) || 1);
 const shard = (env: Bindings, index: number) => env.SEARCH_TRENDS.get(env.SEARCH_TRENDS.idFromName(`trends-${index}`));

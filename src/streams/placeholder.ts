@@ -1,3 +1,5 @@
+import { fnv1a } from '../lib/hash';
+
 /**
  * Logo placeholders (contract 3): a 256×256 PNG per channel or genre, a symmetric 5×5
  * pattern in a colour derived from the id, so that every tile is distinct and none
@@ -42,13 +44,6 @@ async function deflate(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array<Array
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
-/** A 32-bit hash of a string (FNV-1a), for the colour and the pattern. */
-function hash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i += 1) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
 /** An RGB colour from a hue, saturated enough to read on light and dark screens. */
 function colour(hue: number): [number, number, number] {
   const s = 0.55;
@@ -61,7 +56,7 @@ function colour(hue: number): [number, number, number] {
 
 /** The placeholder PNG of `kind` `id` (the same bytes every time). */
 export async function placeholderPng(kind: 'radio' | 'genre', id: number): Promise<Uint8Array<ArrayBuffer>> {
-  const h = hash(`${kind}:${id}`);
+  const h = fnv1a(`${kind}:${id}`);
   const [r, g, b] = colour(h % 360);
   const background: [number, number, number] = [245, 245, 245];
   // Columns 0-2 from the hash's bits, mirrored to 3-4: a symmetric, recognisable tile.

@@ -1,8 +1,9 @@
 import type { RouteHandler } from '@hono/zod-openapi';
-import { and, eq } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { forgetCatalogueAnswers } from '../../cache';
-import { genres } from '../../db/schema';
+import { channelVisibility } from '../../catalogue/channels';
+import { genreIsActive } from '../../catalogue/genres';
+import { runRead } from '../../db/read';
 import type { AppEnv } from '../../env';
 import { json, ok } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
@@ -61,18 +62,15 @@ async function placeholder(c: Context<AppEnv>, kind: 'radio' | 'genre', id: numb
 
 export const radioLogo: RouteHandler<typeof routes.radioLogo, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  if (!(await streamOf(c.get('db'), id))) throw notFound('Radio channel');
+  const db = c.get('db');
+  if (!(await runRead(db, channelVisibility(db, id)))) throw notFound('Radio channel');
   return placeholder(c, 'radio', id);
 };
 
 export const genreLogo: RouteHandler<typeof routes.genreLogo, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   const db = c.get('db');
-  const [genre] = await db
-    .select({ id: genres.id })
-    .from(genres)
-    .where(and(eq(genres.id, id), eq(genres.isActive, true)));
-  if (!genre) throw notFound('Genre');
+  if (!(await runRead(db, genreIsActive(db, id)))) throw notFound('Genre');
   return placeholder(c, 'genre', id);
 };
 
