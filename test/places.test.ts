@@ -31,6 +31,7 @@ describe('GET /api/v1/countries and /languages', () => {
     expect(languages.headers.get('Content-Language')).toBe('fr');
     expect(languages.body.data.find((l: { code: string }) => l.code === 'de')).toMatchObject({
       name: 'Allemand',
+      native_name: 'Deutsch',
       stations_count: 2,
     });
     const brazil = await call('GET', '/api/v1/languages', { headers: { 'Accept-Language': 'pt-BR' } });

@@ -9934,7 +9934,8 @@ export interface operations {
            *       "data": [
            *         {
            *           "code": "de",
-           *           "name": "Deutsch",
+           *           "name": "German",
+           *           "native_name": "Deutsch",
            *           "stations_count": 95
            *         }
            *       ]
@@ -9948,8 +9949,13 @@ export interface operations {
             data: {
               /** @example de */
               code: string;
-              /** @example Deutsch */
+              /** @example German */
               name: string;
+              /**
+               * @description the language’s name in itself
+               * @example Deutsch
+               */
+              native_name: string;
               /**
                * Format: int64
                * @example 95

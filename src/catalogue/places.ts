@@ -1,6 +1,7 @@
 import { and, eq, gt, gte, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { catalogueCounts, countries, countryNames, languageNames } from '../db/schema';
+import { nativeLanguageName } from './reference-data';
 
 /** A country that has visible channels, named in the caller's language. */
 export interface CountryEntryOut {
@@ -14,6 +15,8 @@ export interface CountryEntryOut {
 export interface LanguageEntryOut {
   code: string;
   name: string;
+  /** The language's name in itself, whatever the caller's language. */
+  native_name: string;
   stations_count: number;
 }
 
@@ -66,5 +69,12 @@ export async function languagesWithStations(db: Db, locale: string): Promise<Lan
     .from(catalogueCounts)
     .leftJoin(languageNames, and(eq(languageNames.code, code), eq(languageNames.locale, locale)))
     .where(scopesOf('l'));
-  return rows.sort(byName(locale));
+  return rows
+    .map((row) => ({
+      code: row.code,
+      name: row.name,
+      native_name: nativeLanguageName(row.code) ?? row.name,
+      stations_count: row.stations_count,
+    }))
+    .sort(byName(locale));
 }

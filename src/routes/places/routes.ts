@@ -39,7 +39,8 @@ export const listLanguages = createRoute({
       list(
         z.object({
           code: z.string().length(2).openapi({ pattern: '^[a-z]{2}$', example: 'de' }),
-          name: text(200, 'Deutsch'),
+          name: text(200, 'German'),
+          native_name: text(200, 'Deutsch').openapi({ description: 'the language’s name in itself' }),
           stations_count: count(95),
         }),
         200,
