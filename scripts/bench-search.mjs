@@ -4,6 +4,8 @@
 // size gets its own local D1 (under bench/out/), loaded through the import endpoint,
 // then every query is sent REQUESTS times in a row. Prints mean and p95 latency and the
 // D1 rows read per request, and the ratio large/small; writes bench/search.md.
+// BENCH_WORK_DIR moves the generated catalogues and local state (default bench/out) and
+// BENCH_SEARCH_REPORT the report (default bench/search.md): the scripts test runs it small.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import {
@@ -33,14 +35,16 @@ const queries = [
 
 ensureDevVars();
 const token = devVar('ADMIN_TOKEN');
-mkdirSync(`${root}/bench/out`, { recursive: true });
+const workDir = process.env.BENCH_WORK_DIR ?? `${root}/bench/out`;
+const reportFile = process.env.BENCH_SEARCH_REPORT ?? `${root}/bench/search.md`;
+mkdirSync(workDir, { recursive: true });
 
 async function measure(size) {
-  const file = `${root}/bench/out/synthetic-${size}.json`;
+  const file = `${workDir}/synthetic-${size}.json`;
   execFileSync(process.execPath, [`${root}/scripts/generate-synthetic-catalogue.mjs`, String(size), file], {
     stdio: 'ignore',
   });
-  const persist = `${root}/bench/out/state-search-${size}`;
+  const persist = `${workDir}/state-search-${size}`;
   rmSync(persist, { recursive: true, force: true });
   migrateLocal(['--persist-to', persist]);
   // Read caches off: this measures the search itself, not a cached answer.
@@ -52,6 +56,7 @@ async function measure(size) {
     '--var',
     'RATE_LIMIT_SEARCHES_PER_MINUTE:100000000',
   ]);
+  console.log(`${size} channels: ${worker.url} (process group ${worker.pgid})`);
   try {
     await importStations({ url: worker.url, token, stations: JSON.parse(readFileSync(file, 'utf8')) });
     const user = await registerUser(worker.url);
@@ -72,7 +77,7 @@ async function measure(size) {
       times.sort((a, b) => a - b);
       results[path] = {
         mean: times.reduce((a, b) => a + b, 0) / times.length,
-        p95: times[Math.floor(times.length * 0.95) - 1],
+        p95: times[Math.max(0, Math.ceil(times.length * 0.95) - 1)],
         rowsRead: timing.rowsRead,
       };
     }
@@ -94,5 +99,5 @@ const lines = [
   }),
 ];
 const report = `# Search at ${small} and ${large} channels\n\n${new Date().toISOString().slice(0, 10)}, ${requests} sequential requests per query, through \`wrangler dev\` on this machine.\n\n${lines.join('\n')}\n`;
-writeFileSync(`${root}/bench/search.md`, report);
+writeFileSync(reportFile, report);
 console.log(report);
