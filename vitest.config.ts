@@ -41,6 +41,8 @@ export default defineConfig({
           name: 'scripts',
           include: ['test/scripts/**/*.test.ts'],
           environment: 'node',
+          // `npm run bench:middleware`: the middleware chain alone, in Node (bench/middleware.bench.ts).
+          benchmark: { include: ['bench/**/*.bench.ts'] },
         },
       },
     ],

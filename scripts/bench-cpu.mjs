@@ -1,0 +1,342 @@
+#!/usr/bin/env node
+// npm run bench:cpu [-- --ref <git ref or . for the working tree> ...] [--requests N] [--rounds N] [--channels N] [--only a,b]
+//
+// The CPU time the runtime spends per request, endpoint by endpoint: the user and
+// system time of the workerd process that serves the build (/proc/<pid>/stat), read
+// before and after a fixed number of requests. It does not grow while the process waits
+// for a core, unlike throughput, which moves ±20% between runs of identical code on this
+// 2-core machine. It still moves ±10% from round to round (timers, GC, how requests
+// batch), so builds are compared round by round, alternating, and the median is kept.
+// (V8's sampling profiler was tried first: under load its samples stand for the gaps in
+// which the sampler waited for a core, which made it a wall clock.) For the few µs a
+// middleware costs, `npm run bench:middleware` measures the chain alone.
+//
+// Each `--ref` (a commit, branch or tag; `.` or none: the working tree) is checked out in a
+// temporary worktree, bundled with its own wrangler.toml (`wrangler deploy --dry-run`),
+// served by its own Miniflare, migrated with its own migrations and loaded with the same
+// synthetic catalogue, users, plays, likes and playlist. Then, round after round, every
+// endpoint is sent `--requests` requests (`--concurrency` at a time, 8 by default; one
+// at a time costs more wake-ups per request and varied more) to each build in turn.
+// Counted: everything the runtime does for a request (the Worker, its Durable Objects,
+// the D1 and KV simulators), so an endpoint's figure is its code plus its I/O as
+// simulated here; a difference between two builds is their code's.
+// Writes bench/cpu.md.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import { join } from 'node:path';
+import { root } from './lib/local-api.mjs';
+import { onShutdown, runWrangler } from './lib/local-worker.mjs';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i === -1 ? fallback : args[i + 1];
+};
+const refs = args.flatMap((arg, i) => (arg === '--ref' ? [args[i + 1]] : []));
+const REQUESTS = Number(option('requests', 3000));
+const ROUNDS = Number(option('rounds', 3));
+const CHANNELS = Number(option('channels', 2000));
+const CONCURRENCY = Number(option('concurrency', 8));
+const ONLY = option('only', '')?.split(',').filter(Boolean);
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+const USERS = 20;
+const WARM = 500;
+
+const wranglerRequire = createRequire(createRequire(`${root}/package.json`).resolve('wrangler/package.json'));
+const { Miniflare } = await import(wranglerRequire.resolve('miniflare'));
+
+const out = `${root}/bench/out`;
+mkdirSync(out, { recursive: true });
+const worktrees = [];
+const builds = [];
+/** Removes the worktrees (synchronously: also from an 'exit' handler, where nothing async runs). */
+const removeWorktrees = () => {
+  for (const dir of worktrees.splice(0)) {
+    spawnSync('git', ['worktree', 'remove', '--force', dir], { cwd: root });
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+// Miniflare's own signal handling may end the process before an async cleanup is done.
+process.on('exit', removeWorktrees);
+const cleanup = async () => {
+  await Promise.allSettled(builds.map((b) => b.mf.dispose()));
+  removeWorktrees();
+};
+const forgetCleanup = onShutdown(cleanup);
+
+/** A tree to build: the working tree, or `ref` checked out beside it (sharing node_modules). */
+function treeOf(ref) {
+  if (!ref || ref === '.') return { label: 'working tree', dir: root };
+  const dir = mkdtempSync(join(os.tmpdir(), 'radio-bench-cpu-'));
+  worktrees.push(dir);
+  execFileSync('git', ['worktree', 'add', '--detach', dir, ref], { cwd: root, stdio: 'ignore' });
+  symlinkSync(`${root}/node_modules`, `${dir}/node_modules`);
+  const commit = execFileSync('git', ['rev-parse', '--short', ref], { cwd: root, encoding: 'utf8' }).trim();
+  return { label: `${ref} (${commit})`, dir };
+}
+
+/** The bindings a tree's wrangler.toml declares, as Miniflare options. */
+function configOf(dir) {
+  const toml = readFileSync(`${dir}/wrangler.toml`, 'utf8');
+  const vars = Object.fromEntries(
+    [
+      ...toml
+        .split('[vars]')[1]
+        .split('\n[')[0]
+        .matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm),
+    ].map((m) => [m[1], m[2]]),
+  );
+  const durableObjects = Object.fromEntries(
+    [...toml.matchAll(/name\s*=\s*"(\w+)"\s*\n\s*class_name\s*=\s*"(\w+)"/g)].map((m) => [
+      m[1],
+      { className: m[2], useSQLite: true },
+    ]),
+  );
+  const kv = [...toml.matchAll(/\[\[kv_namespaces\]\]\s*\n\s*binding\s*=\s*"(\w+)"/g)].map((m) => m[1]);
+  return {
+    compatibilityDate: /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1],
+    vars,
+    durableObjects,
+    kvNamespaces: Object.fromEntries(kv.map((name) => [name, name])),
+  };
+}
+
+async function build(ref) {
+  const tree = treeOf(ref);
+  console.log(`Bundling ${tree.label}...`);
+  const bundle = `${out}/cpu-bundle-${builds.length}`;
+  const result = runWrangler(['deploy', '--dry-run', '--outdir', bundle], { cwd: tree.dir, stdio: 'ignore' });
+  if (result.status !== 0) throw new Error(`wrangler deploy --dry-run failed for ${tree.label}`);
+  const config = configOf(tree.dir);
+  const before = new Set(workerdChildren());
+  const mf = new Miniflare({
+    host: '127.0.0.1',
+    port: 0,
+    modules: true,
+    scriptPath: `${bundle}/index.js`,
+    compatibilityDate: config.compatibilityDate,
+    compatibilityFlags: ['nodejs_compat'],
+    d1Databases: { DB: 'cpu' },
+    kvNamespaces: config.kvNamespaces,
+    durableObjects: config.durableObjects,
+    bindings: {
+      ...config.vars,
+      ADMIN_TOKEN,
+      LOG_LEVEL: 'silent',
+      REGISTER_LIMIT_PER_HOUR: '1000000',
+      RATE_LIMIT_PLAYS_PER_MINUTE: '100000000',
+      RATE_LIMIT_WRITES_PER_MINUTE: '100000000',
+      RATE_LIMIT_SEARCHES_PER_MINUTE: '100000000',
+      RATE_LIMIT_READS_PER_MINUTE: '100000000',
+    },
+  });
+  const entry = {
+    label: tree.label,
+    dir: tree.dir,
+    mf,
+    flushMs: Number(config.vars.PLAY_FLUSH_MS ?? 0),
+  };
+  builds.push(entry);
+  entry.url = (await mf.ready).toString().replace(/\/$/, '');
+  const started = workerdChildren().filter((pid) => !before.has(pid));
+  if (started.length !== 1) throw new Error(`expected one new workerd process, found ${started.length}`);
+  entry.pid = started[0];
+  return entry;
+}
+
+const pick = (list, i) => list[i % list.length];
+
+/** Migrations, the synthetic catalogue, users, plays, likes and a public playlist (as `npm run bench` does). */
+async function prepare(entry, stations) {
+  const db = await entry.mf.getD1Database('DB');
+  const migrations = `${entry.dir}/drizzle/migrations`;
+  for (const file of readdirSync(migrations)
+    .filter((f) => f.endsWith('.sql'))
+    .sort())
+    for (const sql of readFileSync(`${migrations}/${file}`, 'utf8').split('--> statement-breakpoint'))
+      if (sql.replace(/--.*$/gm, '').trim()) await db.prepare(sql).run();
+  const api = async (method, path, token, body) => {
+    const response = await fetch(`${entry.url}${path}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${token ?? ADMIN_TOKEN}`,
+        ...(body ? { 'Content-Type': 'application/json' } : {}),
+        'CF-Connecting-IP': '10.0.0.1',
+      },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const json = await response.json();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+    return json.data;
+  };
+  await api('POST', '/api/v1/admin/radios/import', undefined, stations);
+  await db.prepare('UPDATE radio_channels SET is_featured = 1 WHERE id % 100 = 0').run();
+  const tokens = [];
+  for (let i = 0; i < USERS; i += 1) {
+    const data = await api('POST', '/api/v1/auth/register', null, {
+      name: `Bench ${i}`,
+      email: `bench${i}@example.com`,
+      password: 'benchmark-password',
+      password_confirmation: 'benchmark-password',
+    });
+    tokens.push(data.token);
+  }
+  const channelIds = (await db.prepare('SELECT id FROM radio_channels ORDER BY id').all()).results.map((r) => r.id);
+  for (let i = 0; i < 200; i += 1)
+    await api('POST', `/api/v1/radios/${pick(channelIds, i * 7919)}/play`, pick(tokens, i));
+  for (let i = 0; i < 100; i += 1)
+    await api('POST', `/api/v1/radios/${pick(channelIds, i * 104_729)}/like`, pick(tokens, i));
+  const playlist = await api('POST', '/api/v1/playlists', tokens[0], { name: 'Bench mix', is_public: true });
+  for (let i = 0; i < 50; i += 1)
+    await api('POST', `/api/v1/playlists/${playlist.id}/items`, tokens[0], {
+      radio_channel_id: pick(channelIds, i * 31),
+    });
+  await new Promise((r) => setTimeout(r, entry.flushMs + 1500)); // the play counters flush
+  Object.assign(entry, { tokens, channelIds, playlistId: playlist.id });
+}
+
+const words = ['radio', 'sound', 'wave', 'classic', 'groove', 'metro', 'star', 'night', 'blue', 'prime'];
+/** The endpoints of `npm run bench`, with paths every build answers. */
+const endpoints = [
+  { name: 'genres', path: () => '/api/v1/genres', anonymous: true },
+  { name: 'channel detail (50 channels)', path: (b, i) => `/api/v1/radios/${pick(b.channelIds, (i % 50) * 37)}` },
+  { name: 'list page (popular)', path: (b, i) => `/api/v1/radios?sort=popular&page=${1 + (i % 5)}` },
+  { name: 'search', path: (b, i) => `/api/v1/search?q=${pick(words, i)}` },
+  { name: 'suggestions', path: (b, i) => `/api/v1/search/suggestions?q=${pick(words, i).slice(0, 3)}` },
+  { name: 'charts', path: () => '/api/v1/radios/charts?metric=plays&period=7d' },
+  { name: 'trending', path: () => '/api/v1/radios/trending' },
+  { name: 'playlist detail', path: (b) => `/api/v1/playlists/${b.playlistId}` },
+  {
+    name: 'play (random channels)',
+    method: 'POST',
+    path: (b, i) => `/api/v1/radios/${pick(b.channelIds, i * 7919)}/play`,
+  },
+  { name: 'like toggle', method: 'POST', path: (b, i) => `/api/v1/radios/${pick(b.channelIds, i * 104_729)}/like` },
+].filter((e) => !ONLY?.length || ONLY.includes(e.name));
+
+/** Sends `count` requests of `endpoint` to build `b`, CONCURRENCY at a time; answers how many were not 2xx. */
+async function send(b, endpoint, count, offset) {
+  let failures = 0;
+  let next = 0;
+  const lane = async () => {
+    while (next < count) {
+      const i = offset + next++;
+      const response = await fetch(`${b.url}${endpoint.path(b, i)}`, {
+        method: endpoint.method ?? 'GET',
+        headers: endpoint.anonymous ? {} : { Authorization: `Bearer ${pick(b.tokens, i * 7 + 3)}` },
+      });
+      await response.arrayBuffer();
+      if (!response.ok) failures += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+  return failures;
+}
+
+/** The workerd processes this script started (Miniflare runs one per instance). */
+function workerdChildren() {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const [, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return Number(ppid) === process.pid && stat.includes('(workerd)');
+      } catch {
+        return false; // exited meanwhile
+      }
+    })
+    .map(Number);
+}
+
+const TICK_MICROS = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+
+/** User + system CPU time of process `pid` so far, in µs (all its threads). */
+function cpuMicros(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MICROS; // utime, stime (fields 14 and 15 of stat)
+}
+
+const median = (runs) => [...runs].sort((x, y) => x.micros - y.micros)[Math.floor(runs.length / 2)];
+
+async function measure(b, endpoint, round) {
+  await send(b, endpoint, WARM, round * 100_000); // warm: JIT, caches as a steady load keeps them
+  const before = cpuMicros(b.pid);
+  const failures = await send(b, endpoint, REQUESTS, round * 100_000 + WARM);
+  return { micros: (cpuMicros(b.pid) - before) / REQUESTS, failures };
+}
+
+try {
+  const file = `${out}/synthetic-${CHANNELS}.json`;
+  execFileSync(process.execPath, [`${root}/scripts/generate-synthetic-catalogue.mjs`, String(CHANNELS), file], {
+    stdio: 'ignore',
+  });
+  const stations = JSON.parse(readFileSync(file, 'utf8'));
+  for (const ref of refs.length ? refs : [undefined]) await build(ref);
+  // The runtime's own cost per request (HTTP, Miniflare's entry Worker): a Worker that answers fixed JSON.
+  const before = new Set(workerdChildren());
+  const baselineMf = new Miniflare({
+    host: '127.0.0.1',
+    port: 0,
+    modules: true,
+    compatibilityDate: configOf(root).compatibilityDate,
+    script: `export default { fetch() { return Response.json({ success: true, message: 'Baseline.', data: null }); } };`,
+  });
+  builds.push({ mf: baselineMf }); // disposed with the others
+  const baseline = {
+    url: (await baselineMf.ready).toString().replace(/\/$/, ''),
+    pid: workerdChildren().find((pid) => !before.has(pid)),
+    tokens: [''],
+  };
+  const baselineEndpoint = { name: 'fixed-JSON Worker', path: () => '/', anonymous: true };
+  const measured = builds.filter((b) => b.label);
+  for (const b of measured) {
+    console.log(`Loading ${b.label}...`);
+    await prepare(b, stations);
+  }
+  const baselineRuns = [];
+  const results = endpoints.map((endpoint) => ({ endpoint, perBuild: measured.map(() => []) }));
+  for (let round = 0; round < ROUNDS; round += 1) {
+    baselineRuns.push(await measure(baseline, baselineEndpoint, round));
+    console.log(
+      `round ${round + 1}  ${'fixed-JSON Worker'.padEnd(55)} ${baselineRuns.at(-1).micros.toFixed(0).padStart(6)} µs`,
+    );
+    for (const result of results)
+      for (const [i, b] of measured.entries()) {
+        const run = await measure(b, result.endpoint, round);
+        result.perBuild[i].push(run);
+        console.log(
+          `round ${round + 1}  ${result.endpoint.name.padEnd(30)} ${b.label.padEnd(24)} ${run.micros.toFixed(0).padStart(6)} µs${run.failures ? `  (${run.failures} not 2xx)` : ''}`,
+        );
+      }
+  }
+  const base = median(baselineRuns).micros;
+  const many = measured.length > 1;
+  const header =
+    `| endpoint | ${measured.map((b) => `${b.label} µs`).join(' | ')} |` +
+    (many ? " change (last ÷ first) | change of the code's share (above the fixed-JSON Worker) |" : '');
+  const lines = results.map(({ endpoint, perBuild }) => {
+    const medians = perBuild.map((runs) => median(runs));
+    const cells = medians.map((m) =>
+      m.failures ? `${m.micros.toFixed(0)} (${m.failures} not 2xx)` : m.micros.toFixed(0),
+    );
+    const [first, last] = [medians[0].micros, medians.at(-1).micros];
+    const percent = (x) => `${x > 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
+    const change = many ? ` ${percent(last / first - 1)} | ${percent((last - first) / (first - base))} |` : '';
+    return `| ${endpoint.name} | ${cells.join(' | ')} |${change}`;
+  });
+  const report =
+    `# CPU per request\n\n${new Date().toISOString().slice(0, 10)}; ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, Node ${process.version}; ` +
+    `${CHANNELS} channels, ${USERS} users; ${REQUESTS} requests per endpoint and build, ${CONCURRENCY} at a time, after ${WARM} to warm up; ` +
+    `${ROUNDS} rounds alternating the builds, median. User + system CPU time of the build's workerd process (/proc) divided by the requests: ` +
+    `the Worker, its Durable Objects and the simulated D1 and KV. A Worker that answers fixed JSON costs ${base.toFixed(0)} µs per request here (HTTP and Miniflare's entry Worker).\n\n` +
+    `${header}\n|---|${measured.map(() => '---|').join('')}${many ? '---|---|' : ''}\n${lines.join('\n')}\n`;
+  writeFileSync(`${root}/bench/cpu.md`, report);
+  console.log(`\n${report}`);
+} finally {
+  await cleanup();
+  forgetCleanup();
+}
