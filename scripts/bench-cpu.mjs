@@ -26,6 +26,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
+import { applyMigrations, loadBenchData, pick } from './lib/bench-data.mjs';
 import { root } from './lib/local-api.mjs';
 import { onShutdown, runWrangler } from './lib/local-worker.mjs';
 
@@ -146,55 +147,22 @@ async function build(ref) {
   return entry;
 }
 
-const pick = (list, i) => list[i % list.length];
-
-/** Migrations, the synthetic catalogue, users, plays, likes and a public playlist (as `npm run bench` does). */
+/** Migrations, the synthetic catalogue, users, plays, likes and a public playlist (as `npm run bench` loads them). */
 async function prepare(entry, stations) {
   const db = await entry.mf.getD1Database('DB');
-  const migrations = `${entry.dir}/drizzle/migrations`;
-  for (const file of readdirSync(migrations)
-    .filter((f) => f.endsWith('.sql'))
-    .sort())
-    for (const sql of readFileSync(`${migrations}/${file}`, 'utf8').split('--> statement-breakpoint'))
-      if (sql.replace(/--.*$/gm, '').trim()) await db.prepare(sql).run();
-  const api = async (method, path, token, body) => {
-    const response = await fetch(`${entry.url}${path}`, {
-      method,
-      headers: {
-        Authorization: `Bearer ${token ?? ADMIN_TOKEN}`,
-        ...(body ? { 'Content-Type': 'application/json' } : {}),
-        'CF-Connecting-IP': '10.0.0.1',
-      },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const json = await response.json();
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-    return json.data;
-  };
-  await api('POST', '/api/v1/admin/radios/import', undefined, stations);
-  await db.prepare('UPDATE radio_channels SET is_featured = 1 WHERE id % 100 = 0').run();
-  const tokens = [];
-  for (let i = 0; i < USERS; i += 1) {
-    const data = await api('POST', '/api/v1/auth/register', null, {
-      name: `Bench ${i}`,
-      email: `bench${i}@example.com`,
-      password: 'benchmark-password',
-      password_confirmation: 'benchmark-password',
-    });
-    tokens.push(data.token);
-  }
-  const channelIds = (await db.prepare('SELECT id FROM radio_channels ORDER BY id').all()).results.map((r) => r.id);
-  for (let i = 0; i < 200; i += 1)
-    await api('POST', `/api/v1/radios/${pick(channelIds, i * 7919)}/play`, pick(tokens, i));
-  for (let i = 0; i < 100; i += 1)
-    await api('POST', `/api/v1/radios/${pick(channelIds, i * 104_729)}/like`, pick(tokens, i));
-  const playlist = await api('POST', '/api/v1/playlists', tokens[0], { name: 'Bench mix', is_public: true });
-  for (let i = 0; i < 50; i += 1)
-    await api('POST', `/api/v1/playlists/${playlist.id}/items`, tokens[0], {
-      radio_channel_id: pick(channelIds, i * 31),
-    });
-  await new Promise((r) => setTimeout(r, entry.flushMs + 1500)); // the play counters flush
-  Object.assign(entry, { tokens, channelIds, playlistId: playlist.id });
+  await applyMigrations(db, `${entry.dir}/drizzle/migrations`);
+  const data = await loadBenchData({
+    url: entry.url,
+    db,
+    adminToken: ADMIN_TOKEN,
+    stations,
+    users: USERS,
+    plays: 200,
+    likes: 100,
+    featuredEvery: 100,
+    flushMs: entry.flushMs,
+  });
+  Object.assign(entry, data);
 }
 
 const words = ['radio', 'sound', 'wave', 'classic', 'groove', 'metro', 'star', 'night', 'blue', 'prime'];

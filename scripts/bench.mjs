@@ -15,9 +15,10 @@
 // Writes bench/results.md, bench/results.json and bench/results.svg.
 import autocannon from 'autocannon';
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import { applyMigrations, loadBenchData, pick } from './lib/bench-data.mjs';
 import { root, serverTiming } from './lib/local-api.mjs';
 import { onShutdown, runWrangler } from './lib/local-worker.mjs';
 
@@ -162,71 +163,26 @@ try {
   const prepare = async (mf, channels) => {
     const base = await urlOf(mf);
     const db = await mf.getD1Database('DB');
-    for (const file of readdirSync(`${root}/drizzle/migrations`)
-      .filter((f) => f.endsWith('.sql'))
-      .sort()) {
-      for (const sql of readFileSync(`${root}/drizzle/migrations/${file}`, 'utf8').split('--> statement-breakpoint')) {
-        if (sql.replace(/--.*$/gm, '').trim()) await db.prepare(sql).run();
-      }
-    }
+    await applyMigrations(db, `${root}/drizzle/migrations`);
     const file = `${out}/synthetic-${channels}.json`;
     execFileSync(process.execPath, [`${root}/scripts/generate-synthetic-catalogue.mjs`, String(channels), file], {
       stdio: 'ignore',
     });
-    const stations = JSON.parse(readFileSync(file, 'utf8'));
     const started = Date.now();
-    for (let i = 0; i < stations.length; i += 5000) {
-      const response = await fetch(`${base}/api/v1/admin/radios/import`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify(stations.slice(i, i + 5000)),
-      });
-      if (!response.ok) throw new Error(`import failed: ${response.status} ${await response.text()}`);
-    }
-    console.log(`  ${channels} channels imported in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    await db.prepare('UPDATE radio_channels SET is_featured = 1 WHERE id % 500 = 0').run();
-    const api = async (method, path, token, body) => {
-      const response = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          ...(token ? { Authorization: `Bearer ${token}` } : {}),
-          ...(body ? { 'Content-Type': 'application/json' } : {}),
-          'CF-Connecting-IP': '10.0.0.1',
-        },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const json = await response.json();
-      if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-      return json.data;
-    };
-    const tokens = [];
-    for (let i = 0; i < USERS; i += 8) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(8, USERS - i) }, (_, j) =>
-          api('POST', '/api/v1/auth/register', null, {
-            name: `Bench ${i + j}`,
-            email: `bench${i + j}@example.com`,
-            password: 'benchmark-password',
-            password_confirmation: 'benchmark-password',
-          }),
-        ),
-      );
-      tokens.push(...batch.map((data) => data.token));
-    }
-    const channelIds = (await db.prepare('SELECT id FROM radio_channels ORDER BY id').all()).results.map((r) => r.id);
-    for (let i = 0; i < 400; i += 1)
-      await api('POST', `/api/v1/radios/${pick(channelIds, i * 7919)}/play`, pick(tokens, i));
-    for (let i = 0; i < 200; i += 1)
-      await api('POST', `/api/v1/radios/${pick(channelIds, i * 104_729)}/like`, pick(tokens, i));
-    const playlist = await api('POST', '/api/v1/playlists', tokens[0], { name: 'Bench mix', is_public: true });
-    for (let i = 0; i < 50; i += 1)
-      await api('POST', `/api/v1/playlists/${playlist.id}/items`, tokens[0], {
-        radio_channel_id: pick(channelIds, i * 31),
-      });
-    await new Promise((r) => setTimeout(r, Number(vars.PLAY_FLUSH_MS) + 1500)); // let the play counters flush
-    return { url: base, tokens, channelIds, playlistId: playlist.id };
+    const data = await loadBenchData({
+      url: base,
+      db,
+      adminToken: ADMIN_TOKEN,
+      stations: JSON.parse(readFileSync(file, 'utf8')),
+      users: USERS,
+      plays: 400,
+      likes: 200,
+      featuredEvery: 500,
+      flushMs: Number(vars.PLAY_FLUSH_MS),
+    });
+    console.log(`  ${channels} channels and ${USERS} users loaded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return { url: base, ...data };
   };
-  const pick = (list, i) => list[i % list.length];
   /** A fixed pseudo-random sequence (mulberry32), so that every run plays the same "random" channels. */
   const random = (seed) => () => {
     seed = (seed + 0x6d2b79f5) | 0;

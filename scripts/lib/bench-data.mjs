@@ -1,0 +1,66 @@
+// What the benchmarks load into a local Worker before measuring it (npm run bench, npm run bench:cpu): the migrations,
+// a synthetic catalogue through the API's own import, users, plays, likes and a public playlist of 50 channels.
+import { readdirSync, readFileSync } from 'node:fs';
+
+export const pick = (list, i) => list[i % list.length];
+
+/** Applies the `.sql` files of `dir` (drizzle/migrations of some tree) in order, to a D1 binding. */
+export async function applyMigrations(db, dir) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort())
+    for (const sql of readFileSync(`${dir}/${file}`, 'utf8').split('--> statement-breakpoint'))
+      if (sql.replace(/--.*$/gm, '').trim()) await db.prepare(sql).run();
+}
+
+/**
+ * Loads `stations` through the import (5,000 per request), marks every `featuredEvery`th
+ * channel featured, registers `users` accounts (8 at a time), plays `plays` and likes
+ * `likes` channels spread over them, builds a public playlist, and waits for the play
+ * counters to flush (`flushMs`). Answers `{ tokens, channelIds, playlistId }`.
+ */
+export async function loadBenchData({ url, db, adminToken, stations, users, plays, likes, featuredEvery, flushMs }) {
+  const api = async (method, path, token, body) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${token ?? adminToken}`,
+        ...(body ? { 'Content-Type': 'application/json' } : {}),
+        'CF-Connecting-IP': '10.0.0.1',
+      },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const json = await response.json();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+    return json.data;
+  };
+  for (let i = 0; i < stations.length; i += 5000)
+    await api('POST', '/api/v1/admin/radios/import', undefined, stations.slice(i, i + 5000));
+  await db.prepare('UPDATE radio_channels SET is_featured = 1 WHERE id % ? = 0').bind(featuredEvery).run();
+  const tokens = [];
+  for (let i = 0; i < users; i += 8) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(8, users - i) }, (_, j) =>
+        api('POST', '/api/v1/auth/register', null, {
+          name: `Bench ${i + j}`,
+          email: `bench${i + j}@example.com`,
+          password: 'benchmark-password',
+          password_confirmation: 'benchmark-password',
+        }),
+      ),
+    );
+    tokens.push(...batch.map((data) => data.token));
+  }
+  const channelIds = (await db.prepare('SELECT id FROM radio_channels ORDER BY id').all()).results.map((r) => r.id);
+  for (let i = 0; i < plays; i += 1)
+    await api('POST', `/api/v1/radios/${pick(channelIds, i * 7919)}/play`, pick(tokens, i));
+  for (let i = 0; i < likes; i += 1)
+    await api('POST', `/api/v1/radios/${pick(channelIds, i * 104_729)}/like`, pick(tokens, i));
+  const playlist = await api('POST', '/api/v1/playlists', tokens[0], { name: 'Bench mix', is_public: true });
+  for (let i = 0; i < 50; i += 1)
+    await api('POST', `/api/v1/playlists/${playlist.id}/items`, tokens[0], {
+      radio_channel_id: pick(channelIds, i * 31),
+    });
+  await new Promise((r) => setTimeout(r, flushMs + 1500)); // the play counters flush
+  return { tokens, channelIds, playlistId: playlist.id };
+}
