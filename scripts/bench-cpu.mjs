@@ -26,7 +26,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
-import { applyMigrations, loadBenchData, pick } from './lib/bench-data.mjs';
+import { applyMigrations, loadBenchData, pick, workerOptions, wranglerConfig } from './lib/bench-data.mjs';
 import { root } from './lib/local-api.mjs';
 import { onShutdown, runWrangler } from './lib/local-worker.mjs';
 
@@ -78,61 +78,17 @@ function treeOf(ref) {
   return { label: `${ref} (${commit})`, dir };
 }
 
-/** The bindings a tree's wrangler.toml declares, as Miniflare options. */
-function configOf(dir) {
-  const toml = readFileSync(`${dir}/wrangler.toml`, 'utf8');
-  const vars = Object.fromEntries(
-    [
-      ...toml
-        .split('[vars]')[1]
-        .split('\n[')[0]
-        .matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm),
-    ].map((m) => [m[1], m[2]]),
-  );
-  const durableObjects = Object.fromEntries(
-    [...toml.matchAll(/name\s*=\s*"(\w+)"\s*\n\s*class_name\s*=\s*"(\w+)"/g)].map((m) => [
-      m[1],
-      { className: m[2], useSQLite: true },
-    ]),
-  );
-  const kv = [...toml.matchAll(/\[\[kv_namespaces\]\]\s*\n\s*binding\s*=\s*"(\w+)"/g)].map((m) => m[1]);
-  return {
-    compatibilityDate: /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1],
-    vars,
-    durableObjects,
-    kvNamespaces: Object.fromEntries(kv.map((name) => [name, name])),
-  };
-}
-
 async function build(ref) {
   const tree = treeOf(ref);
   console.log(`Bundling ${tree.label}...`);
   const bundle = `${out}/cpu-bundle-${builds.length}`;
   const result = runWrangler(['deploy', '--dry-run', '--outdir', bundle], { cwd: tree.dir, stdio: 'ignore' });
   if (result.status !== 0) throw new Error(`wrangler deploy --dry-run failed for ${tree.label}`);
-  const config = configOf(tree.dir);
+  const config = wranglerConfig(tree.dir);
   const before = new Set(workerdChildren());
-  const mf = new Miniflare({
-    host: '127.0.0.1',
-    port: 0,
-    modules: true,
-    scriptPath: `${bundle}/index.js`,
-    compatibilityDate: config.compatibilityDate,
-    compatibilityFlags: ['nodejs_compat'],
-    d1Databases: { DB: 'cpu' },
-    kvNamespaces: config.kvNamespaces,
-    durableObjects: config.durableObjects,
-    bindings: {
-      ...config.vars,
-      ADMIN_TOKEN,
-      LOG_LEVEL: 'silent',
-      REGISTER_LIMIT_PER_HOUR: '1000000',
-      RATE_LIMIT_PLAYS_PER_MINUTE: '100000000',
-      RATE_LIMIT_WRITES_PER_MINUTE: '100000000',
-      RATE_LIMIT_SEARCHES_PER_MINUTE: '100000000',
-      RATE_LIMIT_READS_PER_MINUTE: '100000000',
-    },
-  });
+  const mf = new Miniflare(
+    workerOptions({ scriptPath: `${bundle}/index.js`, config, storage: 'cpu', adminToken: ADMIN_TOKEN }),
+  );
   const entry = {
     label: tree.label,
     dir: tree.dir,
@@ -250,7 +206,7 @@ try {
     host: '127.0.0.1',
     port: 0,
     modules: true,
-    compatibilityDate: configOf(root).compatibilityDate,
+    compatibilityDate: wranglerConfig(root).compatibilityDate,
     script: `export default { fetch() { return Response.json({ success: true, message: 'Baseline.', data: null }); } };`,
   });
   builds.push({ mf: baselineMf }); // disposed with the others

@@ -18,7 +18,7 @@ import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import { applyMigrations, loadBenchData, pick } from './lib/bench-data.mjs';
+import { applyMigrations, loadBenchData, pick, workerOptions, wranglerConfig } from './lib/bench-data.mjs';
 import { root, serverTiming } from './lib/local-api.mjs';
 import { onShutdown, runWrangler } from './lib/local-worker.mjs';
 
@@ -49,16 +49,8 @@ console.log('Bundling the Worker (wrangler deploy --dry-run)...');
 const build = runWrangler(['deploy', '--dry-run', '--outdir', `${out}/bundle`], { stdio: 'ignore' });
 if (build.status !== 0) throw new Error('wrangler deploy --dry-run failed');
 
-const toml = readFileSync(`${root}/wrangler.toml`, 'utf8');
-const compatibilityDate = /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1];
-const vars = Object.fromEntries(
-  [
-    ...toml
-      .split('[vars]')[1]
-      .split('\n[')[0]
-      .matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm),
-  ].map((m) => [m[1], m[2]]),
-);
+const config = wranglerConfig(root);
+const { compatibilityDate, vars } = config;
 const overrides = {};
 args.forEach((arg, i) => {
   if (arg !== '--var') return;
@@ -68,34 +60,15 @@ args.forEach((arg, i) => {
 
 /** The Worker's bundle on its own Miniflare, with its own storage; `extra` overrides vars. */
 const startWorker = (extra = {}) =>
-  new Miniflare({
-    host: '127.0.0.1',
-    port: 0,
-    modules: true,
-    scriptPath: `${out}/bundle/index.js`,
-    compatibilityDate,
-    compatibilityFlags: ['nodejs_compat'],
-    d1Databases: { DB: 'bench' },
-    kvNamespaces: { TOKENS: 'bench' },
-    durableObjects: {
-      RATE_LIMITER: { className: 'RateLimiter', useSQLite: true },
-      SEARCH_TRENDS: { className: 'SearchTrends', useSQLite: true },
-      PLAY_COUNTER: { className: 'PlayCounter', useSQLite: true },
-    },
-    // The limiters stay on, their limits raised past any load (contract 10): their cost stays in the figures.
-    bindings: {
-      ...vars,
-      ADMIN_TOKEN,
-      LOG_LEVEL: 'silent',
-      REGISTER_LIMIT_PER_HOUR: '1000000',
-      RATE_LIMIT_PLAYS_PER_MINUTE: '100000000',
-      RATE_LIMIT_WRITES_PER_MINUTE: '100000000',
-      RATE_LIMIT_SEARCHES_PER_MINUTE: '100000000',
-      RATE_LIMIT_READS_PER_MINUTE: '100000000',
-      ...overrides,
-      ...extra,
-    },
-  });
+  new Miniflare(
+    workerOptions({
+      scriptPath: `${out}/bundle/index.js`,
+      config,
+      storage: 'bench',
+      adminToken: ADMIN_TOKEN,
+      bindings: { ...overrides, ...extra },
+    }),
+  );
 const worker = startWorker();
 const uncachedWorker = startWorker({ READ_CACHE_MS: '0' });
 const baselineBody = JSON.stringify({

@@ -1,8 +1,63 @@
-// What the benchmarks load into a local Worker before measuring it (npm run bench, npm run bench:cpu): the migrations,
-// a synthetic catalogue through the API's own import, users, plays, likes and a public playlist of 50 channels.
+// What the benchmarks (npm run bench, npm run bench:cpu) share: the Miniflare options of a bundle as a tree's
+// wrangler.toml declares it, and what they load into it before measuring: the migrations, a synthetic catalogue
+// through the API's own import, users, plays, likes and a public playlist of 50 channels.
 import { readdirSync, readFileSync } from 'node:fs';
 
 export const pick = (list, i) => list[i % list.length];
+
+/** What a tree's wrangler.toml declares (top level): compatibility date, vars, Durable Objects, KV namespaces. */
+export function wranglerConfig(dir) {
+  const toml = readFileSync(`${dir}/wrangler.toml`, 'utf8');
+  const vars = Object.fromEntries(
+    [
+      ...toml
+        .split('[vars]')[1]
+        .split('\n[')[0]
+        .matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm),
+    ].map((m) => [m[1], m[2]]),
+  );
+  const durableObjects = Object.fromEntries(
+    [...toml.matchAll(/name\s*=\s*"(\w+)"\s*\n\s*class_name\s*=\s*"(\w+)"/g)].map((m) => [
+      m[1],
+      { className: m[2], useSQLite: true },
+    ]),
+  );
+  const kv = [...toml.matchAll(/\[\[kv_namespaces\]\]\s*\n\s*binding\s*=\s*"(\w+)"/g)].map((m) => m[1]);
+  return {
+    compatibilityDate: /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1],
+    vars,
+    durableObjects,
+    kvNamespaces: Object.fromEntries(kv.map((name) => [name, name])),
+  };
+}
+
+/**
+ * Miniflare options that serve a bundle (`scriptPath`) with the bindings of `config`
+ * (wranglerConfig), its own D1 named `storage`, and `bindings` over the vars. The
+ * limiters stay on, their limits raised past any load (contract 10): their cost stays in the figures.
+ */
+export const workerOptions = ({ scriptPath, config, storage, adminToken, bindings = {} }) => ({
+  host: '127.0.0.1',
+  port: 0,
+  modules: true,
+  scriptPath,
+  compatibilityDate: config.compatibilityDate,
+  compatibilityFlags: ['nodejs_compat'],
+  d1Databases: { DB: storage },
+  kvNamespaces: config.kvNamespaces,
+  durableObjects: config.durableObjects,
+  bindings: {
+    ...config.vars,
+    ADMIN_TOKEN: adminToken,
+    LOG_LEVEL: 'silent',
+    REGISTER_LIMIT_PER_HOUR: '1000000',
+    RATE_LIMIT_PLAYS_PER_MINUTE: '100000000',
+    RATE_LIMIT_WRITES_PER_MINUTE: '100000000',
+    RATE_LIMIT_SEARCHES_PER_MINUTE: '100000000',
+    RATE_LIMIT_READS_PER_MINUTE: '100000000',
+    ...bindings,
+  },
+});
 
 /** Applies the `.sql` files of `dir` (drizzle/migrations of some tree) in order, to a D1 binding. */
 export async function applyMigrations(db, dir) {
