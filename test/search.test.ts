@@ -161,3 +161,20 @@ describe('GET /api/v1/search/suggestions', () => {
     });
   });
 });
+
+describe('GET /api/v1/search over more matches than it considers', () => {
+  it('still finds a little-played channel whose name starts with the term', async () => {
+    // Imported first, so it has the lowest id and the least-played place in the index;
+    // then 350 channels with the term as a later word, all more "popular" to the index
+    // than it and more than the 120 index matches a search considers.
+    await importStations([
+      station({ name: 'Zebra Lounge' }),
+      ...Array.from({ length: 350 }, (_, i) => station({ name: `Late Zebra ${String(i).padStart(3, '0')}` })),
+    ]);
+    const res = await search('q=zebra&stations_limit=5');
+    const names = stationNames(res);
+    expect(names[0]).toBe('Zebra Lounge');
+    // The rest: word matches among the 120 considered (equal plays: the index's newest first, then by id).
+    expect(names.slice(1)).toEqual(['Late Zebra 230', 'Late Zebra 231', 'Late Zebra 232', 'Late Zebra 233']);
+  });
+});

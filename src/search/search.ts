@@ -12,34 +12,30 @@ import { catalogueCounts, countries, genreSearch, genres, radioChannelGenres, ra
 import type { AppEnv } from '../env';
 import { foldText, normaliseTerm } from '../lib/text';
 
-/** Matches fetched from the index before ranking: the most popular ones (see search-index.ts). */
-const CANDIDATES = 300;
+/**
+ * Index matches considered before ranking: the most popular ones (see search-index.ts).
+ * Enough for the largest `stations_limit` (50) with room for the ranking to choose; the
+ * name matches below come on top, so the figure only decides among word and substring
+ * matches, where popularity ranks next anyway.
+ */
+const CANDIDATES = 120;
 /** More when filters will drop some of them. */
 const FILTERED_CANDIDATES = 3000;
+/**
+ * Names that start with the term, taken from the name index whatever their plays: exact
+ * and prefix name matches rank first (contract 6), and a little-played channel named so
+ * must not be lost among popular channels that only contain the term.
+ */
+const NAME_CANDIDATES = 50;
 
 const qb = new QueryBuilder();
 
 /** Upper bound of the names that start with `prefix`, for an index range. */
 const prefixEnd = (prefix: string) => prefix + '\u{10FFFF}';
 
-/**
- * The ids of candidate channels for a folded term: the most popular index matches, or
- * for terms too short for the trigram index, the names that start with it; plus the
- * channel named exactly so. Read bounded by `limit` either way.
- */
-function candidateIds(folded: string, limit: number) {
-  const exact = qb
-    .select({ id: radioChannels.id })
-    .from(radioChannels)
-    .where(and(eq(radioChannels.isActive, true), eq(radioChannels.sortName, folded)));
-  if (ftsQuery(folded)) {
-    const matches = textMatchRowids(folded, limit).as('matches');
-    return qb
-      .select({ id: channelIdOf(matches.rowid).as('candidate_id') })
-      .from(matches)
-      .union(exact);
-  }
-  const prefixed = qb
+/** Active channels whose folded name starts with `folded` (the exact name first: it sorts first), at most `limit`. */
+const namesStartingWith = (folded: string, limit: number) =>
+  qb
     .select({ id: radioChannels.id })
     .from(radioChannels)
     .where(
@@ -51,8 +47,24 @@ function candidateIds(folded: string, limit: number) {
     )
     .orderBy(asc(radioChannels.sortName))
     .limit(limit)
-    .as('prefixed');
-  return qb.select({ id: prefixed.id }).from(prefixed).union(exact);
+    .as('named');
+
+/**
+ * The ids of candidate channels for a folded term: the `limit` most popular index
+ * matches plus up to `names` names that start with it (exact name included), or, for
+ * terms too short for the trigram index, only the `limit` first names that start with
+ * it. Bounded either way, so the rows a search reads do not grow with the catalogue.
+ */
+function candidateIds(folded: string, limit: number, names: number) {
+  if (!ftsQuery(folded)) {
+    const named = namesStartingWith(folded, limit);
+    return qb.select({ id: named.id }).from(named);
+  }
+  const matches = textMatchRowids(folded, limit).as('matches');
+  const byPopularity = qb.select({ id: channelIdOf(matches.rowid).as('candidate_id') }).from(matches);
+  if (names === 0) return byPopularity;
+  const named = namesStartingWith(folded, names);
+  return byPopularity.union(qb.select({ id: named.id }).from(named));
 }
 
 export interface StationSearch {
@@ -72,7 +84,9 @@ const offlineLast = sql<number>`(${radioChannels.healthStatus} = 'offline')`;
 function stationSearchQuery(db: Db, search: StationSearch, viewerId: number) {
   const folded = normaliseTerm(search.q);
   const filtered = search.genreId !== undefined || search.countryId !== undefined || search.online || search.https;
-  const candidates = candidateIds(folded, filtered ? FILTERED_CANDIDATES : CANDIDATES).as('candidates');
+  const candidates = candidateIds(folded, filtered ? FILTERED_CANDIDATES : CANDIDATES, NAME_CANDIDATES).as(
+    'candidates',
+  );
   const conditions = [channelVisible];
   // Words too short for the trigram index must still be in the name ("jazz fm").
   if (ftsQuery(folded)) {
@@ -255,7 +269,8 @@ export function completions(folded: string, names: string[], limit: number): str
  */
 export function nameCompletions(db: Db, q: string, limit: number) {
   const folded = normaliseTerm(q);
-  const candidates = candidateIds(folded, 200).as('candidates');
+  // Most popular first is their order: the popular index matches are enough, no name range.
+  const candidates = candidateIds(folded, 200, 0).as('candidates');
   return read(
     [
       db
