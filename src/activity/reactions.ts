@@ -62,17 +62,19 @@ const at = sql.placeholder('now');
 /**
  * The statements of a toggle, prepared once per table (db/prepared.ts): delete the mark
  * if there, else insert it (`changes()` tells which), then move the channel's counter by
- * one in the same direction, then read the state.
+ * one in the same direction and return the state (no row: the channel is not visible).
  */
 const toggleStatements = (table: Marks) => ({
   remove: prepared((db) => db.delete(table).where(and(mark(table, user, channel), channelIsVisible(channel)))),
   add: prepared((db) =>
     db.insert(table).select(markRow(user, channel, at, sql`changes() = 0 AND ${channelIsVisible(channel)}`)),
   ),
-  count: prepared((db) =>
-    moveCounter(db, table, channel, sql`(CASE WHEN ${hasMark(table, user, channel)} THEN 1 ELSE -1 END)`),
+  countAndState: prepared((db) =>
+    moveCounter(db, table, channel, sql`(CASE WHEN ${hasMark(table, user, channel)} THEN 1 ELSE -1 END)`).returning({
+      active: sql<boolean>`${hasMark(table, user, channel)}`.mapWith(Boolean),
+      total: counterOf(table),
+    }),
   ),
-  state: prepared((db) => stateQuery(db, table, user, channel)),
 });
 const toggles = { likes: toggleStatements(likes), favorites: toggleStatements(favorites) };
 
@@ -92,11 +94,10 @@ export async function toggle(
 ) {
   const statements = table === likes ? toggles.likes : toggles.favorites;
   const values = { userId, channelId, now };
-  const [, , , state] = await batchWithGuards(db, guards, [
+  const [, , state] = await batchWithGuards(db, guards, [
     statements.remove(db, values),
     statements.add(db, values),
-    statements.count(db, values),
-    statements.state(db, values),
+    statements.countAndState(db, values),
   ]);
   return readState(state);
 }
