@@ -26,10 +26,12 @@ function deepFreeze<T>(value: T): T {
  * fresh for `freshMs`, then stale for `staleMs` more. A stale entry is served at once
  * while one reload runs after the answer (`waitUntil`), so a burst of requests at
  * expiry costs one load and nobody waits on another request's I/O (which workerd
- * forbids); past both windows, the entry is loaded before answering. So nothing served
- * is older than `freshMs + staleMs` plus one load. At most `max` entries (the oldest go
- * first). Writes that change what an entry holds say so where they happen (`remove`,
- * `clear`, `update`), next to the write.
+ * forbids); past both windows, the entry is loaded before answering. An entry's age
+ * counts from the moment its load began (what it holds was read then or later), not
+ * from when the load came back: nothing served is older than `freshMs + staleMs`,
+ * however slow a load was. At most `max` entries (the oldest go first). Writes that
+ * change what an entry holds say so where they happen (`remove`, `clear`, `update`),
+ * next to the write.
  */
 export class CacheNamespace<V, E = unknown> {
   private readonly entries = new Map<string, { value: V; storedAt: number }>();
@@ -56,9 +58,10 @@ export class CacheNamespace<V, E = unknown> {
     return this.entry(env, key, now)?.value;
   }
 
-  set(key: string, value: V, now = Date.now()): void {
+  /** Stores `value` as read at `readAt` (when its load began; now by default). */
+  set(key: string, value: V, readAt = Date.now()): void {
     this.entries.delete(key);
-    this.entries.set(key, { value: this.options.freeze ? deepFreeze(value) : value, storedAt: now });
+    this.entries.set(key, { value: this.options.freeze ? deepFreeze(value) : value, storedAt: readAt });
     if (this.entries.size > this.options.max) this.entries.delete(oldestKey(this.entries) ?? key);
   }
 
@@ -93,14 +96,14 @@ export class CacheNamespace<V, E = unknown> {
       this.reloading.add(key);
       scope.executionCtx.waitUntil(
         load()
-          .then((value) => this.set(key, value))
+          .then((value) => this.set(key, value, now)) // read from `now` on
           .catch(() => undefined) // the entry stays stale; the next request past the window loads it
           .finally(() => this.reloading.delete(key)),
       );
     }
     if (hit) return hit.value;
     const value = await load();
-    this.set(key, value);
+    this.set(key, value, now);
     return value;
   }
 }

@@ -52,8 +52,11 @@ const callerQueries = (db: Db, userId: number) =>
 
 type Loaded = readonly [UserRow[], { channelId: number }[], { channelId: number }[]];
 
-/** Checks a loaded caller, keeps them in the cache (unless over the marks limit), and marks the request checked. */
-function acceptCaller(c: Context<AppEnv>, [[row], liked, favorited]: Loaded): Caller {
+/**
+ * Checks a loaded caller, keeps them in the cache (unless over the marks limit) as read
+ * at `readAt` (when the batch was sent), and marks the request checked.
+ */
+function acceptCaller(c: Context<AppEnv>, [[row], liked, favorited]: Loaded, readAt: number): Caller {
   const user = checkAccount(row, c.get('token'));
   const caller = {
     user,
@@ -61,7 +64,7 @@ function acceptCaller(c: Context<AppEnv>, [[row], liked, favorited]: Loaded): Ca
     favorited: new Set(favorited.map((m) => m.channelId)),
   };
   if (liked.length <= CALLER_MARKS_LIMIT && favorited.length <= CALLER_MARKS_LIMIT) {
-    cache.callers.set(String(user.id), caller);
+    cache.callers.set(String(user.id), caller, readAt);
     c.set('caller', caller);
   }
   c.set('user', user);
@@ -102,8 +105,10 @@ export function useCachedCaller(c: Context<AppEnv>): boolean {
  */
 export async function checkAccountNow(c: Context<AppEnv>, options: { rowOnly?: boolean } = {}): Promise<void> {
   const db = c.get('db');
-  if (mayReadCached(c) && !options.rowOnly) acceptCaller(c, await db.batch(callerQueries(db, c.get('userId'))));
-  else {
+  if (mayReadCached(c) && !options.rowOnly) {
+    const readAt = Date.now();
+    acceptCaller(c, await db.batch(callerQueries(db, c.get('userId'))), readAt);
+  } else {
     c.set('user', checkAccount(await findUserById(db, c.get('userId')), c.get('token')));
     c.set('accountChecked', true);
   }
@@ -120,11 +125,12 @@ export async function withAccountCheck<Q extends Queries, T>(c: Context<AppEnv>,
   const db = c.get('db');
   if (c.get('accountChecked') || c.get('userId') === undefined) return runRead(db, pending);
   if (mayReadCached(c)) {
+    const readAt = Date.now();
     const [row, liked, favorited, ...results] = await db.batch([
       ...callerQueries(db, c.get('userId')),
       ...pending.queries,
     ]);
-    acceptCaller(c, [row, liked, favorited]);
+    acceptCaller(c, [row, liked, favorited], readAt);
     return pending.result(results);
   }
   const [row, ...results] = await db.batch([userByIdQuery(db, c.get('userId')), ...pending.queries]);

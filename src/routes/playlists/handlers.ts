@@ -24,8 +24,9 @@ async function readPlaylist(c: Context<AppEnv>, id: number): Promise<playlists.P
   const detail =
     cache.playlists.get(c.env, String(id)) ??
     (await cache.playlists.swr(c, `${id}:${readerId}`, async () => {
+      const readAt = Date.now();
       const loaded = await runRead(db, playlists.readablePlaylist(db, id, readerId, 0));
-      if (loaded?.is_public) cache.playlists.set(String(id), loaded);
+      if (loaded?.is_public) cache.playlists.set(String(id), loaded, readAt);
       return loaded;
     }));
   return detail && markItems(detail, caller);
