@@ -23,13 +23,16 @@ const hasMark = (table: Marks, userId: Value, channelId: Value) =>
       .where(mark(table, userId, channelId)),
   );
 
+/** The user's mark and the channel's counter, as a state is answered. */
+const stateColumns = (table: Marks, userId: Value, channelId: Value) => ({
+  active: sql<boolean>`${hasMark(table, userId, channelId)}`.mapWith(Boolean).as('active'),
+  total: counterOf(table),
+});
+
 /** The user's mark and the channel's counter after a change; no row when the channel is not visible. */
 const stateQuery = (db: Db, table: Marks, userId: Value, channelId: Value) =>
   db
-    .select({
-      active: sql<boolean>`${hasMark(table, userId, channelId)}`.mapWith(Boolean).as('active'),
-      total: counterOf(table),
-    })
+    .select(stateColumns(table, userId, channelId))
     .from(radioChannels)
     .where(and(eq(radioChannels.id, channelId), channelIsVisible(channelId)));
 
@@ -70,10 +73,9 @@ const toggleStatements = (table: Marks) => ({
     db.insert(table).select(markRow(user, channel, at, sql`changes() = 0 AND ${channelIsVisible(channel)}`)),
   ),
   countAndState: prepared((db) =>
-    moveCounter(db, table, channel, sql`(CASE WHEN ${hasMark(table, user, channel)} THEN 1 ELSE -1 END)`).returning({
-      active: sql<boolean>`${hasMark(table, user, channel)}`.mapWith(Boolean),
-      total: counterOf(table),
-    }),
+    moveCounter(db, table, channel, sql`(CASE WHEN ${hasMark(table, user, channel)} THEN 1 ELSE -1 END)`).returning(
+      stateColumns(table, user, channel),
+    ),
   ),
 });
 const toggles = { likes: toggleStatements(likes), favorites: toggleStatements(favorites) };

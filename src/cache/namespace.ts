@@ -36,6 +36,13 @@ function deepFreeze<T>(value: T): T {
 export class CacheNamespace<V, E = unknown> {
   private readonly entries = new Map<string, { value: V; storedAt: number }>();
   private readonly reloading = new Set<string>();
+  /**
+   * When each key was last removed or changed by a write, and when everything was
+   * cleared: a load that began before then holds what the write replaced and is not
+   * stored (a reload in flight across a ban, a like or a catalogue write). At most `max`.
+   */
+  private readonly changedAt = new Map<string, number>();
+  private clearedAt = -Infinity;
 
   constructor(
     readonly name: string,
@@ -58,8 +65,14 @@ export class CacheNamespace<V, E = unknown> {
     return this.entry(env, key, now)?.value;
   }
 
-  /** Stores `value` as read at `readAt` (when its load began; now by default). */
+  /**
+   * Stores `value` as read at `readAt` (when its load began; now by default), unless a
+   * write removed or changed the key (or cleared the namespace) since, or the entry
+   * there was read later: what a slow load brings back never replaces newer data.
+   */
   set(key: string, value: V, readAt = Date.now()): void {
+    if (readAt <= this.clearedAt || readAt <= (this.changedAt.get(key) ?? -Infinity)) return;
+    if (readAt < (this.entries.get(key)?.storedAt ?? -Infinity)) return;
     this.entries.delete(key);
     this.entries.set(key, { value: this.options.freeze ? deepFreeze(value) : value, storedAt: readAt });
     if (this.entries.size > this.options.max) this.entries.delete(oldestKey(this.entries) ?? key);
@@ -67,6 +80,7 @@ export class CacheNamespace<V, E = unknown> {
 
   /** Replaces an entry's value and keeps its age (what it says is no fresher); false when there is none. */
   update(key: string, change: (value: V) => V): boolean {
+    this.markChanged(key);
     const entry = this.entries.get(key);
     if (!entry) return false;
     entry.value = this.options.freeze ? deepFreeze(change(entry.value)) : change(entry.value);
@@ -74,16 +88,30 @@ export class CacheNamespace<V, E = unknown> {
   }
 
   remove(key: string): void {
+    this.markChanged(key);
     this.entries.delete(key);
   }
 
   /** Removes every entry whose key starts with `prefix` (the per-reader copies of one playlist). */
   removePrefix(prefix: string): void {
-    for (const key of this.entries.keys()) if (key.startsWith(prefix)) this.entries.delete(key);
+    for (const key of this.entries.keys()) {
+      if (key.startsWith(prefix)) {
+        this.markChanged(key);
+        this.entries.delete(key);
+      }
+    }
   }
 
   clear(): void {
+    this.clearedAt = Date.now();
+    this.changedAt.clear();
     this.entries.clear();
+  }
+
+  private markChanged(key: string): void {
+    this.changedAt.delete(key);
+    this.changedAt.set(key, Date.now());
+    if (this.changedAt.size > this.options.max) this.changedAt.delete(oldestKey(this.changedAt) ?? key);
   }
 
   /**

@@ -21,6 +21,8 @@ import { foldText, normaliseTerm } from '../lib/text';
 const CANDIDATES = 120;
 /** More when filters will drop some of them. */
 const FILTERED_CANDIDATES = 3000;
+/** Names that start with a term too short for the index (two characters): the alphabetically first, then ranked. */
+const SHORT_TERM_CANDIDATES = 300;
 /**
  * Names that start with the term, taken from the name index whatever their plays: exact
  * and prefix name matches rank first (contract 6), and a little-played channel named so
@@ -84,9 +86,8 @@ const offlineLast = sql<number>`(${radioChannels.healthStatus} = 'offline')`;
 function stationSearchQuery(db: Db, search: StationSearch, viewerId: number) {
   const folded = normaliseTerm(search.q);
   const filtered = search.genreId !== undefined || search.countryId !== undefined || search.online || search.https;
-  const candidates = candidateIds(folded, filtered ? FILTERED_CANDIDATES : CANDIDATES, NAME_CANDIDATES).as(
-    'candidates',
-  );
+  const limit = filtered ? FILTERED_CANDIDATES : ftsQuery(folded) ? CANDIDATES : SHORT_TERM_CANDIDATES;
+  const candidates = candidateIds(folded, limit, NAME_CANDIDATES).as('candidates');
   const conditions = [channelVisible];
   // Words too short for the trigram index must still be in the name ("jazz fm").
   if (ftsQuery(folded)) {
@@ -269,7 +270,7 @@ export function completions(folded: string, names: string[], limit: number): str
  */
 export function nameCompletions(db: Db, q: string, limit: number) {
   const folded = normaliseTerm(q);
-  // Most popular first is their order: the popular index matches are enough, no name range.
+  // Most popular first is their order: for terms the index takes, its popular matches are enough (no name range).
   const candidates = candidateIds(folded, 200, 0).as('candidates');
   return read(
     [

@@ -52,18 +52,22 @@ const callerQueries = (db: Db, userId: number) =>
 
 type Loaded = readonly [UserRow[], { channelId: number }[], { channelId: number }[]];
 
+/** A loaded caller's marks as sets; `cacheable` false when either kind is over the limit. */
+const loadedMarks = (liked: Loaded[1], favorited: Loaded[2]) => ({
+  liked: new Set(liked.map((m) => m.channelId)),
+  favorited: new Set(favorited.map((m) => m.channelId)),
+  cacheable: liked.length <= CALLER_MARKS_LIMIT && favorited.length <= CALLER_MARKS_LIMIT,
+});
+
 /**
  * Checks a loaded caller, keeps them in the cache (unless over the marks limit) as read
  * at `readAt` (when the batch was sent), and marks the request checked.
  */
 function acceptCaller(c: Context<AppEnv>, [[row], liked, favorited]: Loaded, readAt: number): Caller {
   const user = checkAccount(row, c.get('token'));
-  const caller = {
-    user,
-    liked: new Set(liked.map((m) => m.channelId)),
-    favorited: new Set(favorited.map((m) => m.channelId)),
-  };
-  if (liked.length <= CALLER_MARKS_LIMIT && favorited.length <= CALLER_MARKS_LIMIT) {
+  const { cacheable, ...marks } = loadedMarks(liked, favorited);
+  const caller = { user, ...marks };
+  if (cacheable) {
     cache.callers.set(String(user.id), caller, readAt);
     c.set('caller', caller);
   }
@@ -89,12 +93,11 @@ export function useCachedCaller(c: Context<AppEnv>): boolean {
   void cache.callers.swr(c, key, async () => {
     const db = c.get('db');
     const [[row], liked, favorited] = await db.batch(callerQueries(db, c.get('userId')));
-    if (!row) return caller;
-    return {
-      user: row,
-      liked: new Set(liked.map((m) => m.channelId)),
-      favorited: new Set(favorited.map((m) => m.channelId)),
-    };
+    const { cacheable, ...marks } = loadedMarks(liked, favorited);
+    // A row gone or marks over the limit: nothing to keep; the entry expires, and the
+    // caller's next request is checked against D1.
+    if (!row || !cacheable) throw new Error('caller not cacheable');
+    return { user: row, ...marks };
   });
   return true;
 }
