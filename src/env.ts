@@ -73,8 +73,8 @@ export interface Variables extends TimingVariables, LanguageVariables {
   idempotency?: IdempotencyClaim;
   /** Put before the body's hash in the answer's `ETag` (a playlist's `v<version>-`, middleware/caching.ts). */
   etagPrefix?: string;
-  /** How old a public answer served from the Cache API is (middleware/caching.ts). */
-  publicAgeMs?: number;
+  /** When the read of a public answer began, here or before the Cache API stored it (middleware/caching.ts). */
+  publicReadAt?: number;
   /** The presented token's record (middleware/auth.ts). */
   token: TokenRecord;
   /** The tightest login or registration quota in this answer's `RateLimit` headers (services/rate-limits.ts). */

@@ -85,10 +85,11 @@ export const edgeCache = createMiddleware<AppEnv>(async (c, next) => {
     c.res.headers.delete(READ_AT);
     c.res.headers.set('X-Cache', 'HIT');
     c.set('body', { text: body, tag: hit.headers.get('ETag') ?? undefined });
-    c.set('publicAgeMs', (Number(hit.headers.get('Age')) || 0) * 1000);
+    c.set('publicReadAt', Number(hit.headers.get(READ_AT)));
     return;
   }
   const readAt = Date.now();
+  c.set('publicReadAt', readAt);
   await next();
   if (c.res.status !== 200) return;
   const headers = responseHeaders(c);
@@ -119,7 +120,8 @@ export const keepPublicCopy = createMiddleware<AppEnv>(async (c, next) => {
   const headers = [...c.res.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name));
   headers.push(['x-cache', 'HIT']);
   const tag = c.res.headers.get('ETag') ?? '';
-  cache.publicCopies.set(c.req.url, { body: text, headers, tag }, Date.now() - (c.get('publicAgeMs') ?? 0));
+  // As old as its read (a catalogue write since then keeps it out: cache/namespace.ts).
+  cache.publicCopies.set(c.req.url, { body: text, headers, tag }, c.get('publicReadAt') ?? Date.now());
 });
 
 /**
