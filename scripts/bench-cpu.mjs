@@ -26,22 +26,27 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
-import { applyMigrations, loadBenchData, pick, workerOptions, wranglerConfig } from './lib/bench-data.mjs';
+import { parseArgs } from 'node:util';
+import { ADMIN_TOKEN, applyMigrations, loadBenchData, pick, workerOptions, wranglerConfig } from './lib/bench-data.mjs';
 import { root } from './lib/local-api.mjs';
 import { onShutdown, runWrangler } from './lib/local-worker.mjs';
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? fallback : args[i + 1];
-};
-const refs = args.flatMap((arg, i) => (arg === '--ref' ? [args[i + 1]] : []));
-const REQUESTS = Number(option('requests', 3000));
-const ROUNDS = Number(option('rounds', 3));
-const CHANNELS = Number(option('channels', 2000));
-const CONCURRENCY = Number(option('concurrency', 8));
-const ONLY = option('only', '')?.split(',').filter(Boolean);
-const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+const { values: options } = parseArgs({
+  options: {
+    ref: { type: 'string', multiple: true, default: [] },
+    requests: { type: 'string', default: '3000' },
+    rounds: { type: 'string', default: '3' },
+    channels: { type: 'string', default: '2000' },
+    concurrency: { type: 'string', default: '8' },
+    only: { type: 'string', default: '' },
+  },
+});
+const refs = options.ref;
+const REQUESTS = Number(options.requests);
+const ROUNDS = Number(options.rounds);
+const CHANNELS = Number(options.channels);
+const CONCURRENCY = Number(options.concurrency);
+const ONLY = options.only.split(',').filter(Boolean);
 const USERS = 20;
 const WARM = 500;
 
@@ -138,7 +143,7 @@ const endpoints = [
     path: (b, i) => `/api/v1/radios/${pick(b.channelIds, i * 7919)}/play`,
   },
   { name: 'like toggle', method: 'POST', path: (b, i) => `/api/v1/radios/${pick(b.channelIds, i * 104_729)}/like` },
-].filter((e) => !ONLY?.length || ONLY.includes(e.name));
+].filter((e) => !ONLY.length || ONLY.includes(e.name));
 
 /** Sends `count` requests of `endpoint` to build `b`, CONCURRENCY at a time; answers how many were not 2xx. */
 async function send(b, endpoint, count, offset) {

@@ -18,23 +18,29 @@ import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import { applyMigrations, loadBenchData, pick, workerOptions, wranglerConfig } from './lib/bench-data.mjs';
+import { parseArgs } from 'node:util';
+import { ADMIN_TOKEN, applyMigrations, loadBenchData, pick, workerOptions, wranglerConfig } from './lib/bench-data.mjs';
 import { root, serverTiming } from './lib/local-api.mjs';
 import { onShutdown, runWrangler } from './lib/local-worker.mjs';
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? fallback : args[i + 1];
-};
-const DURATION = Number(option('duration', 4));
-const ROUNDS = Number(option('rounds', 3));
-const CONNECTIONS = Number(option('connections', 16));
-const CHANNELS = Number(option('channels', 50_000));
-const ONLY = option('only', '')?.split(',').filter(Boolean);
-const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+const { values: options } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '16' },
+    channels: { type: 'string', default: '50000' },
+    only: { type: 'string', default: '' },
+    tool: { type: 'string' },
+    var: { type: 'string', multiple: true, default: [] },
+  },
+});
+const DURATION = Number(options.duration);
+const ROUNDS = Number(options.rounds);
+const CONNECTIONS = Number(options.connections);
+const CHANNELS = Number(options.channels);
+const ONLY = options.only.split(',').filter(Boolean);
 const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
-const TOOL = option('tool', hasWrk ? 'wrk' : 'autocannon');
+const TOOL = options.tool ?? (hasWrk ? 'wrk' : 'autocannon');
 if (TOOL === 'wrk' && !hasWrk) throw new Error('wrk is not installed (apt-get install wrk), or pass --tool autocannon');
 
 // Miniflare as wrangler resolves it: the version that matches wrangler's workerd.
@@ -52,11 +58,10 @@ if (build.status !== 0) throw new Error('wrangler deploy --dry-run failed');
 const config = wranglerConfig(root);
 const { compatibilityDate, vars } = config;
 const overrides = {};
-args.forEach((arg, i) => {
-  if (arg !== '--var') return;
-  const [name, ...value] = (args[i + 1] ?? '').split('=');
+for (const assignment of options.var) {
+  const [name, ...value] = assignment.split('=');
   overrides[name] = vars[name] = value.join('=');
-});
+}
 
 /** The Worker's bundle on its own Miniflare, with its own storage; `extra` overrides vars. */
 const startWorker = (extra = {}) =>
@@ -226,7 +231,7 @@ try {
     ...reads(shipped).map((e) => ({ ...e, variant: 'cached', setup: shipped })),
     ...reads(uncached).map((e) => ({ ...e, variant: 'uncached', setup: uncached })),
     ...writes(shipped).map((e) => ({ ...e, variant: 'cached', setup: shipped })),
-  ].filter((e) => !ONLY?.length || ONLY.includes(e.name));
+  ].filter((e) => !ONLY.length || ONLY.includes(e.name));
 
   // Requests prepared in advance (wrk cycles through them): 5,000, each from a random user.
   const PREPARED = 5000;
@@ -400,7 +405,7 @@ try {
   // Rows read per request at two catalogue sizes, every endpoint on a cache miss: the
   // cost of a request must not grow with the catalogue (at most 2x from 1,000 to 100,000).
   const scale = [];
-  if (!ONLY?.length || ONLY.includes('scale')) {
+  if (!ONLY.length || ONLY.includes('scale')) {
     console.log('Rows read per request at 1,000 and 100,000 channels (READ_CACHE_MS=0)...');
     const sizes = [1000, 100_000];
     const setups = [];

@@ -5,6 +5,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 export const pick = (list, i) => list[i % list.length];
 
+/** The admin token the benchmarks give their Workers (local only). */
+export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+
 /** What a tree's wrangler.toml declares (top level): compatibility date, vars, Durable Objects, KV namespaces. */
 export function wranglerConfig(dir) {
   const toml = readFileSync(`${dir}/wrangler.toml`, 'utf8');
