@@ -63,4 +63,15 @@ describe('local and genre charts', () => {
     });
     expect(res.body.data.map((r: { id: number; score: number }) => [r.id, r.score])).toEqual([[de, 1]]);
   });
+
+  it('likes charts by genre count only that genre', async () => {
+    const [jazz, rock] = await seedChannels([station({ tags: 'jazz' }), station({ tags: 'rock' })]);
+    const users = await Promise.all(Array.from({ length: 3 }, () => registerUser()));
+    for (const user of users) await call('POST', `/api/v1/radios/${rock}/like`, { token: user.token });
+    await call('POST', `/api/v1/radios/${jazz}/like`, { token: users[0]!.token });
+    const res = await call('GET', `/api/v1/radios/charts?metric=likes&period=24h&genre_id=${await genreId('jazz')}`, {
+      token: users[0]!.token,
+    });
+    expect(res.body.data.map((r: { id: number; score: number }) => [r.id, r.score])).toEqual([[jazz, 1]]);
+  });
 });

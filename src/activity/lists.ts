@@ -1,10 +1,16 @@
 import { and, asc, desc, eq, gt, gte, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { channelsByIds } from '../catalogue/channels';
-import { channelCountry, channelVisible, radioResourceColumns, type RadioResource } from '../catalogue/radio-resource';
+import {
+  channelCountry,
+  channelInGenre,
+  channelVisible,
+  radioResourceColumns,
+  type RadioResource,
+} from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
 import { mapRead, read } from '../db/read';
-import { countries, favorites, likes, radioChannelGenres, radioChannels, userPlays } from '../db/schema';
+import { countries, favorites, likes, radioChannels, userPlays } from '../db/schema';
 import type { ChartFilter } from '../durable-objects/play-counter';
 import type { AppEnv } from '../env';
 import { isoTimestamp } from '../lib/time';
@@ -164,10 +170,7 @@ function likeScores(db: Db, since: string, limit: number, filter: ChartFilter) {
     filter.countryId === undefined
       ? undefined
       : sql`EXISTS (SELECT 1 FROM ${radioChannels} WHERE ${radioChannels.id} = ${likes.channelId} AND ${radioChannels.countryId} = ${filter.countryId})`;
-  const inGenre =
-    filter.genreId === undefined
-      ? undefined
-      : sql`EXISTS (SELECT 1 FROM ${radioChannelGenres} WHERE ${radioChannelGenres.channelId} = ${likes.channelId} AND ${radioChannelGenres.genreId} = ${filter.genreId})`;
+  const inGenre = filter.genreId === undefined ? undefined : channelInGenre(likes.channelId, filter.genreId);
   return db
     .select({ channelId: likes.channelId, score })
     .from(likes)

@@ -101,6 +101,9 @@ export const appliedFlushes = (db: Db, flushes: { shard: string; seq: number }[]
     .from(jsonRows(JSON.stringify(flushes)))
     .innerJoin(playFlushes, and(eq(playFlushes.shard, jsonField('shard')), eq(playFlushes.seq, jsonField('seq'))));
 
+/** A chart filter in a cache key. */
+export const chartFilterKey = (filter: ChartFilter) => `${filter.countryId ?? ''}:${filter.genreId ?? ''}`;
+
 /**
  * The most played channels of the last `hours` hours, from every counter, kept per
  * isolate (`cache.playTops`): one fan-out per isolate and window, not per request. Each
@@ -112,7 +115,7 @@ export function mostPlayed(
   limit: number,
   filter: ChartFilter = {},
 ): Promise<ChannelPlays[]> {
-  const key = `${hours}:${limit}:${filter.countryId ?? ''}:${filter.genreId ?? ''}`;
+  const key = `${hours}:${limit}:${chartFilterKey(filter)}`;
   return cache.playTops.swr(c, key, async () => {
     const now = Date.now();
     const lists = await Promise.all(allCounters(c.env).map((counter) => counter.top(hours, limit, now, filter)));

@@ -4,11 +4,13 @@ import type { Db } from '../db/client';
 import { prepared } from '../db/prepared';
 import { read, type Queries, type Read } from '../db/read';
 import { fieldInvalid } from '../lib/errors';
-import { catalogueCounts, countries, genres, radioChannelGenres, radioChannels } from '../db/schema';
+import { catalogueCounts, countries, radioChannels } from '../db/schema';
 import { foldText } from '../lib/text';
 import { countScope, type ChannelFilters } from './count-scope';
 import { encodeCursor } from './cursor';
 import {
+  channelInGenre,
+  genreActive,
   channelCountry,
   channelIsVisible,
   channelVisible,
@@ -142,14 +144,6 @@ const SORTS: Record<ChannelSort, Sort> = {
 
 export const sortKeyOf = (sort: ChannelSort, channel: RadioResource) => SORTS[sort].key(channel);
 
-const activeGenre = (genreId: number) =>
-  exists(
-    qb
-      .select({ one: sql`1` })
-      .from(genres)
-      .where(and(eq(genres.id, genreId), eq(genres.isActive, true))),
-  );
-
 /**
  * Conditions of a visible channel that passes the filters. The genre is probed per
  * channel (a primary-key lookup) while the sort's index is walked, so a page reads
@@ -168,17 +162,7 @@ function filterConditions(filters: ChannelFilters): SQL[] {
   if (filters.countryId !== undefined) conditions.push(eq(radioChannels.countryId, filters.countryId));
   if (filters.language !== undefined) conditions.push(eq(radioChannels.language, filters.language));
   if (filters.genreId !== undefined) {
-    conditions.push(
-      exists(
-        qb
-          .select({ one: sql`1` })
-          .from(radioChannelGenres)
-          .where(
-            and(eq(radioChannelGenres.channelId, radioChannels.id), eq(radioChannelGenres.genreId, filters.genreId)),
-          ),
-      ),
-      activeGenre(filters.genreId),
-    );
+    conditions.push(channelInGenre(radioChannels.id, filters.genreId), genreActive(filters.genreId));
   }
   if (filters.https) conditions.push(eq(radioChannels.isHttps, true));
   if (filters.online) conditions.push(eq(radioChannels.healthStatus, 'online'));
@@ -188,7 +172,7 @@ function filterConditions(filters: ChannelFilters): SQL[] {
 /** The total of a filter combination, exact, from `catalogue_counts` (0 when the genre is inactive). */
 function countQuery(db: Db, filters: ChannelFilters) {
   const conditions = [eq(catalogueCounts.scope, countScope(filters))];
-  if (filters.genreId !== undefined) conditions.push(activeGenre(filters.genreId));
+  if (filters.genreId !== undefined) conditions.push(genreActive(filters.genreId));
   return db
     .select({ total: catalogueCounts.total })
     .from(catalogueCounts)

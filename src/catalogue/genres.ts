@@ -1,20 +1,17 @@
-import { and, asc, desc, eq, exists, sql } from 'drizzle-orm';
-import { QueryBuilder } from 'drizzle-orm/sqlite-core';
+import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { read } from '../db/read';
-import { countries, genres, radioChannelGenres, radioChannels } from '../db/schema';
+import { countries, genres, radioChannels } from '../db/schema';
 import type { z } from 'zod';
 import { GENRE_FIELDS, type GenreSchema } from '../schemas/catalogue';
 import { apiColumns } from '../schemas/from-table';
-import { channelCountry, channelVisible } from './radio-resource';
+import { channelCountry, channelInGenre, channelVisible } from './radio-resource';
 
 /** The GenreObject of the spec (its schema: schemas/catalogue.ts). */
 export type GenreResource = z.infer<typeof GenreSchema>;
 
 /** The GenreObject of the spec: the table's own columns, named as the API names them. */
 export const genreColumns = apiColumns(genres, GENRE_FIELDS);
-
-const qb = new QueryBuilder();
 
 /** Active genres by name. */
 export const activeGenres = (db: Db) =>
@@ -51,17 +48,7 @@ export function genreWithChannels(db: Db, id: number, limit: number) {
         })
         .from(radioChannels)
         .innerJoin(countries, channelCountry)
-        .where(
-          and(
-            channelVisible,
-            exists(
-              qb
-                .select({ one: sql`1` })
-                .from(radioChannelGenres)
-                .where(and(eq(radioChannelGenres.channelId, radioChannels.id), eq(radioChannelGenres.genreId, id))),
-            ),
-          ),
-        )
+        .where(and(channelVisible, channelInGenre(radioChannels.id, id)))
         .orderBy(desc(radioChannels.playCount), asc(radioChannels.id))
         .limit(limit),
     ] as const,

@@ -1,4 +1,4 @@
-import { and, asc, eq, exists, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { and, asc, eq, exists, sql, type AnyColumn, type Placeholder, type SQL } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { z } from 'zod';
 import { countries, favorites, genres, likes, radioChannelGenres, radioChannels } from '../db/schema';
@@ -109,6 +109,24 @@ export const channelVisible = and(eq(radioChannels.isActive, true), eq(countries
 
 /** The join every RadioResource select makes: the channel's country. */
 export const channelCountry = eq(countries.id, radioChannels.countryId);
+
+/** True when the channel in `channelId` (a column of the outer query) is linked to genre `genreId`: a primary-key probe. */
+export const channelInGenre = (channelId: AnyColumn, genreId: number) =>
+  exists(
+    qb
+      .select({ one: sql`1` })
+      .from(radioChannelGenres)
+      .where(and(eq(radioChannelGenres.channelId, channelId), eq(radioChannelGenres.genreId, genreId))),
+  );
+
+/** True when genre `genreId` is active (an inactive genre filters to nothing, contract 3). */
+export const genreActive = (genreId: number) =>
+  exists(
+    qb
+      .select({ one: sql`1` })
+      .from(genres)
+      .where(and(eq(genres.id, genreId), eq(genres.isActive, true))),
+  );
 
 /** True when channel `id` is visible, as a condition other statements can be guarded by. */
 export function channelIsVisible(id: number | SQL | Placeholder) {

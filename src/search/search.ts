@@ -1,14 +1,21 @@
-import { and, asc, desc, eq, exists, gte, lt, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, lt, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Context } from 'hono';
 import { cache } from '../cache';
 import { genreColumns, type GenreResource } from '../catalogue/genres';
-import { channelCountry, channelVisible, radioResourceColumns, type RadioResource } from '../catalogue/radio-resource';
+import {
+  channelCountry,
+  channelInGenre,
+  channelVisible,
+  genreActive,
+  radioResourceColumns,
+  type RadioResource,
+} from '../catalogue/radio-resource';
 import { channelIdOf, ftsQuery, textMatchRowids } from '../catalogue/search-index';
 import { matchRank, matchRankOf } from '../catalogue/text-match';
 import type { Db } from '../db/client';
 import { read } from '../db/read';
-import { catalogueCounts, countries, genreSearch, genres, radioChannelGenres, radioChannels } from '../db/schema';
+import { catalogueCounts, countries, genreSearch, genres, radioChannels } from '../db/schema';
 import type { AppEnv } from '../env';
 import { foldText, normaliseTerm } from '../lib/text';
 
@@ -98,22 +105,7 @@ function stationSearchQuery(db: Db, search: StationSearch, viewerId: number) {
   if (search.online) conditions.push(eq(radioChannels.healthStatus, 'online'));
   if (search.https) conditions.push(eq(radioChannels.isHttps, true));
   if (search.genreId !== undefined) {
-    conditions.push(
-      exists(
-        qb
-          .select({ one: sql`1` })
-          .from(radioChannelGenres)
-          .where(
-            and(eq(radioChannelGenres.channelId, radioChannels.id), eq(radioChannelGenres.genreId, search.genreId)),
-          ),
-      ),
-      exists(
-        qb
-          .select({ one: sql`1` })
-          .from(genres)
-          .where(and(eq(genres.id, search.genreId), eq(genres.isActive, true))),
-      ),
-    );
+    conditions.push(channelInGenre(radioChannels.id, search.genreId), genreActive(search.genreId));
   }
   // Rank the candidates on their own columns first; only the winners are expanded into
   // RadioResources (genres, country, the caller's like and favorite).

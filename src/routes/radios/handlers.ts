@@ -1,7 +1,7 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { chart, likedChannels, trendingChannels } from '../../activity/lists';
-import { recordPlay } from '../../activity/plays';
+import { chartFilterKey, recordPlay } from '../../activity/plays';
 import { toggle } from '../../activity/reactions';
 import { guardedWrite } from '../../services/guarded-writes';
 import { cache, forgetCatalogueAnswers } from '../../cache';
@@ -152,7 +152,7 @@ export const trendingRadios: RouteHandler<typeof routes.trendingRadios, AppEnv> 
   const channels = await readForCaller(
     c,
     cache.trending,
-    `${hours}:${limit}:${countryId ?? ''}:${genreId ?? ''}`,
+    `${hours}:${limit}:${chartFilterKey(filter)}`,
     (viewerId) => trendingChannels(c, hours, limit, viewerId, filter),
     withMarks,
   );
@@ -165,7 +165,7 @@ export const chartRadios: RouteHandler<typeof routes.chartRadios, AppEnv> = asyn
   const channels = await readForCaller(
     c,
     cache.charts,
-    `${metric}:${period}:${limit}:${countryId ?? ''}:${genreId ?? ''}`,
+    `${metric}:${period}:${limit}:${chartFilterKey(filter)}`,
     (viewerId) => chart(c, metric, period, limit, viewerId, filter),
     withMarks,
   );
