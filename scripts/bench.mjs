@@ -10,7 +10,9 @@
 // run: a Worker that makes one D1 query, one D1 batch write, one KV read or one Durable
 // Object call per request and nothing else. Each endpoint declares the I/O it must do on
 // a cache miss and is compared with that ceiling; reads run twice, with the read caches
-// as shipped and with `READ_CACHE_MS=0` (a second Worker). Then rows read per request
+// as shipped and with `READ_CACHE_MS=0` (a second Worker), and each read also against its own
+// I/O alone: a Worker that only sends its answers (caches on) or only runs its SQL as
+// logged at LOG_LEVEL=debug (caches off). Then rows read per request
 // (D1's own counts, through the debug header) at 1,000 and 100,000 channels, caches off.
 // Writes bench/results.md, bench/results.json and bench/results.svg.
 import autocannon from 'autocannon';
@@ -75,7 +77,50 @@ const startWorker = (extra = {}) =>
     }),
   );
 const worker = startWorker();
-const uncachedWorker = startWorker({ READ_CACHE_MS: '0' });
+// The Worker with READ_CACHE_MS=0, and beside it on the same D1 (requests with `Host:
+// replay.bench`) a Worker that only replays the statements each of its reads ran, in
+// the same round trips: the ceiling of that read's own I/O. The statements are taken
+// from the Worker's own log at LOG_LEVEL=debug (setOptions keeps the storage).
+const REPLAY_HOST = 'replay.bench';
+let runtimeOutput = null; // collects the runtime's stdout while not null
+const uncachedOptions = ({ logLevel = 'silent', plans = {} } = {}) => {
+  const { host, port, ...api } = workerOptions({
+    scriptPath: `${out}/bundle/index.js`,
+    config,
+    storage: 'bench',
+    adminToken: ADMIN_TOKEN,
+    bindings: { ...overrides, READ_CACHE_MS: '0', LOG_LEVEL: logLevel },
+  });
+  return {
+    host,
+    port,
+    handleRuntimeStdio(stdout, stderr) {
+      stdout.on('data', (chunk) => {
+        if (runtimeOutput !== null) runtimeOutput += chunk;
+      });
+      stderr.pipe(process.stderr);
+    },
+    workers: [
+      { name: 'api', ...api },
+      {
+        name: 'replay',
+        modules: true,
+        compatibilityDate,
+        d1Databases: { DB: 'bench' },
+        routes: [`${REPLAY_HOST}/*`],
+        script: `const PLANS = ${JSON.stringify(plans)};
+export default { async fetch(request, env) {
+  const plan = PLANS[new URL(request.url).searchParams.get('plan')];
+  if (!plan) return new Response('no such plan', { status: 404 });
+  const db = env.DB.withSession('first-unconstrained');
+  for (const trip of plan) await db.batch(trip.map((s) => db.prepare(s.sql).bind(...s.params)));
+  return new Response('{"success":true,"message":"Replayed.","data":null}', { headers: { 'content-type': 'application/json; charset=UTF-8' } });
+} };`,
+      },
+    ],
+  };
+};
+const uncachedWorker = new Miniflare(uncachedOptions());
 const baselineBody = JSON.stringify({
   success: true,
   message: 'Baseline.',
@@ -130,10 +175,13 @@ export default { async fetch(request, env) {
   return new Response(JSON.stringify({ success: true, message: 'Probe.', data }), { headers });
 } };`,
 });
-// Interrupted or failed, the bench still takes its three runtimes down with it.
+// Interrupted or failed, the bench still takes its runtimes down with it.
 const scaleWorkers = [];
+const answerWorkers = [];
 const disposeAll = () =>
-  Promise.allSettled([worker, uncachedWorker, baseline, probe, ...scaleWorkers].map((w) => w.dispose()));
+  Promise.allSettled(
+    [worker, uncachedWorker, baseline, probe, ...answerWorkers, ...scaleWorkers].map((w) => w.dispose()),
+  );
 const forgetCleanup = onShutdown(disposeAll);
 const urlOf = async (w) => (await w.ready).toString().replace(/\/$/, '');
 const baselineUrl = (await baseline.ready).toString().replace(/\/$/, '');
@@ -238,9 +286,99 @@ try {
   const request = (endpoint, n) => ({
     method: endpoint?.method ?? 'GET',
     path: endpoint ? endpoint.path(n) : '/',
-    headers:
-      endpoint && !endpoint.anonymous ? { authorization: `Bearer ${pick(endpoint.setup.tokens, n * 7 + 3)}` } : {},
+    headers: {
+      ...(endpoint && !endpoint.anonymous ? { authorization: `Bearer ${pick(endpoint.setup.tokens, n * 7 + 3)}` } : {}),
+      ...endpoint?.headers,
+    },
   });
+
+  // Each read's own ceiling, from its first OWN requests: with the caches on, a Worker
+  // that only sends the read's own answers (bodies and headers as the API sent them);
+  // with them off, the replay Worker running the read's own statements (above).
+  const OWN = 20;
+  const answers = {};
+  const plans = {};
+  const readEndpoints = endpoints.filter((e) => !e.method);
+  for (const [k, endpoint] of readEndpoints.entries()) {
+    if (endpoint.variant !== 'cached') continue;
+    for (let n = 1; n <= OWN; n += 1) {
+      const r = request(endpoint, n);
+      const response = await fetch(`${endpoint.setup.url}${r.path}`, {
+        headers: { ...r.headers, 'accept-encoding': 'identity' },
+      });
+      const skip = new Set(['content-length', 'transfer-encoding', 'date', 'content-encoding']);
+      answers[`${k}-${n}`] = {
+        body: await response.text(),
+        headers: [...response.headers].filter(([h]) => !skip.has(h)),
+      };
+    }
+  }
+  if (readEndpoints.some((e) => e.variant === 'uncached')) {
+    runtimeOutput = '';
+    await uncachedWorker.setOptions(uncachedOptions({ logLevel: 'debug' }));
+    for (const [k, endpoint] of readEndpoints.entries()) {
+      if (endpoint.variant !== 'uncached') continue;
+      for (let n = 1; n <= OWN; n += 1) {
+        const r = request(endpoint, n);
+        const response = await fetch(`${endpoint.setup.url}${r.path}`, {
+          headers: { ...r.headers, 'x-request-id': `own-${k}-${n}` },
+        });
+        if (!response.ok) throw new Error(`${endpoint.name}: ${response.status} while its statements were logged`);
+        await response.arrayBuffer();
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the last lines
+    for (const line of runtimeOutput.split('\n')) {
+      const entry = line.startsWith('{"') ? JSON.parse(line) : null;
+      if (!entry?.request_id?.startsWith('own-')) continue;
+      const trips = [];
+      // No statements: answered without D1 (genres, from the data centre's cache).
+      for (const { sql, params, round_trip } of entry.db.statements ?? [])
+        (trips[round_trip - 1] ??= []).push({ sql, params });
+      plans[entry.request_id.slice(4)] = trips.filter(Boolean);
+    }
+    runtimeOutput = null;
+    await uncachedWorker.setOptions(uncachedOptions({ plans }));
+  }
+  const answersWorker = new Miniflare({
+    host: '127.0.0.1',
+    port: 0,
+    modules: true,
+    compatibilityDate,
+    script: `const ANSWERS = ${JSON.stringify(answers)};
+export default { fetch(request) {
+  const answer = ANSWERS[new URL(request.url).pathname.slice(1)];
+  return answer ? new Response(answer.body, { headers: answer.headers }) : new Response('no such answer', { status: 404 });
+} };`,
+  });
+  answerWorkers.push(answersWorker);
+  const answersUrl = await urlOf(answersWorker);
+  /** The read's own ceiling as an endpoint to load, or null (writes: their ceilings are global). */
+  const ownOf = (endpoint) => {
+    const k = readEndpoints.indexOf(endpoint);
+    if (k < 0) return null;
+    const nth = (n) => ((n - 1) % OWN) + 1;
+    if (endpoint.variant === 'cached') {
+      return {
+        name: 'its own answers, sent by a Worker that does only that',
+        url: answersUrl,
+        endpoint: { name: `${endpoint.name}-answers`, variant: 'own', anonymous: true, path: (n) => `/${k}-${nth(n)}` },
+      };
+    }
+    for (let n = 1; n <= OWN; n += 1)
+      if (!plans[`${k}-${n}`]) throw new Error(`no statements logged for ${endpoint.name}`);
+    return {
+      name: 'its own statements, replayed by a Worker that does only that',
+      url: endpoint.setup.url,
+      endpoint: {
+        name: `${endpoint.name}-replay`,
+        variant: 'own',
+        anonymous: true,
+        headers: { Host: REPLAY_HOST }, // wrk's own Host otherwise
+        path: (n) => `/?plan=${k}-${nth(n)}`,
+      },
+    };
+  };
   const load = (target, endpoint, seconds = DURATION) =>
     TOOL === 'wrk' ? loadWithWrk(target, endpoint, seconds) : loadWithAutocannon(target, endpoint, seconds);
   const loadWithAutocannon = (target, endpoint, seconds) =>
@@ -310,17 +448,26 @@ try {
   };
   // Baseline and endpoint alternate ROUNDS times; the round with the median ratio is
   // reported, so one noisy run on a shared machine moves nothing.
-  const alternate = async (runEndpoint) => {
+  // `runOwn`: the endpoint's own ceiling, run in each round right after it; its ratio is
+  // the median of the rounds' own ratios.
+  const alternate = async (runEndpoint, runOwn) => {
     const rounds = [];
     for (let i = 0; i < ROUNDS; i += 1) {
       const base = await load(baselineUrl);
       const run = await runEndpoint();
-      rounds.push({ base, run, errors: run.errors });
+      const own = runOwn && (await runOwn());
+      rounds.push({ base, run, own, errors: run.errors });
     }
+    const middle = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+    const own = runOwn && {
+      rps: middle(rounds.map((r) => r.own.rps)),
+      ratio: middle(rounds.map((r) => r.run.rps / r.own.rps)),
+      errors: rounds.reduce((sum, r) => sum + r.own.errors, 0),
+    };
     rounds.sort((a, b) => a.run.rps / a.base.rps - b.run.rps / b.base.rps);
     const median = rounds[Math.floor(rounds.length / 2)];
     // Errors of every round count, not only the median's.
-    return { base: median.base, run: { ...median.run, errors: rounds.reduce((sum, r) => sum + r.errors, 0) } };
+    return { base: median.base, run: { ...median.run, errors: rounds.reduce((sum, r) => sum + r.errors, 0) }, own };
   };
 
   // The ceilings first: each endpoint's figure is then read against the one its I/O allows.
@@ -342,7 +489,12 @@ try {
 
   for (const endpoint of endpoints) {
     const target = endpoint.setup.url;
-    const { base, run } = await alternate(() => load(target, endpoint));
+    const ownCeiling = ownOf(endpoint);
+    const { base, run, own } = await alternate(
+      () => load(target, endpoint),
+      ownCeiling && (() => load(ownCeiling.url, ownCeiling.endpoint)),
+    );
+    if (own?.errors) throw new Error(`${endpoint.name}: ${own.errors} errors from ${ownCeiling.name}`);
     // D1 figures per request: 200 requests like the load's, sent 8 at a time while a
     // further 3-second load runs (steady state: the caches as the load keeps them).
     const samples = [];
@@ -388,7 +540,13 @@ try {
       ceiling: ceiling.name,
       ceilingRps: Math.round(ceiling.rps),
       toCeiling,
-      also: endpoint.also && { ceiling: ceilings[endpoint.also].name, ratio: run.rps / ceilings[endpoint.also].rps },
+      also: own
+        ? { ceiling: ownCeiling.name, rps: Math.round(own.rps), ratio: own.ratio }
+        : endpoint.also && {
+            ceiling: ceilings[endpoint.also].name,
+            rps: Math.round(ceilings[endpoint.also].rps),
+            ratio: run.rps / ceilings[endpoint.also].rps,
+          },
       target: goal,
       met: (goal.of === 'baseline' ? ratio : toCeiling) >= goal.ratio && run.errors === 0,
     };
@@ -454,16 +612,21 @@ try {
     ...Object.values(ceilings).map((c) => `| ${c.name} | ${Math.round(c.rps)} | ${c.ratio.toFixed(2)} |`),
   ].join('\n');
   const table = [
-    '| endpoint | read caches | req/s | p50 ms | p99 ms | errors | D1 queries | D1 round trips (max) | rows read | ÷ baseline | I/O on a miss | ÷ that ceiling | target | met |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| endpoint | read caches | req/s | p50 ms | p99 ms | errors | D1 queries | D1 round trips (max) | rows read | ÷ baseline | I/O on a miss | ÷ that ceiling | target | met | ÷ its own I/O alone |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map(
       (r) =>
-        `| ${r.endpoint} | ${r.variant === 'cached' ? 'on' : 'off'} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.queries.toFixed(2)} | ${r.roundTrips.toFixed(2)} (${r.maxRoundTrips}) | ${r.rowsRead} | ${r.ratio.toFixed(2)} | ${r.ceiling} | ${r.toCeiling.toFixed(2)} | ≥ ${r.target.ratio} of the ${r.target.of} | ${r.met ? 'yes' : '**no**'} |`,
+        `| ${r.endpoint} | ${r.variant === 'cached' ? 'on' : 'off'} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.queries.toFixed(2)} | ${r.roundTrips.toFixed(2)} (${r.maxRoundTrips}) | ${r.rowsRead} | ${r.ratio.toFixed(2)} | ${r.ceiling} | ${r.toCeiling.toFixed(2)} | ≥ ${r.target.ratio} of the ${r.target.of} | ${r.met ? 'yes' : '**no**'} | ${r.also ? r.also.ratio.toFixed(2) : '–'} |`,
     ),
   ].join('\n');
-  const alsoNotes = rows
-    .filter((r) => r.also)
-    .map((r) => `- ${r.endpoint}: ${r.also.ratio.toFixed(2)} of the ceiling of ${r.also.ceiling}.`)
+  const alsoNotes = [...new Map(rows.filter((r) => r.also).map((r) => [r.also.ceiling, r])).values()]
+    .map((r) =>
+      r.variant === 'cached' && !r.endpoint.startsWith('play')
+        ? `- reads, caches on: ${r.also.ceiling} (the same bodies and headers, from the endpoint's first ${OWN} requests).`
+        : r.variant === 'uncached'
+          ? `- reads, caches off: ${r.also.ceiling} (the SQL and values the Worker logged for its first ${OWN} requests at \`LOG_LEVEL=debug\`, in the same round trips, on the same D1).`
+          : `- ${r.endpoint}: ${r.also.ceiling}.`,
+    )
     .join('\n');
   const scaleTable = scale.length
     ? [
@@ -487,7 +650,9 @@ try {
       `## The runtime's ceilings on this machine\n\n${ceilingTable}\n\n` +
       `## Endpoints\n\nEach endpoint declares the I/O it must do on a cache miss; \`÷ that ceiling\` compares it with a Worker that does only that I/O, measured above in the same run. ` +
       `Reads run with the read caches as shipped (on) and with \`READ_CACHE_MS=0\` (off).\n\n${table}\n\n` +
-      (alsoNotes ? `Against the ceiling of the I/O it cannot do without:\n\n${alsoNotes}\n\n` : '') +
+      (alsoNotes
+        ? `\`÷ its own I/O alone\`: the endpoint against a Worker that does only the I/O this endpoint cannot do without, measured in each round right after it (median of the rounds' ratios):\n\n${alsoNotes}\n\n`
+        : '') +
       (scaleTable
         ? `## Rows read per request as the catalogue grows\n\nMean of 40 requests like the load's, read caches off, D1's own \`rows_read\`.\n\n${scaleTable}\n\n`
         : '') +

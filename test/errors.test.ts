@@ -200,6 +200,51 @@ describe('cross-cutting headers', () => {
     });
     logs.mockRestore();
   });
+
+  it('at LOG_LEVEL debug, the line holds every statement the request ran, with its values and round trip', async () => {
+    const user = await registerUser();
+    const logs = vi.spyOn(console, 'log').mockImplementation(() => {});
+    const ctx = createExecutionContext();
+    const response = await createApp().fetch(
+      new Request(`${BASE}/api/v1/radios?sort=popular&per_page=3`, {
+        headers: { Authorization: `Bearer ${user.token}` },
+      }),
+      { ...env, LOG_LEVEL: 'debug', READ_CACHE_MS: '0' },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(200);
+    const { db } = JSON.parse(String(logs.mock.calls.at(-1)?.[0])) as {
+      db: {
+        queries: number;
+        round_trips: number;
+        statements: { sql: string; params: unknown[]; round_trip: number }[];
+      };
+    };
+    logs.mockRestore();
+    expect(db.statements).toHaveLength(db.queries);
+    expect(db.statements.at(-1)?.round_trip).toBe(db.round_trips);
+    // The caller's account row is read with its id as the value.
+    expect(db.statements).toContainEqual(
+      expect.objectContaining({ sql: expect.stringContaining('from "users"'), params: [user.id] }),
+    );
+    // Replayed as logged, each statement answers what it answered the request.
+    for (const { sql, params } of db.statements)
+      await env.DB.prepare(sql)
+        .bind(...params)
+        .all();
+  });
+
+  it('below LOG_LEVEL debug, no statement is logged', async () => {
+    const logs = vi.spyOn(console, 'log').mockImplementation(() => {});
+    const ctx = createExecutionContext();
+    await createApp().fetch(new Request(`${BASE}/api/v1/genres`), { ...env, LOG_LEVEL: 'info' }, ctx);
+    await waitOnExecutionContext(ctx);
+    const line = JSON.parse(String(logs.mock.calls.at(-1)?.[0])) as { db: Record<string, unknown> };
+    logs.mockRestore();
+    expect(line.db.queries).toBeGreaterThan(0);
+    expect(line.db).not.toHaveProperty('statements');
+  });
 });
 
 describe('caching', () => {

@@ -17,14 +17,23 @@ export interface DbStats {
   rowsWritten: number;
   /** Wall time spent waiting on D1, in milliseconds. */
   durationMs: number;
+  /** Each statement as run, in order, when traced (`LOG_LEVEL` `debug`): SQL, parameters, its round trip (from 1). */
+  statements?: TracedStatement[];
+}
+
+export interface TracedStatement {
+  sql: string;
+  params: unknown[];
+  round_trip: number;
 }
 
 export const newDbStats = (): DbStats => ({ queries: 0, roundTrips: 0, rowsRead: 0, rowsWritten: 0, durationMs: 0 });
 
-function record(stats: DbStats, startedAt: number, results: D1Result[], statements: number) {
+function record(stats: DbStats, startedAt: number, results: D1Result[], statements: Traced[]) {
   stats.durationMs += performance.now() - startedAt;
   stats.roundTrips += 1;
-  stats.queries += statements;
+  stats.queries += statements.length;
+  for (const { sql, params } of statements) stats.statements?.push({ sql, params, round_trip: stats.roundTrips });
   for (const result of results) {
     stats.rowsRead += result.meta?.rows_read ?? 0;
     stats.rowsWritten += result.meta?.rows_written ?? 0;
@@ -55,7 +64,13 @@ async function callD1<T>(work: () => Promise<T>, timeout: number | Deadline): Pr
   }
 }
 
-const unwrapped = new WeakMap<object, D1PreparedStatement>();
+/** A statement's SQL and bound values, as the trace records them. */
+interface Traced {
+  sql: string;
+  params: unknown[];
+}
+
+const unwrapped = new WeakMap<object, { statement: D1PreparedStatement; traced: Traced }>();
 
 /**
  * Wraps a D1 binding so that each call adds to `stats` and fails as the database
@@ -75,21 +90,21 @@ export function instrumentD1(
 ): D1Database {
   // A getter lets the caller open a D1 session only when a request really queries.
   const target = typeof binding === 'function' ? binding : () => binding;
-  const wrapStatement = (statement: D1PreparedStatement): D1PreparedStatement => {
+  const wrapStatement = (statement: D1PreparedStatement, traced: Traced): D1PreparedStatement => {
     const all = async <T>() => {
       const startedAt = performance.now();
       const result = await callD1(() => statement.all<T>(), timeout);
-      record(stats, startedAt, [result], 1);
+      record(stats, startedAt, [result], [traced]);
       return result;
     };
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- Drizzle calls only these members
     const wrapper = {
-      bind: (...values: unknown[]) => wrapStatement(statement.bind(...values)),
+      bind: (...values: unknown[]) => wrapStatement(statement.bind(...values), { sql: traced.sql, params: values }),
       all,
       run: async <T>() => {
         const startedAt = performance.now();
         const result = await callD1(() => statement.run<T>(), timeout);
-        record(stats, startedAt, [result], 1);
+        record(stats, startedAt, [result], [traced]);
         return result;
       },
       first: async (column?: string) => {
@@ -104,17 +119,23 @@ export function instrumentD1(
         return values;
       },
     } as D1PreparedStatement;
-    unwrapped.set(wrapper, statement);
+    unwrapped.set(wrapper, { statement, traced });
     return wrapper;
   };
 
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- Drizzle calls only these members
   return {
-    prepare: (query: string) => wrapStatement(target().prepare(query)),
+    prepare: (query: string) => wrapStatement(target().prepare(query), { sql: query, params: [] }),
     batch: async <T>(statements: D1PreparedStatement[]) => {
       const startedAt = performance.now();
-      const results = await callD1(() => target().batch<T>(statements.map((s) => unwrapped.get(s) ?? s)), timeout);
-      record(stats, startedAt, results, results.length);
+      const inner = statements.map((s) => unwrapped.get(s) ?? { statement: s, traced: { sql: '?', params: [] } });
+      const results = await callD1(() => target().batch<T>(inner.map((s) => s.statement)), timeout);
+      record(
+        stats,
+        startedAt,
+        results,
+        inner.map((s) => s.traced),
+      );
       return results;
     },
   } as D1Database;

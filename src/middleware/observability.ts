@@ -79,7 +79,10 @@ export function requestIdOf(request: Request): string {
   return request.headers.get('cf-ray') ?? crypto.randomUUID();
 }
 
-/** The request's log line (`LOG_LEVEL` info: every request; error: 5xx only). */
+/**
+ * The request's log line (`LOG_LEVEL` info: every request; error: 5xx only; debug: every
+ * request with the SQL it ran, parameters included, so never in production).
+ */
 export function logRequest(
   level: string,
   request: Request,
@@ -108,6 +111,8 @@ export function logRequest(
       rows_read: stats.rowsRead,
       rows_written: stats.rowsWritten,
       ms: Number(stats.durationMs.toFixed(1)),
+      // An answer that ran none (one served before the router) says so too.
+      statements: stats.statements ?? (level === 'debug' ? [] : undefined),
     },
     user_id: entry.userId,
     colo: request.cf && 'colo' in request.cf && typeof request.cf.colo === 'string' ? request.cf.colo : null,
@@ -130,6 +135,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   const startedAt = Date.now();
   const requestId = c.get('requestId');
   const dbStats = newDbStats();
+  if (c.env.LOG_LEVEL === 'debug') dbStats.statements = [];
   c.set('dbStats', dbStats);
   let session: D1DatabaseSession | undefined;
   const openOnce = () => (session ??= openSession(c.env.DB, c.req.header('x-d1-bookmark')));
