@@ -95,6 +95,7 @@ const uncachedOptions = ({ logLevel = 'silent', plans = {} } = {}) => {
     host,
     port,
     handleRuntimeStdio(stdout, stderr) {
+      stdout.setEncoding('utf8');
       stdout.on('data', (chunk) => {
         if (runtimeOutput !== null) runtimeOutput += chunk;
       });
@@ -296,6 +297,7 @@ try {
   // that only sends the read's own answers (bodies and headers as the API sent them);
   // with them off, the replay Worker running the read's own statements (above).
   const OWN = 20;
+  const transportHeaders = new Set(['content-length', 'transfer-encoding', 'date', 'content-encoding']);
   const answers = {};
   const plans = {};
   const readEndpoints = endpoints.filter((e) => !e.method);
@@ -306,10 +308,10 @@ try {
       const response = await fetch(`${endpoint.setup.url}${r.path}`, {
         headers: { ...r.headers, 'accept-encoding': 'identity' },
       });
-      const skip = new Set(['content-length', 'transfer-encoding', 'date', 'content-encoding']);
+      if (!response.ok) throw new Error(`${endpoint.name}: ${response.status} while its answers were kept`);
       answers[`${k}-${n}`] = {
         body: await response.text(),
-        headers: [...response.headers].filter(([h]) => !skip.has(h)),
+        headers: [...response.headers].filter(([h]) => !transportHeaders.has(h)),
       };
     }
   }
@@ -329,12 +331,18 @@ try {
     }
     await new Promise((resolve) => setTimeout(resolve, 500)); // the last lines
     for (const line of runtimeOutput.split('\n')) {
-      const entry = line.startsWith('{"') ? JSON.parse(line) : null;
+      let entry = null;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        continue; // not a log line
+      }
       if (!entry?.request_id?.startsWith('own-')) continue;
+      const statements = entry.db.statements ?? [];
+      if (statements.length !== entry.db.queries) throw new Error(`${entry.path}: a statement was not traced`);
       const trips = [];
       // No statements: answered without D1 (genres, from the data centre's cache).
-      for (const { sql, params, round_trip } of entry.db.statements ?? [])
-        (trips[round_trip - 1] ??= []).push({ sql, params });
+      for (const { sql, params, round_trip } of statements) (trips[round_trip - 1] ??= []).push({ sql, params });
       plans[entry.request_id.slice(4)] = trips.filter(Boolean);
     }
     runtimeOutput = null;
@@ -360,6 +368,7 @@ export default { fetch(request) {
     const nth = (n) => ((n - 1) % OWN) + 1;
     if (endpoint.variant === 'cached') {
       return {
+        kind: 'answers',
         name: 'its own answers, sent by a Worker that does only that',
         url: answersUrl,
         endpoint: { name: `${endpoint.name}-answers`, variant: 'own', anonymous: true, path: (n) => `/${k}-${nth(n)}` },
@@ -368,6 +377,7 @@ export default { fetch(request) {
     for (let n = 1; n <= OWN; n += 1)
       if (!plans[`${k}-${n}`]) throw new Error(`no statements logged for ${endpoint.name}`);
     return {
+      kind: 'replay',
       name: 'its own statements, replayed by a Worker that does only that',
       url: endpoint.setup.url,
       endpoint: {
@@ -541,8 +551,9 @@ export default { fetch(request) {
       ceilingRps: Math.round(ceiling.rps),
       toCeiling,
       also: own
-        ? { ceiling: ownCeiling.name, rps: Math.round(own.rps), ratio: own.ratio }
+        ? { kind: ownCeiling.kind, ceiling: ownCeiling.name, rps: Math.round(own.rps), ratio: own.ratio }
         : endpoint.also && {
+            kind: 'global',
             ceiling: ceilings[endpoint.also].name,
             rps: Math.round(ceilings[endpoint.also].rps),
             ratio: run.rps / ceilings[endpoint.also].rps,
@@ -620,12 +631,13 @@ export default { fetch(request) {
     ),
   ].join('\n');
   const alsoNotes = [...new Map(rows.filter((r) => r.also).map((r) => [r.also.ceiling, r])).values()]
-    .map((r) =>
-      r.variant === 'cached' && !r.endpoint.startsWith('play')
-        ? `- reads, caches on: ${r.also.ceiling} (the same bodies and headers, from the endpoint's first ${OWN} requests).`
-        : r.variant === 'uncached'
-          ? `- reads, caches off: ${r.also.ceiling} (the SQL and values the Worker logged for its first ${OWN} requests at \`LOG_LEVEL=debug\`, in the same round trips, on the same D1).`
-          : `- ${r.endpoint}: ${r.also.ceiling}.`,
+    .map(
+      (r) =>
+        ({
+          answers: `- reads, caches on: ${r.also.ceiling} (the same bodies and headers, from the endpoint's first ${OWN} requests), in each round right after the read (median of the rounds' ratios).`,
+          replay: `- reads, caches off: ${r.also.ceiling} (the SQL and values the Worker logged for its first ${OWN} requests at \`LOG_LEVEL=debug\`, in the same round trips, on the same D1; it answers 80 bytes), in each round right after the read (median of the rounds' ratios).`,
+          global: `- ${r.endpoint}: ${r.also.ceiling} (the ceiling above).`,
+        })[r.also.kind],
     )
     .join('\n');
   const scaleTable = scale.length
@@ -651,7 +663,7 @@ export default { fetch(request) {
       `## Endpoints\n\nEach endpoint declares the I/O it must do on a cache miss; \`÷ that ceiling\` compares it with a Worker that does only that I/O, measured above in the same run. ` +
       `Reads run with the read caches as shipped (on) and with \`READ_CACHE_MS=0\` (off).\n\n${table}\n\n` +
       (alsoNotes
-        ? `\`÷ its own I/O alone\`: the endpoint against a Worker that does only the I/O this endpoint cannot do without, measured in each round right after it (median of the rounds' ratios):\n\n${alsoNotes}\n\n`
+        ? `\`÷ its own I/O alone\`: the endpoint against a Worker that does only the I/O this endpoint cannot do without:\n\n${alsoNotes}\n\n`
         : '') +
       (scaleTable
         ? `## Rows read per request as the catalogue grows\n\nMean of 40 requests like the load's, read caches off, D1's own \`rows_read\`.\n\n${scaleTable}\n\n`

@@ -29,11 +29,12 @@ export interface TracedStatement {
 
 export const newDbStats = (): DbStats => ({ queries: 0, roundTrips: 0, rowsRead: 0, rowsWritten: 0, durationMs: 0 });
 
-function record(stats: DbStats, startedAt: number, results: D1Result[], statements: Traced[]) {
+function record(stats: DbStats, startedAt: number, results: D1Result[], statements: (Traced | undefined)[]) {
   stats.durationMs += performance.now() - startedAt;
   stats.roundTrips += 1;
   stats.queries += statements.length;
-  for (const { sql, params } of statements) stats.statements?.push({ sql, params, round_trip: stats.roundTrips });
+  for (const traced of statements)
+    if (traced) stats.statements?.push({ sql: traced.sql, params: traced.params, round_trip: stats.roundTrips });
   for (const result of results) {
     stats.rowsRead += result.meta?.rows_read ?? 0;
     stats.rowsWritten += result.meta?.rows_written ?? 0;
@@ -128,7 +129,8 @@ export function instrumentD1(
     prepare: (query: string) => wrapStatement(target().prepare(query), { sql: query, params: [] }),
     batch: async <T>(statements: D1PreparedStatement[]) => {
       const startedAt = performance.now();
-      const inner = statements.map((s) => unwrapped.get(s) ?? { statement: s, traced: { sql: '?', params: [] } });
+      // A statement not prepared through this handle counts, but is not traced (nothing in src/ batches one).
+      const inner = statements.map((s) => unwrapped.get(s) ?? { statement: s, traced: undefined });
       const results = await callD1(() => target().batch<T>(inner.map((s) => s.statement)), timeout);
       record(
         stats,
