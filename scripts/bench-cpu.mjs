@@ -23,11 +23,19 @@
 // Writes bench/cpu.md.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ADMIN_TOKEN, applyMigrations, loadBenchData, pick, workerOptions, wranglerConfig } from './lib/bench-data.mjs';
+import {
+  ADMIN_TOKEN,
+  Miniflare,
+  SEARCH_WORDS as words,
+  applyMigrations,
+  loadBenchData,
+  pick,
+  workerOptions,
+  wranglerConfig,
+} from './lib/bench-data.mjs';
 import { root } from './lib/local-api.mjs';
 import { onShutdown, runWrangler } from './lib/local-worker.mjs';
 
@@ -49,9 +57,6 @@ const CONCURRENCY = Number(options.concurrency);
 const ONLY = options.only.split(',').filter(Boolean);
 const USERS = 20;
 const WARM = 500;
-
-const wranglerRequire = createRequire(createRequire(`${root}/package.json`).resolve('wrangler/package.json'));
-const { Miniflare } = await import(wranglerRequire.resolve('miniflare'));
 
 const out = `${root}/bench/out`;
 mkdirSync(out, { recursive: true });
@@ -126,7 +131,6 @@ async function prepare(entry, stations) {
   Object.assign(entry, data);
 }
 
-const words = ['radio', 'sound', 'wave', 'classic', 'groove', 'metro', 'star', 'night', 'blue', 'prime'];
 /** The endpoints of `npm run bench`, with paths every build answers. */
 const endpoints = [
   { name: 'genres', path: () => '/api/v1/genres', anonymous: true },

@@ -18,10 +18,18 @@
 import autocannon from 'autocannon';
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { ADMIN_TOKEN, applyMigrations, loadBenchData, pick, workerOptions, wranglerConfig } from './lib/bench-data.mjs';
+import {
+  ADMIN_TOKEN,
+  Miniflare,
+  SEARCH_WORDS as words,
+  applyMigrations,
+  loadBenchData,
+  pick,
+  workerOptions,
+  wranglerConfig,
+} from './lib/bench-data.mjs';
 import { root, serverTiming } from './lib/local-api.mjs';
 import { onShutdown, runWrangler } from './lib/local-worker.mjs';
 
@@ -45,11 +53,6 @@ const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
 const TOOL = options.tool ?? (hasWrk ? 'wrk' : 'autocannon');
 if (TOOL === 'wrk' && !hasWrk) throw new Error('wrk is not installed (apt-get install wrk), or pass --tool autocannon');
 
-// Miniflare as wrangler resolves it: the version that matches wrangler's workerd.
-const { Miniflare } = await import(
-  createRequire(createRequire(import.meta.url).resolve('wrangler/package.json')).resolve('miniflare')
-);
-
 const out = `${root}/bench/out`;
 mkdirSync(out, { recursive: true });
 
@@ -65,17 +68,16 @@ for (const assignment of options.var) {
   overrides[name] = vars[name] = value.join('=');
 }
 
-/** The Worker's bundle on its own Miniflare, with its own storage; `extra` overrides vars. */
-const startWorker = (extra = {}) =>
-  new Miniflare(
-    workerOptions({
-      scriptPath: `${out}/bundle/index.js`,
-      config,
-      storage: 'bench',
-      adminToken: ADMIN_TOKEN,
-      bindings: { ...overrides, ...extra },
-    }),
-  );
+/** Miniflare options of the Worker's bundle, with its own storage; `extra` overrides vars. */
+const apiOptions = (extra = {}) =>
+  workerOptions({
+    scriptPath: `${out}/bundle/index.js`,
+    config,
+    storage: 'bench',
+    adminToken: ADMIN_TOKEN,
+    bindings: { ...overrides, ...extra },
+  });
+const startWorker = (extra = {}) => new Miniflare(apiOptions(extra));
 const worker = startWorker();
 // The Worker with READ_CACHE_MS=0, and beside it on the same D1 (requests with `Host:
 // replay.bench`) a Worker that only replays the statements each of its reads ran, in
@@ -84,13 +86,7 @@ const worker = startWorker();
 const REPLAY_HOST = 'replay.bench';
 let runtimeOutput = null; // collects the runtime's stdout while not null
 const uncachedOptions = ({ logLevel = 'silent', plans = {} } = {}) => {
-  const { host, port, ...api } = workerOptions({
-    scriptPath: `${out}/bundle/index.js`,
-    config,
-    storage: 'bench',
-    adminToken: ADMIN_TOKEN,
-    bindings: { ...overrides, READ_CACHE_MS: '0', LOG_LEVEL: logLevel },
-  });
+  const { host, port, ...api } = apiOptions({ READ_CACHE_MS: '0', LOG_LEVEL: logLevel });
   return {
     host,
     port,
@@ -234,7 +230,6 @@ try {
   console.log('Preparing the Worker as shipped, and one with READ_CACHE_MS=0...');
   const [shipped, uncached] = await Promise.all([prepare(worker, CHANNELS), prepare(uncachedWorker, CHANNELS)]);
 
-  const words = ['radio', 'sound', 'wave', 'classic', 'groove', 'metro', 'star', 'night', 'blue', 'prime'];
   // `io`: what the endpoint must do on a cache miss (its ceiling); `target`: against the baseline or that ceiling.
   const reads = (setup) => [
     { name: 'genres', path: () => '/api/v1/genres', anonymous: true, io: 'd1' },

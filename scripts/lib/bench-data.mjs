@@ -2,8 +2,17 @@
 // wrangler.toml declares it, and what they load into it before measuring: the migrations, a synthetic catalogue
 // through the API's own import, users, plays, likes and a public playlist of 50 channels.
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+/** Miniflare as wrangler resolves it: the version that matches wrangler's workerd. */
+export const { Miniflare } = await import(
+  createRequire(createRequire(import.meta.url).resolve('wrangler/package.json')).resolve('miniflare')
+);
 
 export const pick = (list, i) => list[i % list.length];
+
+/** The search terms both benchmarks send (common words of the synthetic catalogue's names). */
+export const SEARCH_WORDS = ['radio', 'sound', 'wave', 'classic', 'groove', 'metro', 'star', 'night', 'blue', 'prime'];
 
 /** The admin token the benchmarks give their Workers (local only). */
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';

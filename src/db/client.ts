@@ -27,7 +27,15 @@ export interface TracedStatement {
   round_trip: number;
 }
 
-export const newDbStats = (): DbStats => ({ queries: 0, roundTrips: 0, rowsRead: 0, rowsWritten: 0, durationMs: 0 });
+/** A request's figures; with its statements too at `LOG_LEVEL` `debug`. */
+export const newDbStats = (logLevel?: string): DbStats => ({
+  queries: 0,
+  roundTrips: 0,
+  rowsRead: 0,
+  rowsWritten: 0,
+  durationMs: 0,
+  statements: logLevel === 'debug' ? [] : undefined,
+});
 
 function record(stats: DbStats, startedAt: number, results: D1Result[], statements: (Traced | undefined)[]) {
   stats.durationMs += performance.now() - startedAt;
@@ -71,7 +79,7 @@ interface Traced {
   params: unknown[];
 }
 
-const unwrapped = new WeakMap<object, { statement: D1PreparedStatement; traced: Traced }>();
+const unwrapped = new WeakMap<object, { statement: D1PreparedStatement; traced: Traced | undefined }>();
 
 /**
  * Wraps a D1 binding so that each call adds to `stats` and fails as the database
@@ -91,7 +99,9 @@ export function instrumentD1(
 ): D1Database {
   // A getter lets the caller open a D1 session only when a request really queries.
   const target = typeof binding === 'function' ? binding : () => binding;
-  const wrapStatement = (statement: D1PreparedStatement, traced: Traced): D1PreparedStatement => {
+  // Statements carry their SQL and values only when traced: nothing more per query otherwise.
+  const tracing = stats.statements !== undefined;
+  const wrapStatement = (statement: D1PreparedStatement, traced: Traced | undefined): D1PreparedStatement => {
     const all = async <T>() => {
       const startedAt = performance.now();
       const result = await callD1(() => statement.all<T>(), timeout);
@@ -100,7 +110,8 @@ export function instrumentD1(
     };
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- Drizzle calls only these members
     const wrapper = {
-      bind: (...values: unknown[]) => wrapStatement(statement.bind(...values), { sql: traced.sql, params: values }),
+      bind: (...values: unknown[]) =>
+        wrapStatement(statement.bind(...values), traced && { sql: traced.sql, params: values }),
       all,
       run: async <T>() => {
         const startedAt = performance.now();
@@ -126,7 +137,8 @@ export function instrumentD1(
 
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- Drizzle calls only these members
   return {
-    prepare: (query: string) => wrapStatement(target().prepare(query), { sql: query, params: [] }),
+    prepare: (query: string) =>
+      wrapStatement(target().prepare(query), tracing ? { sql: query, params: [] } : undefined),
     batch: async <T>(statements: D1PreparedStatement[]) => {
       const startedAt = performance.now();
       // A statement not prepared through this handle counts, but is not traced (nothing in src/ batches one).

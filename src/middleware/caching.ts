@@ -169,7 +169,7 @@ export function servePublicCopy(request: Request, env: Bindings): Response | nul
     status: response.status,
     startedAt,
     durationMs: Date.now() - startedAt,
-    stats: newDbStats(),
+    stats: newDbStats(env.LOG_LEVEL),
     userId: null,
   });
   return response;

@@ -111,8 +111,7 @@ export function logRequest(
       rows_read: stats.rowsRead,
       rows_written: stats.rowsWritten,
       ms: Number(stats.durationMs.toFixed(1)),
-      // An answer that ran none (one served before the router) says so too.
-      statements: stats.statements ?? (level === 'debug' ? [] : undefined),
+      statements: stats.statements,
     },
     user_id: entry.userId,
     colo: request.cf && 'colo' in request.cf && typeof request.cf.colo === 'string' ? request.cf.colo : null,
@@ -134,8 +133,7 @@ export const assignRequestId = requestId({ headerName: '', generator: (c) => req
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   const startedAt = Date.now();
   const requestId = c.get('requestId');
-  const dbStats = newDbStats();
-  if (c.env.LOG_LEVEL === 'debug') dbStats.statements = [];
+  const dbStats = newDbStats(c.env.LOG_LEVEL);
   c.set('dbStats', dbStats);
   let session: D1DatabaseSession | undefined;
   const openOnce = () => (session ??= openSession(c.env.DB, c.req.header('x-d1-bookmark')));
