@@ -14,9 +14,9 @@ describe('cache windows count from when a load began', () => {
   it('a slow first load is as old as the moment it was sent', async () => {
     const namespace = new CacheNamespace<string>('test', { windows: () => ({ freshMs: 1000, staleMs: 500 }), max: 10 });
     const s = scope();
-    expect(await namespace.swr(s, 'k', () => later('v1'), 0)).toBe('v1');
-    expect(namespace.get({}, 'k', 1499)).toBe('v1');
-    expect(namespace.get({}, 'k', 1500)).toBeUndefined();
+    expect(await namespace.swr(s, 'k', () => later('v1'), { now: 0 })).toBe('v1');
+    expect(namespace.get({}, 'k', { now: 1499 })).toBe('v1');
+    expect(namespace.get({}, 'k', { now: 1500 })).toBeUndefined();
   });
 
   it('a reload in the background dates its value from when it started', async () => {
@@ -24,10 +24,10 @@ describe('cache windows count from when a load began', () => {
     const s = scope();
     namespace.set('k', 'v1', 0);
     // Stale at 1,200: served at once, reloaded after.
-    expect(await namespace.swr(s, 'k', () => later('v2'), 1200)).toBe('v1');
+    expect(await namespace.swr(s, 'k', () => later('v2'), { now: 1200 })).toBe('v1');
     await Promise.all(s.pending);
-    expect(namespace.get({}, 'k', 2699)).toBe('v2');
-    expect(namespace.get({}, 'k', 2700)).toBeUndefined();
+    expect(namespace.get({}, 'k', { now: 2699 })).toBe('v2');
+    expect(namespace.get({}, 'k', { now: 2700 })).toBeUndefined();
   });
 });
 
@@ -45,7 +45,7 @@ describe('a write wins over a load that began before it', () => {
   ])('a first load in flight when the key is %s is not stored', async (_label, write) => {
     const namespace = new CacheNamespace<string>('test', { windows, max: 10 });
     const load = slow();
-    const loading = namespace.swr(scope(), 'k', load.load, Date.now() - 10);
+    const loading = namespace.swr(scope(), 'k', load.load, { now: Date.now() - 10 });
     write(namespace);
     load.release('read before the write');
     expect(await loading).toBe('read before the write'); // the request that loaded it still gets it
@@ -57,7 +57,7 @@ describe('a write wins over a load that began before it', () => {
     namespace.set('k', 'old', Date.now() - 100);
     const s = scope();
     const load = slow();
-    expect(await namespace.swr(s, 'k', load.load, Date.now() - 10)).toBe('old');
+    expect(await namespace.swr(s, 'k', load.load, { now: Date.now() - 10 })).toBe('old');
     namespace.remove('k'); // a ban, a password change: through this isolate
     load.release('old again');
     await Promise.all(s.pending);
@@ -69,7 +69,30 @@ describe('a write wins over a load that began before it', () => {
     const now = Date.now();
     namespace.set('k', 'newer', now);
     namespace.set('k', 'older', now - 50);
-    expect(namespace.get({}, 'k', now)).toBe('newer');
+    expect(namespace.get({}, 'k', { now })).toBe('newer');
+  });
+});
+
+describe('a reader who wrote skips entries read before the write', () => {
+  const windows = () => ({ freshMs: 60_000, staleMs: 60_000 });
+
+  it('loads in place of an entry read at or before notBefore, for everyone, and counts the load for that reader', async () => {
+    const namespace = new CacheNamespace<string>('test', { windows, max: 10 });
+    namespace.set('k', 'before the write', 1000);
+    expect(namespace.get({}, 'k', { now: 1500 })).toBe('before the write');
+    expect(namespace.get({}, 'k', { now: 1500, notBefore: 1000 })).toBeUndefined();
+    // The clock has not moved since the write (workerd moves it only on I/O): the load still counts as after it.
+    const s = scope();
+    expect(await namespace.swr(s, 'k', () => later('after'), { now: 1000, notBefore: 1000 })).toBe('after');
+    expect(namespace.get({}, 'k', { now: 1000 })).toBe('after');
+    expect(await namespace.swr(s, 'k', () => later('again'), { now: 1000, notBefore: 1000 })).toBe('after');
+  });
+
+  it('serves an entry read after notBefore as it is', async () => {
+    const namespace = new CacheNamespace<string>('test', { windows, max: 10 });
+    namespace.set('k', 'after the write', 1001);
+    const load = () => Promise.reject(new Error('not loaded'));
+    expect(await namespace.swr(scope(), 'k', load, { now: 1500, notBefore: 1000 })).toBe('after the write');
   });
 });
 
@@ -85,13 +108,13 @@ describe('the caller cache (contract 2: a user row at most 2 s old)', () => {
     ['1', 2],
   ])('with READ_CACHE_MS=%s a row read at 0 is used until %i ms, never later', (ms, until) => {
     cache.callers.set('window-test', caller, 0);
-    expect(cache.callers.get(env(ms), 'window-test', until - 1)).toBe(caller);
+    expect(cache.callers.get(env(ms), 'window-test', { now: until - 1 })).toBe(caller);
     cache.callers.set('window-test', caller, 0);
-    expect(cache.callers.get(env(ms), 'window-test', until)).toBeUndefined();
+    expect(cache.callers.get(env(ms), 'window-test', { now: until })).toBeUndefined();
   });
 
   it('is off with READ_CACHE_MS=0', () => {
     cache.callers.set('window-test', caller, 0);
-    expect(cache.callers.get(env('0'), 'window-test', 0)).toBeUndefined();
+    expect(cache.callers.get(env('0'), 'window-test', { now: 0 })).toBeUndefined();
   });
 });

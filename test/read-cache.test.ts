@@ -107,6 +107,72 @@ describe('read caches', () => {
     });
   });
 
+  it('a like keeps the shared answers for everyone else; its writer reads what it changed', async () => {
+    const [id] = await seedChannels([station()]);
+    const [fan, other] = [await registerUser(), await registerUser()];
+    const page = `/api/v1/radios?sort=likes&per_page=100`;
+    for (const user of [fan, other]) {
+      for (const path of [`/api/v1/radios/${id}`, page, `/api/v1/radios/${id}`])
+        await send('GET', path, { token: user.token });
+    }
+    const pageBefore = await send('GET', page, { token: other.token });
+    expect((await send('POST', `/api/v1/radios/${id}/like`, { token: fan.token })).body.data.likes_count).toBe(1);
+
+    // Another caller is still answered from the isolate's answers (the count shows within READ_CACHE_MS).
+    const theirs = await send('GET', `/api/v1/radios/${id}`, { token: other.token });
+    expect([roundTrips(theirs.headers), theirs.body.data.likes]).toEqual([0, 0]);
+    const theirPage = await send('GET', page, { token: other.token });
+    expect([roundTrips(theirPage.headers), theirPage.body]).toEqual([0, pageBefore.body]);
+
+    // The writer's next reads load what the like changed, once, and share it.
+    const mine = await send('GET', `/api/v1/radios/${id}`, { token: fan.token });
+    expect([roundTrips(mine.headers), mine.body.data.likes, mine.body.data.is_liked]).toEqual([1, 1, true]);
+    const myPage = await send('GET', page, { token: fan.token });
+    expect(roundTrips(myPage.headers)).toBe(1);
+    expect(myPage.body.data.find((channel: Json) => channel.id === id)).toMatchObject({ likes: 1, is_liked: true });
+    const again = await send('GET', `/api/v1/radios/${id}`, { token: fan.token });
+    expect([roundTrips(again.headers), again.body.data.likes]).toEqual([0, 1]);
+    const theirsNow = await send('GET', `/api/v1/radios/${id}`, { token: other.token });
+    expect([roundTrips(theirsNow.headers), theirsNow.body.data.likes, theirsNow.body.data.is_liked]).toEqual([
+      0,
+      1,
+      false,
+    ]);
+  });
+
+  it('a favorite drops no shared answer: only its writer’s marks change', async () => {
+    const [id] = await seedChannels([station()]);
+    const [fan, other] = [await registerUser(), await registerUser()];
+    for (const user of [fan, other]) {
+      for (let i = 0; i < 2; i += 1) await send('GET', `/api/v1/radios/${id}`, { token: user.token });
+    }
+    const added = await send('POST', '/api/v1/favorites', { token: fan.token, json: { radio_channel_id: id } });
+    expect(added.status).toBe(201);
+    const reads = [
+      await send('GET', `/api/v1/radios/${id}`, { token: other.token }),
+      await send('GET', `/api/v1/radios/${id}`, { token: fan.token }),
+    ];
+    expect(reads.map((r) => [roundTrips(r.headers), r.body.data.is_favorited])).toEqual([
+      [0, false],
+      [0, true],
+    ]);
+  });
+
+  it('likes from many callers at once: each liker reads the exact count', async () => {
+    const [id] = await seedChannels([station()]);
+    const users = await Promise.all(Array.from({ length: 20 }, () => registerUser()));
+    for (const user of users) {
+      for (let i = 0; i < 2; i += 1) await send('GET', `/api/v1/radios/${id}`, { token: user.token });
+    }
+    const likes = await Promise.all(
+      users.map((user) => send('POST', `/api/v1/radios/${id}/like`, { token: user.token })),
+    );
+    expect(likes.map((r) => r.status)).toEqual(users.map(() => 200));
+    expect(likes.map((r) => r.body.data.likes_count).sort((a, b) => a - b)).toEqual(users.map((_, i) => i + 1));
+    const reads = await Promise.all(users.map((user) => send('GET', `/api/v1/radios/${id}`, { token: user.token })));
+    expect(reads.map((r) => [r.body.data.likes, r.body.data.is_liked])).toEqual(users.map(() => [20, true]));
+  });
+
   it('a change made elsewhere shows within READ_CACHE_MS, and at once with X-D1-Bookmark', async () => {
     const [id] = await seedChannels([station({ name: 'Before' })]);
     const user = await registerUser();

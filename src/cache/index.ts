@@ -39,6 +39,11 @@ const callerWindows = (env: Bindings): Windows => {
   const freshMs = readCacheMs(env);
   return { freshMs, staleMs: Math.max(0, Math.min(freshMs, USER_ROW_MAX_AGE_MS - freshMs)) };
 };
+/** As long as a read cache's answer may be served: its fresh and stale windows together. */
+const answerLifetime = (env: Bindings): Windows => {
+  const { freshMs, staleMs } = readWindows(env);
+  return { freshMs: freshMs + staleMs, staleMs: 0 };
+};
 const fixed =
   (freshMs: number, staleMs = 0) =>
   () => ({ freshMs, staleMs });
@@ -52,6 +57,12 @@ const fixed =
 export const cache = {
   /** The caller's account row and the ids of the channels they like and favorite. */
   callers: new CacheNamespace<Caller, Bindings>('callers', { windows: callerWindows, max: 2000 }),
+  /**
+   * When each caller last changed a count that shared answers show (a like), kept as
+   * long as an answer read before it may be served: their own reads skip such answers
+   * (services/caller.ts `countWriteOf`).
+   */
+  countWrites: new CacheNamespace<number, Bindings>('countWrites', { windows: answerLifetime, max: 10_000 }),
   /** One channel (GET /radios/{id}); null for one that is not visible. */
   channels: new CacheNamespace<RadioResource | null, Bindings>('channels', {
     windows: readWindows,
@@ -139,7 +150,10 @@ const CATALOGUE_ANSWERS = [
   cache.publicCopies,
 ];
 
-/** After a write that may change any catalogue answer (a like count, an admin change). */
+/**
+ * After a write that may change any catalogue answer (an admin change, a stream's
+ * status). A like is narrower: services/caller.ts `noteCountWrite`.
+ */
 export function forgetCatalogueAnswers(): void {
   for (const namespace of CATALOGUE_ANSWERS) namespace.clear();
 }

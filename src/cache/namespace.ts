@@ -6,6 +6,12 @@ export interface Windows {
   staleMs: number;
 }
 
+/** When a read happens (now by default), and the moment before which entries do not count for it (`swr`). */
+export interface Reading {
+  now?: number;
+  notBefore?: number;
+}
+
 /** What `swr` needs of a request: its bindings (for the windows) and its `waitUntil`. */
 export interface RequestScope<E> {
   env: E;
@@ -49,9 +55,10 @@ export class CacheNamespace<V, E = unknown> {
     private readonly options: { windows: (env: E) => Windows; max: number; freeze?: boolean },
   ) {}
 
-  private entry(env: E, key: string, now: number) {
+  /** The entry while fresh or stale; none when it was read before `notBefore` (see `swr`). */
+  private entry(env: E, key: string, now: number, notBefore = -Infinity) {
     const entry = this.entries.get(key);
-    if (!entry) return undefined;
+    if (!entry || entry.storedAt <= notBefore) return undefined;
     const { freshMs, staleMs } = this.options.windows(env);
     const age = now - entry.storedAt;
     if (age < freshMs) return { value: entry.value, fresh: true };
@@ -60,9 +67,9 @@ export class CacheNamespace<V, E = unknown> {
     return undefined;
   }
 
-  /** The value while fresh or stale, without loading anything. */
-  get(env: E, key: string, now = Date.now()): V | undefined {
-    return this.entry(env, key, now)?.value;
+  /** The value while fresh or stale (and read after `notBefore`, see `swr`), without loading anything. */
+  get(env: E, key: string, { now = Date.now(), notBefore }: Reading = {}): V | undefined {
+    return this.entry(env, key, now, notBefore)?.value;
   }
 
   /**
@@ -116,10 +123,17 @@ export class CacheNamespace<V, E = unknown> {
 
   /**
    * Stale-while-revalidate: the fresh value; or the stale one, with one reload started
-   * in the background; or, with neither, `load()`'s value, stored.
+   * in the background; or, with neither, `load()`'s value, stored. `notBefore`: an entry
+   * read at or before then does not count (a reader who wrote since needs what their
+   * write changed); what is loaded instead replaces it for everyone.
    */
-  async swr(scope: RequestScope<E>, key: string, load: () => Promise<V>, now = Date.now()): Promise<V> {
-    const hit = this.entry(scope.env, key, now);
+  async swr(
+    scope: RequestScope<E>,
+    key: string,
+    load: () => Promise<V>,
+    { now = Date.now(), notBefore }: Reading = {},
+  ): Promise<V> {
+    const hit = this.entry(scope.env, key, now, notBefore);
     if (hit && !hit.fresh && !this.reloading.has(key)) {
       this.reloading.add(key);
       scope.executionCtx.waitUntil(
@@ -131,7 +145,9 @@ export class CacheNamespace<V, E = unknown> {
     }
     if (hit) return hit.value;
     const value = await load();
-    this.set(key, value, now);
+    // A load made because of `notBefore` began after that moment (the reader's write had
+    // answered), even when the clock, which workerd moves only on I/O, still shows it.
+    this.set(key, value, notBefore !== undefined && now <= notBefore ? notBefore + 1 : now);
     return value;
   }
 }

@@ -170,7 +170,26 @@ export async function readForCaller<V>(
 ): Promise<V> {
   const caller = c.get('caller');
   if (!caller || !mayReadCached(c)) return load(c.get('userId') ?? 0);
-  return mark(await namespace.swr(c, key, () => load(0)), caller);
+  return mark(await namespace.swr(c, key, () => load(0), { notBefore: countWriteOf(c) }), caller);
+}
+
+/**
+ * After the caller changed a count that shared answers show (a like: `likes_count`, the
+ * likes chart). The isolate keeps its shared answers: other callers see the new count
+ * within `READ_CACHE_MS`, as they do a write through another isolate. The caller's own
+ * reads skip every answer read before now and load it again (for everyone), so they see
+ * their write and the counts it moved on their next read. Dropping every answer instead
+ * cost the whole isolate its caches on each like: with one like in ten requests, list
+ * pages fell from ~2,000 to ~300 req/s (docs/consistency-and-caching.md).
+ */
+export function noteCountWrite(c: Context<AppEnv>): void {
+  cache.countWrites.set(String(c.get('userId')), Date.now());
+}
+
+/** When the caller last changed a count shared answers show, while answers read before then may still be served. */
+export function countWriteOf(c: Context<AppEnv>): number | undefined {
+  const userId = c.get('userId');
+  return userId === undefined ? undefined : cache.countWrites.get(c.env, String(userId));
 }
 
 /**

@@ -61,7 +61,7 @@ export async function resolveToken(
   presented: { id: string; secret: string },
   now = Date.now(),
 ): Promise<TokenRecord | null> {
-  let cached = cache.tokens.get(scope.env, presented.id, now);
+  let cached = cache.tokens.get(scope.env, presented.id, { now });
   if (!cached) {
     const record = await scope.env.TOKENS.get<TokenRecord>(tokenKey(presented.id), 'json');
     if (!record) return null;

@@ -1,7 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import { favoriteChannels } from '../../activity/lists';
 import * as reactions from '../../activity/reactions';
-import { forgetCatalogueAnswers } from '../../cache';
 import { favorites } from '../../db/schema';
 import type { AppEnv } from '../../env';
 import { created, json, ok } from '../../lib/envelope';
@@ -13,9 +12,11 @@ import type * as routes from './routes';
 
 const state = (s: { active: boolean; total: number }) => ({ is_favorited: s.active, favorites_count: s.total });
 
-/** After a favorite changed: the caller's own marks follow at once, and answers that show counts go. */
+/**
+ * After a favorite changed: the caller's own marks follow at once. No shared answer shows
+ * a favorites count (only the favorite answers do, read from D1), so none is dropped.
+ */
 function favoriteChanged(c: Parameters<typeof markCaller>[0], channelId: number, active: boolean) {
-  forgetCatalogueAnswers();
   markCaller(c, 'favorited', channelId, active);
 }
 

@@ -4,7 +4,7 @@ import { chart, likedChannels, trendingChannels } from '../../activity/lists';
 import { chartFilterKey, recordPlay } from '../../activity/plays';
 import { toggle } from '../../activity/reactions';
 import { guardedWrite } from '../../services/guarded-writes';
-import { cache, forgetCatalogueAnswers } from '../../cache';
+import { cache } from '../../cache';
 import {
   channelsByIds,
   featuredChannels,
@@ -20,7 +20,7 @@ import { envelope, json, ok, reusable } from '../../lib/envelope';
 import { fieldInvalid, notFound } from '../../lib/errors';
 import { normaliseTerm } from '../../lib/text';
 import { isoTimestamp } from '../../lib/time';
-import { markCaller, readForCaller, withAccountCheck, withMarks } from '../../services/caller';
+import { markCaller, noteCountWrite, readForCaller, withAccountCheck, withMarks } from '../../services/caller';
 import { activeCountries, findCountryByName } from '../../search/search';
 import type * as routes from './routes';
 
@@ -193,8 +193,8 @@ export const likeRadio: RouteHandler<typeof routes.likeRadio, AppEnv> = async (c
     toggle(c.get('db'), likes, c.get('userId'), id, isoTimestamp(), guards),
   );
   if (!state) throw notFound('Radio channel');
-  // The like count changed: every cached answer may show it; the caller's own marks follow.
-  forgetCatalogueAnswers();
+  // The like count changed: the caller's next reads load what shows it; their own marks follow.
+  noteCountWrite(c);
   markCaller(c, 'liked', id, state.active);
   return ok(
     c,
