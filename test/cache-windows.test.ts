@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cache, CacheNamespace } from '../src/cache';
+import { cache, CacheNamespace, noteWrite, writesSeen } from '../src/cache';
 import type { Bindings } from '../src/env';
 
 /** A request scope whose `waitUntil` keeps the background reloads, to await them. */
@@ -73,26 +73,55 @@ describe('a write wins over a load that began before it', () => {
   });
 });
 
-describe('a reader who wrote skips entries read before the write', () => {
+describe('a reader who wrote skips entries loaded before the write', () => {
   const windows = () => ({ freshMs: 60_000, staleMs: 60_000 });
+  const slow = () => {
+    let release!: (value: string) => void;
+    return { load: () => new Promise<string>((resolve) => (release = resolve)), release: (v: string) => release(v) };
+  };
 
-  it('loads in place of an entry read at or before notBefore, for everyone, and counts the load for that reader', async () => {
+  it('loads in place of an entry loaded before the write, for everyone, and counts that load for the writer', async () => {
     const namespace = new CacheNamespace<string>('test', { windows, max: 10 });
-    namespace.set('k', 'before the write', 1000);
-    expect(namespace.get({}, 'k', { now: 1500 })).toBe('before the write');
-    expect(namespace.get({}, 'k', { now: 1500, notBefore: 1000 })).toBeUndefined();
+    namespace.set('k', 'before the write', 1000, writesSeen());
+    const after = noteWrite();
+    expect(namespace.get({}, 'k', { now: 1000 })).toBe('before the write');
+    expect(namespace.get({}, 'k', { now: 1000, after })).toBeUndefined();
     // The clock has not moved since the write (workerd moves it only on I/O): the load still counts as after it.
     const s = scope();
-    expect(await namespace.swr(s, 'k', () => later('after'), { now: 1000, notBefore: 1000 })).toBe('after');
+    expect(await namespace.swr(s, 'k', () => later('after'), { now: 1000, after })).toBe('after');
     expect(namespace.get({}, 'k', { now: 1000 })).toBe('after');
-    expect(await namespace.swr(s, 'k', () => later('again'), { now: 1000, notBefore: 1000 })).toBe('after');
+    expect(await namespace.swr(s, 'k', () => later('again'), { now: 1000, after })).toBe('after');
   });
 
-  it('serves an entry read after notBefore as it is', async () => {
+  it('a load that began before a second write, in the same millisecond, does not count for its writer', async () => {
     const namespace = new CacheNamespace<string>('test', { windows, max: 10 });
-    namespace.set('k', 'after the write', 1001);
-    const load = () => Promise.reject(new Error('not loaded'));
-    expect(await namespace.swr(scope(), 'k', load, { now: 1500, notBefore: 1000 })).toBe('after the write');
+    const first = noteWrite();
+    const load = slow();
+    const loading = namespace.swr(scope(), 'k', load.load, { now: 1000, after: first });
+    const second = noteWrite(); // another like lands while the first writer's reload is in flight
+    load.release('without the second like');
+    expect(await loading).toBe('without the second like');
+    expect(namespace.get({}, 'k', { now: 1000, after: first })).toBe('without the second like');
+    expect(namespace.get({}, 'k', { now: 1000, after: second })).toBeUndefined();
+  });
+
+  it('a load for a writer that a clear overtook is not stored', async () => {
+    const namespace = new CacheNamespace<string>('test', { windows, max: 10 });
+    const after = noteWrite();
+    const load = slow();
+    const loading = namespace.swr(scope(), 'k', load.load, { now: Date.now() - 10, after });
+    namespace.clear(); // an admin write, in the same millisecond
+    load.release('read before the clear');
+    await loading;
+    expect(namespace.get({}, 'k')).toBeUndefined();
+  });
+
+  it('an entry set without what its load saw counts for no writer', () => {
+    const namespace = new CacheNamespace<string>('test', { windows, max: 10 });
+    const after = noteWrite();
+    namespace.set('k', 'unknown', Date.now());
+    expect(namespace.get({}, 'k', { after })).toBeUndefined();
+    expect(namespace.get({}, 'k')).toBe('unknown');
   });
 });
 

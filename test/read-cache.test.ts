@@ -140,6 +140,28 @@ describe('read caches', () => {
     ]);
   });
 
+  it('a like shows in the public playlists its writer reads next; their unlike too', async () => {
+    const [id] = await seedChannels([station()]);
+    const [owner, fan] = [await registerUser(), await registerUser()];
+    const playlist = (
+      await send('POST', '/api/v1/playlists', { token: owner.token, json: { name: 'Shared', is_public: true } })
+    ).body.data;
+    await send('POST', `/api/v1/playlists/${playlist.id}/items`, {
+      token: owner.token,
+      json: { radio_channel_id: id },
+    });
+    const likesIn = (r: { body: Json }) => r.body.data.items[0].radio_channel.likes;
+    for (const user of [owner, fan, owner])
+      await send('GET', `/api/v1/playlists/${playlist.id}`, { token: user.token });
+
+    await send('POST', `/api/v1/radios/${id}/like`, { token: fan.token });
+    const theirs = await send('GET', `/api/v1/playlists/${playlist.id}`, { token: owner.token });
+    expect([roundTrips(theirs.headers), likesIn(theirs)]).toEqual([0, 0]);
+    expect(likesIn(await send('GET', `/api/v1/playlists/${playlist.id}`, { token: fan.token }))).toBe(1);
+    await send('POST', `/api/v1/radios/${id}/like`, { token: fan.token });
+    expect(likesIn(await send('GET', `/api/v1/playlists/${playlist.id}`, { token: fan.token }))).toBe(0);
+  });
+
   it('a favorite drops no shared answer: only its writer’s marks change', async () => {
     const [id] = await seedChannels([station()]);
     const [fan, other] = [await registerUser(), await registerUser()];

@@ -12,7 +12,7 @@ import type { Caller } from '../services/caller';
 import type { TokenRecord } from '../services/tokens';
 import { CacheNamespace, type Windows } from './namespace';
 
-export { CacheNamespace } from './namespace';
+export { CacheNamespace, noteWrite, writesSeen } from './namespace';
 
 /** `READ_CACHE_MS` (1 s by default; 0 turns the read caches off). */
 export const readCacheMs = (env: Bindings) => Math.max(0, Number(env.READ_CACHE_MS) || 0);
@@ -52,15 +52,16 @@ const fixed =
  * The per-isolate caches, one typed namespace each (src/cache/namespace.ts). Shared
  * catalogue answers are kept without any caller's likes and favorites (those are laid
  * over per request, services/caller.ts) and frozen, so lib/envelope.ts serialises them
- * once. What a write changes is removed next to the write.
+ * once. What a write changes is removed next to the write; a like marks its writer
+ * instead (services/caller.ts `noteCountWrite`).
  */
 export const cache = {
   /** The caller's account row and the ids of the channels they like and favorite. */
   callers: new CacheNamespace<Caller, Bindings>('callers', { windows: callerWindows, max: 2000 }),
   /**
-   * When each caller last changed a count that shared answers show (a like), kept as
-   * long as an answer read before it may be served: their own reads skip such answers
-   * (services/caller.ts `countWriteOf`).
+   * The mark (`noteWrite`) of each caller's last change to a count that shared answers
+   * show (a like), kept as long as an answer loaded before it may be served: their own
+   * reads skip such answers (services/caller.ts `countWriteOf`).
    */
   countWrites: new CacheNamespace<number, Bindings>('countWrites', { windows: answerLifetime, max: 10_000 }),
   /** One channel (GET /radios/{id}); null for one that is not visible. */

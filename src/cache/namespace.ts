@@ -6,11 +6,27 @@ export interface Windows {
   staleMs: number;
 }
 
-/** When a read happens (now by default), and the moment before which entries do not count for it (`swr`). */
+/**
+ * When a read happens (now by default), and `after`: the mark of a write (`noteWrite`)
+ * that an entry's load must have begun after to count for this read (`swr`).
+ */
 export interface Reading {
   now?: number;
-  notBefore?: number;
+  after?: number;
 }
+
+/**
+ * Writes noted so far in this isolate, counted rather than timed: workerd moves the clock
+ * only on I/O, so a load and a write can read the same millisecond in either order, but
+ * a count taken when a load begins tells exactly which noted writes it can have seen.
+ */
+let writesNoted = 0;
+
+/** Notes a write that some reader must see: every load that begins from now on has seen it. Its mark. */
+export const noteWrite = (): number => (writesNoted += 1);
+
+/** The writes noted so far: what a load beginning now has seen (pass it to `set`). */
+export const writesSeen = (): number => writesNoted;
 
 /** What `swr` needs of a request: its bindings (for the windows) and its `waitUntil`. */
 export interface RequestScope<E> {
@@ -40,12 +56,12 @@ function deepFreeze<T>(value: T): T {
  * next to the write.
  */
 export class CacheNamespace<V, E = unknown> {
-  private readonly entries = new Map<string, { value: V; storedAt: number }>();
+  private readonly entries = new Map<string, { value: V; storedAt: number; seen: number }>();
   private readonly reloading = new Set<string>();
   /**
    * When each key was last removed or changed by a write, and when everything was
    * cleared: a load that began before then holds what the write replaced and is not
-   * stored (a reload in flight across a ban, a like or a catalogue write). At most `max`.
+   * stored (a reload in flight across a ban, a playlist edit or a catalogue write). At most `max`.
    */
   private readonly changedAt = new Map<string, number>();
   private clearedAt = -Infinity;
@@ -55,10 +71,10 @@ export class CacheNamespace<V, E = unknown> {
     private readonly options: { windows: (env: E) => Windows; max: number; freeze?: boolean },
   ) {}
 
-  /** The entry while fresh or stale; none when it was read before `notBefore` (see `swr`). */
-  private entry(env: E, key: string, now: number, notBefore = -Infinity) {
+  /** The entry while fresh or stale; none when its load began before the write marked `after` (see `swr`). */
+  private entry(env: E, key: string, now: number, after = 0) {
     const entry = this.entries.get(key);
-    if (!entry || entry.storedAt <= notBefore) return undefined;
+    if (!entry || entry.seen < after) return undefined;
     const { freshMs, staleMs } = this.options.windows(env);
     const age = now - entry.storedAt;
     if (age < freshMs) return { value: entry.value, fresh: true };
@@ -67,21 +83,23 @@ export class CacheNamespace<V, E = unknown> {
     return undefined;
   }
 
-  /** The value while fresh or stale (and read after `notBefore`, see `swr`), without loading anything. */
-  get(env: E, key: string, { now = Date.now(), notBefore }: Reading = {}): V | undefined {
-    return this.entry(env, key, now, notBefore)?.value;
+  /** The value while fresh or stale (and loaded after the write `after`, see `swr`), without loading anything. */
+  get(env: E, key: string, { now = Date.now(), after }: Reading = {}): V | undefined {
+    return this.entry(env, key, now, after)?.value;
   }
 
   /**
    * Stores `value` as read at `readAt` (when its load began; now by default), unless a
    * write removed or changed the key (or cleared the namespace) since, or the entry
    * there was read later: what a slow load brings back never replaces newer data.
+   * `seen`: `writesSeen()` when the load began; without it, the entry counts for no
+   * reader waiting on a noted write.
    */
-  set(key: string, value: V, readAt = Date.now()): void {
+  set(key: string, value: V, readAt = Date.now(), seen = 0): void {
     if (readAt <= this.clearedAt || readAt <= (this.changedAt.get(key) ?? -Infinity)) return;
     if (readAt < (this.entries.get(key)?.storedAt ?? -Infinity)) return;
     this.entries.delete(key);
-    this.entries.set(key, { value: this.options.freeze ? deepFreeze(value) : value, storedAt: readAt });
+    this.entries.set(key, { value: this.options.freeze ? deepFreeze(value) : value, storedAt: readAt, seen });
     if (this.entries.size > this.options.max) this.entries.delete(oldestKey(this.entries) ?? key);
   }
 
@@ -123,31 +141,30 @@ export class CacheNamespace<V, E = unknown> {
 
   /**
    * Stale-while-revalidate: the fresh value; or the stale one, with one reload started
-   * in the background; or, with neither, `load()`'s value, stored. `notBefore`: an entry
-   * read at or before then does not count (a reader who wrote since needs what their
-   * write changed); what is loaded instead replaces it for everyone.
+   * in the background; or, with neither, `load()`'s value, stored. `after`: an entry
+   * whose load began before that noted write does not count (a reader who wrote needs
+   * what their write changed); what is loaded instead replaces it for everyone.
    */
   async swr(
     scope: RequestScope<E>,
     key: string,
     load: () => Promise<V>,
-    { now = Date.now(), notBefore }: Reading = {},
+    { now = Date.now(), after }: Reading = {},
   ): Promise<V> {
-    const hit = this.entry(scope.env, key, now, notBefore);
+    const hit = this.entry(scope.env, key, now, after);
+    const seen = writesNoted;
     if (hit && !hit.fresh && !this.reloading.has(key)) {
       this.reloading.add(key);
       scope.executionCtx.waitUntil(
         load()
-          .then((value) => this.set(key, value, now)) // read from `now` on
+          .then((value) => this.set(key, value, now, seen)) // read from `now` on
           .catch(() => undefined) // the entry stays stale; the next request past the window loads it
           .finally(() => this.reloading.delete(key)),
       );
     }
     if (hit) return hit.value;
     const value = await load();
-    // A load made because of `notBefore` began after that moment (the reader's write had
-    // answered), even when the clock, which workerd moves only on I/O, still shows it.
-    this.set(key, value, notBefore !== undefined && now <= notBefore ? notBefore + 1 : now);
+    this.set(key, value, now, seen);
     return value;
   }
 }

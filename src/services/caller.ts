@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { cache, mayReadCached, type CacheNamespace } from '../cache';
+import { cache, mayReadCached, noteWrite, type CacheNamespace } from '../cache';
 import type { RadioResource } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
 import { prepared } from '../db/prepared';
@@ -170,23 +170,24 @@ export async function readForCaller<V>(
 ): Promise<V> {
   const caller = c.get('caller');
   if (!caller || !mayReadCached(c)) return load(c.get('userId') ?? 0);
-  return mark(await namespace.swr(c, key, () => load(0), { notBefore: countWriteOf(c) }), caller);
+  return mark(await namespace.swr(c, key, () => load(0), { after: countWriteOf(c) }), caller);
 }
 
 /**
- * After the caller changed a count that shared answers show (a like: `likes_count`, the
- * likes chart). The isolate keeps its shared answers: other callers see the new count
- * within `READ_CACHE_MS`, as they do a write through another isolate. The caller's own
- * reads skip every answer read before now and load it again (for everyone), so they see
- * their write and the counts it moved on their next read. Dropping every answer instead
- * cost the whole isolate its caches on each like: with one like in ten requests, list
- * pages fell from ~2,000 to ~300 req/s (docs/consistency-and-caching.md).
+ * After the caller changed a count that shared answers show (a like: `likes`, the likes
+ * chart). The isolate keeps its shared answers: other callers see the new count within
+ * the caches' window (1.5 × `READ_CACHE_MS`), as they do a write through another
+ * isolate. The caller's own reads skip every answer loaded before now and load it again
+ * (for everyone), so they see their write and the counts it moved on their next read.
+ * Dropping every answer instead cost the whole isolate its caches on each like: with one
+ * like in ten requests, list pages fell from ~2,000 to ~300 req/s
+ * (docs/consistency-and-caching.md).
  */
 export function noteCountWrite(c: Context<AppEnv>): void {
-  cache.countWrites.set(String(c.get('userId')), Date.now());
+  cache.countWrites.set(String(c.get('userId')), noteWrite());
 }
 
-/** When the caller last changed a count shared answers show, while answers read before then may still be served. */
+/** The mark of the caller's last count write (`noteWrite`), while answers loaded before it may still be served. */
 export function countWriteOf(c: Context<AppEnv>): number | undefined {
   const userId = c.get('userId');
   return userId === undefined ? undefined : cache.countWrites.get(c.env, String(userId));

@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { cache, mayReadCached } from '../../cache';
+import { cache, mayReadCached, writesSeen } from '../../cache';
 import { runRead } from '../../db/read';
 import type { AppEnv } from '../../env';
 import { created, ok } from '../../lib/envelope';
@@ -21,16 +21,16 @@ async function readPlaylist(c: Context<AppEnv>, id: number): Promise<playlists.P
   if (!caller || !mayReadCached(c)) return withAccountCheck(c, playlists.readablePlaylist(db, id, readerId, readerId));
   // Public playlists are shared by every reader; anything else is kept per reader, so a
   // stranger's request for a private playlist costs what a missing one does.
-  const reading = { notBefore: countWriteOf(c) };
+  const reading = { after: countWriteOf(c) };
   const detail =
     cache.playlists.get(c.env, String(id), reading) ??
     (await cache.playlists.swr(
       c,
       `${id}:${readerId}`,
       async () => {
-        const readAt = Date.now();
+        const [readAt, seen] = [Date.now(), writesSeen()];
         const loaded = await runRead(db, playlists.readablePlaylist(db, id, readerId, 0));
-        if (loaded?.is_public) cache.playlists.set(String(id), loaded, readAt);
+        if (loaded?.is_public) cache.playlists.set(String(id), loaded, readAt, seen);
         return loaded;
       },
       reading,
