@@ -33,7 +33,7 @@ export async function checkStreams(env: Bindings, fetcher?: (request: Request) =
     });
   }
   await db.batch([forgetOldReports(db), ...updates]);
-  // A status that changed is new catalogue data: this isolate's cached answers go (others within READ_CACHE_MS).
+  // A status that changed is new catalogue data: this isolate's cached answers go (others within 1.5 × READ_CACHE_MS).
   if (changed) forgetCatalogueAnswers();
   return { checked: due.length };
 }

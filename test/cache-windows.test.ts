@@ -109,8 +109,8 @@ describe('a reader who wrote skips entries loaded before the write', () => {
     const namespace = new CacheNamespace<string>('test', { windows, max: 10 });
     const after = noteWrite();
     const load = slow();
-    const loading = namespace.swr(scope(), 'k', load.load, { now: Date.now() - 10, after });
-    namespace.clear(); // an admin write, in the same millisecond
+    const loading = namespace.swr(scope(), 'k', load.load, { now: Date.now(), after });
+    namespace.clear(); // an admin write, in the same millisecond (no I/O between: workerd's clock has not moved)
     load.release('read before the clear');
     await loading;
     expect(namespace.get({}, 'k')).toBeUndefined();
@@ -122,6 +122,15 @@ describe('a reader who wrote skips entries loaded before the write', () => {
     namespace.set('k', 'unknown', Date.now());
     expect(namespace.get({}, 'k', { after })).toBeUndefined();
     expect(namespace.get({}, 'k')).toBe('unknown');
+  });
+});
+
+describe('a writer’s mark lasts as long as an answer loaded before it may be served', () => {
+  const env = { READ_CACHE_MS: '1000' } as unknown as Bindings;
+  it('with READ_CACHE_MS=1000: kept until 1,500 ms after the write, never later', () => {
+    cache.countWrites.set('window-test', 7, 0);
+    expect(cache.countWrites.get(env, 'window-test', { now: 1499 })).toBe(7);
+    expect(cache.countWrites.get(env, 'window-test', { now: 1500 })).toBeUndefined();
   });
 });
 

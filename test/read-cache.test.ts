@@ -158,6 +158,9 @@ describe('read caches', () => {
     const theirs = await send('GET', `/api/v1/playlists/${playlist.id}`, { token: owner.token });
     expect([roundTrips(theirs.headers), likesIn(theirs)]).toEqual([0, 0]);
     expect(likesIn(await send('GET', `/api/v1/playlists/${playlist.id}`, { token: fan.token }))).toBe(1);
+    // The fan's reload replaced the shared copy of this public playlist.
+    const ownerNow = await send('GET', `/api/v1/playlists/${playlist.id}`, { token: owner.token });
+    expect([roundTrips(ownerNow.headers), likesIn(ownerNow)]).toEqual([0, 1]);
     await send('POST', `/api/v1/radios/${id}/like`, { token: fan.token });
     expect(likesIn(await send('GET', `/api/v1/playlists/${playlist.id}`, { token: fan.token }))).toBe(0);
   });

@@ -61,7 +61,8 @@ export const cache = {
   /**
    * The mark (`noteWrite`) of each caller's last change to a count that shared answers
    * show (a like), kept as long as an answer loaded before it may be served: their own
-   * reads skip such answers (services/caller.ts `countWriteOf`).
+   * reads skip such answers (services/caller.ts `countWriteOf`). Every namespace read
+   * with a writer's mark must use `readWindows`, which this lifetime follows.
    */
   countWrites: new CacheNamespace<number, Bindings>('countWrites', { windows: answerLifetime, max: 10_000 }),
   /** One channel (GET /radios/{id}); null for one that is not visible. */

@@ -178,7 +178,8 @@ export async function readForCaller<V>(
  * chart). The isolate keeps its shared answers: other callers see the new count within
  * the caches' window (1.5 × `READ_CACHE_MS`), as they do a write through another
  * isolate. The caller's own reads skip every answer loaded before now and load it again
- * (for everyone), so they see their write and the counts it moved on their next read.
+ * (the load replaces the shared answer; a private playlist's copy is the reader's own), so
+ * they see their write and the counts it moved on their next read.
  * Dropping every answer instead cost the whole isolate its caches on each like: with one
  * like in ten requests, list pages fell from ~2,000 to ~300 req/s
  * (docs/consistency-and-caching.md).

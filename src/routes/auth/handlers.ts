@@ -95,7 +95,7 @@ export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> 
   await attempt.succeeded();
   const hash = await hashPassword(body.password);
   await guardedWrite(c, (guards) => usersService.changePassword(c.get('db'), user.id, hash, token.id, guards));
-  // This isolate refuses the other tokens at once; others within READ_CACHE_MS (the row decides).
+  // This isolate refuses the other tokens at once; others within 2 s (the row decides: contract 2).
   cache.callers.remove(String(user.id));
   // The user row already refuses the other tokens everywhere; deleting their records can follow the response.
   c.executionCtx.waitUntil(revokeOtherTokens(c.env.TOKENS, user.id, token.id).catch(() => 0));
