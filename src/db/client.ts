@@ -21,9 +21,13 @@ export interface DbStats {
   statements?: TracedStatement[];
 }
 
-export interface TracedStatement {
+/** A statement's SQL and bound values, as the trace records them. */
+interface Traced {
   sql: string;
   params: unknown[];
+}
+
+export interface TracedStatement extends Traced {
   round_trip: number;
 }
 
@@ -41,8 +45,9 @@ function record(stats: DbStats, startedAt: number, results: D1Result[], statemen
   stats.durationMs += performance.now() - startedAt;
   stats.roundTrips += 1;
   stats.queries += statements.length;
-  for (const traced of statements)
-    if (traced) stats.statements?.push({ sql: traced.sql, params: traced.params, round_trip: stats.roundTrips });
+  if (stats.statements) {
+    for (const traced of statements) if (traced) stats.statements.push({ ...traced, round_trip: stats.roundTrips });
+  }
   for (const result of results) {
     stats.rowsRead += result.meta?.rows_read ?? 0;
     stats.rowsWritten += result.meta?.rows_written ?? 0;
@@ -73,12 +78,6 @@ async function callD1<T>(work: () => Promise<T>, timeout: number | Deadline): Pr
   }
 }
 
-/** A statement's SQL and bound values, as the trace records them. */
-interface Traced {
-  sql: string;
-  params: unknown[];
-}
-
 const unwrapped = new WeakMap<object, { statement: D1PreparedStatement; traced: Traced | undefined }>();
 
 /**
@@ -102,23 +101,20 @@ export function instrumentD1(
   // Statements carry their SQL and values only when traced: nothing more per query otherwise.
   const tracing = stats.statements !== undefined;
   const wrapStatement = (statement: D1PreparedStatement, traced: Traced | undefined): D1PreparedStatement => {
-    const all = async <T>() => {
+    /** One call of this statement: timed, counted, traced. */
+    const once = async <R extends D1Result>(call: () => Promise<R>) => {
       const startedAt = performance.now();
-      const result = await callD1(() => statement.all<T>(), timeout);
+      const result = await callD1(call, timeout);
       record(stats, startedAt, [result], [traced]);
       return result;
     };
+    const all = <T>() => once(() => statement.all<T>());
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- Drizzle calls only these members
     const wrapper = {
       bind: (...values: unknown[]) =>
         wrapStatement(statement.bind(...values), traced && { sql: traced.sql, params: values }),
       all,
-      run: async <T>() => {
-        const startedAt = performance.now();
-        const result = await callD1(() => statement.run<T>(), timeout);
-        record(stats, startedAt, [result], [traced]);
-        return result;
-      },
+      run: <T>() => once(() => statement.run<T>()),
       first: async (column?: string) => {
         const row = (await all<Record<string, unknown>>()).results[0];
         if (row === undefined) return null;

@@ -12,13 +12,8 @@ import type * as routes from './routes';
 
 const state = (s: { active: boolean; total: number }) => ({ is_favorited: s.active, favorites_count: s.total });
 
-/**
- * After a favorite changed: the caller's own marks follow at once. No shared answer shows
- * a favorites count (only the favorite answers do, read from D1), so none is dropped.
- */
-function favoriteChanged(c: Parameters<typeof markCaller>[0], channelId: number, active: boolean) {
-  markCaller(c, 'favorited', channelId, active);
-}
+// After a favorite changed, only the caller's own marks follow (markCaller): no shared
+// answer shows a favorites count (only the favorite answers do, read from D1).
 
 export const listFavorites: RouteHandler<typeof routes.listFavorites, AppEnv> = async (c) =>
   ok(
@@ -33,7 +28,7 @@ export const toggleFavorite: RouteHandler<typeof routes.toggleFavorite, AppEnv> 
     reactions.toggle(c.get('db'), favorites, c.get('userId'), id, isoTimestamp(), guards),
   );
   if (!result) throw notFound('Radio channel');
-  favoriteChanged(c, id, result.active);
+  markCaller(c, 'favorited', id, result.active);
   return ok(c, state(result), result.active ? 'Added to favorites.' : 'Removed from favorites.');
 };
 
@@ -52,7 +47,7 @@ export const addFavorite: RouteHandler<typeof routes.addFavorite, AppEnv> = asyn
     reactions.addFavorite(c.get('db'), c.get('userId'), id, isoTimestamp(), guards),
   );
   if (!result) throw notFound('Radio channel');
-  favoriteChanged(c, id, result.active);
+  markCaller(c, 'favorited', id, result.active);
   return result.created
     ? created(c, state(result), 'Added to favorites.', `/api/v1/favorites/${id}`)
     : ok(c, state(result), 'Already in favorites.');
@@ -62,6 +57,6 @@ export const removeFavorite: RouteHandler<typeof routes.removeFavorite, AppEnv> 
   const { id } = c.req.valid('param');
   const result = await guardedWrite(c, (guards) => reactions.removeFavorite(c.get('db'), c.get('userId'), id, guards));
   if (!result) throw notFound('Radio channel');
-  favoriteChanged(c, id, result.active);
+  markCaller(c, 'favorited', id, result.active);
   return ok(c, state(result), 'Removed from favorites.');
 };
