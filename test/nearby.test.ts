@@ -1,9 +1,11 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { boundingBox, distanceKm } from '../src/catalogue/nearby';
+import { boundingBox, distanceKm, nextRadius } from '../src/catalogue/nearby';
 import { BASE, call, fetchWorker } from './helpers/client';
 import { rowsRead, seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
+
+const roundTrips = (headers: Headers) => Number(/round_trips=(\d+)/.exec(headers.get('Server-Timing') ?? '')?.[1]);
 
 const at = (name: string, geo_lat: number | string | null, geo_long: number | string | null, countrycode = 'CH') =>
   station({ name, geo_lat, geo_long, countrycode });
@@ -21,6 +23,13 @@ describe('bounding boxes and distances', () => {
     expect(east).toBeLessThan(-178);
     expect(boundingBox(89.5, 10, 100)).toMatchObject({ maxLat: 90, lngRanges: [[-180, 180]] });
     expect(boundingBox(-89.9, 0, 50)).toMatchObject({ minLat: -90, lngRanges: [[-180, 180]] });
+  });
+
+  it('grows the next circle as far as the density seen says the stations wanted are', () => {
+    expect(nextRadius(10, 0, 45)).toBe(40); // nothing yet: four times as far
+    expect(nextRadius(10, 5, 45)).toBeCloseTo(37.5); // 9x the area, with a margin
+    expect(nextRadius(10, 40, 45)).toBe(20); // nearly there: at least double
+    expect(nextRadius(10, 1, 1000)).toBe(80); // at most eight times
   });
 });
 
@@ -98,6 +107,55 @@ describe('GET /api/v1/radios/nearby', () => {
     expect(near.body.data.map((r: { id: number }) => r.id)).toEqual([id]);
     expect((await patch(null)).status).toBe(200);
     expect((await call('GET', `/api/v1/radios/${id}`, { token: user.token })).body.data.geo).toBeNull();
+  });
+
+  it('is kept per point like the other catalogue reads: another caller reads no D1, each with their own marks', async () => {
+    const [id] = await seedChannels([at('Geneva One', 46.2044, 6.1432), at('Geneva Two', 46.21, 6.15)]);
+    const [fan, other] = [await registerUser(), await registerUser()];
+    expect((await call('POST', `/api/v1/radios/${id}/like`, { token: fan.token })).status).toBe(200);
+    const path = '/api/v1/radios/nearby?lat=46.2&lng=6.14&radius_km=20';
+    const reads = [];
+    for (let i = 0; i < 3; i += 1) reads.push(await call('GET', path, { token: other.token, debug: true }));
+    // The first loads the caller with the answer; the second the shared answer; the third reads nothing.
+    expect(reads.map((r) => roundTrips(r.headers) > 0)).toEqual([true, true, false]);
+    expect(reads[2]!.body).toEqual(reads[1]!.body);
+    expect(reads[2]!.body.data[0]).toMatchObject({ id, likes: 1, is_liked: false, distance_km: 0.5 });
+    const mine = await call('GET', path, { token: fan.token });
+    expect(mine.body.data[0]).toMatchObject({ id, likes: 1, is_liked: true });
+  });
+
+  it('jumps to where stations are: a ring 60 km out costs three circles, not four', async () => {
+    // 45 stations on a circle about 60 km from the point, none nearer.
+    const ring = Array.from({ length: 45 }, (_, i) => {
+      const angle = (2 * Math.PI * i) / 45;
+      return at(`Ring ${i}`, 40 + 0.54 * Math.sin(angle), -3.7 + 0.7 * Math.cos(angle), 'ES');
+    });
+    await seedChannels(ring);
+    const user = await registerUser();
+    const res = await call('GET', '/api/v1/radios/nearby?lat=40&lng=-3.7&radius_km=500', {
+      token: user.token,
+      debug: true,
+    });
+    expect(res.body.data).toHaveLength(20);
+    expect(res.body.data[0].distance_km).toBeGreaterThan(50);
+    // 10 km (none), 40 km (none), 160 km (all 45), then the channels with the account check; doubling read 10, 20, 40, 80.
+    expect(roundTrips(res.headers)).toBe(4);
+  });
+
+  it('leaves out inactive channels and those of inactive countries, and looks further for the limit', async () => {
+    const [hidden, ...rest] = await seedChannels([
+      at('Hidden Near', 60.17, 24.94, 'FI'),
+      ...Array.from({ length: 5 }, (_, i) => at(`Border ${i}`, 60.171 + i * 0.001, 24.941, 'EE')),
+      at('Far One', 60.3, 24.94, 'FI'),
+      at('Far Two', 60.31, 24.94, 'FI'),
+    ]);
+    await env.DB.prepare('UPDATE radio_channels SET is_active = 0 WHERE id = ?').bind(hidden).run();
+    await env.DB.prepare("UPDATE countries SET is_active = 0 WHERE code = 'EE'").run();
+    const user = await registerUser();
+    const res = await call('GET', '/api/v1/radios/nearby?lat=60.17&lng=24.94&limit=2', { token: user.token });
+    // The five nearest visible-looking candidates are all in the inactive country: it asks again for more.
+    expect(res.body.data.map((r: { id: number }) => r.id)).toEqual(rest.slice(5));
+    await env.DB.prepare("UPDATE countries SET is_active = 1 WHERE code = 'EE'").run();
   });
 
   it('reads about the cells of the nearest stations, not the stations of its latitude band', async () => {

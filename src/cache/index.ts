@@ -77,6 +77,12 @@ export const cache = {
     max: 200,
     freeze: true,
   }),
+  /** Nearby answers, per point, radius and limit (a city's listeners located by Cloudflare share a point). */
+  nearby: new CacheNamespace<(RadioResource & { distance_km: number })[], Bindings>('nearby', {
+    windows: readWindows,
+    max: 500,
+    freeze: true,
+  }),
   /** Featured lists. */
   featured: new CacheNamespace<RadioResource[], Bindings>('featured', { windows: readWindows, max: 20, freeze: true }),
   /** Trending lists (their counts come from the play counters). */
@@ -143,6 +149,7 @@ const CATALOGUE_ANSWERS = [
   cache.countryLists,
   cache.languageLists,
   cache.channelPages,
+  cache.nearby,
   cache.featured,
   cache.trending,
   cache.charts,

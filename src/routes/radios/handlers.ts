@@ -103,22 +103,28 @@ export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = as
     }
   }
   const db = c.get('db');
-  // Spare candidates: some may be inactive, and channelsByIds leaves those out.
-  const near = await nearbyIds(db, lat, lng, query.radius_km, query.limit + 25);
-  const distance = new Map(near.map((n) => [n.id, Math.round(n.distance * 10) / 10]));
-  const channels = await withAccountCheck(
+  const channels = await readForCaller(
     c,
-    channelsByIds(
-      db,
-      near.map((n) => n.id),
-      c.get('userId'),
-    ),
+    cache.nearby,
+    `${lat}:${lng}:${query.radius_km}:${query.limit}`,
+    async (viewerId) => {
+      // nearbyIds leaves inactive channels out; channelsByIds also those of inactive countries
+      // (rare): while it left some out and more may be further away, look for more.
+      for (let want = query.limit; ; want *= 4) {
+        const near = await nearbyIds(db, lat, lng, query.radius_km, want);
+        const ids = near.map((n) => n.id);
+        const found = await withAccountCheck(c, channelsByIds(db, ids, viewerId));
+        if (found.length >= query.limit || near.length < want) {
+          const distance = new Map(near.map((n) => [n.id, Math.round(n.distance * 10) / 10]));
+          return found
+            .slice(0, query.limit)
+            .map((channel) => ({ ...channel, distance_km: distance.get(channel.id) ?? 0 }));
+        }
+      }
+    },
+    withMarks,
   );
-  return ok(
-    c,
-    channels.slice(0, query.limit).map((channel) => ({ ...channel, distance_km: distance.get(channel.id) ?? 0 })),
-    'Nearby radio channels retrieved successfully.',
-  );
+  return ok(c, channels, 'Nearby radio channels retrieved successfully.');
 };
 
 export const featuredRadios: RouteHandler<typeof routes.featuredRadios, AppEnv> = async (c) => {
