@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../src/app';
 import { BASE, type Json } from './helpers/client';
-import { seedChannels, station } from './helpers/catalogue';
+import { roundTrips, seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
 import { CALLER_MARKS_LIMIT as VIEWER_MARKS_LIMIT } from '../src/services/caller';
 
@@ -41,7 +41,6 @@ async function send(method: string, path: string, options: Sent = {}) {
   return { status: response.status, headers: response.headers, body };
 }
 
-const roundTrips = (headers: Headers) => Number(/round_trips=(\d+)/.exec(headers.get('Server-Timing') ?? '')?.[1]);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('read caches', () => {

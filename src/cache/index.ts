@@ -77,10 +77,10 @@ export const cache = {
     max: 200,
     freeze: true,
   }),
-  /** Nearby answers, per point, radius and limit (a city's listeners located by Cloudflare share a point). */
+  /** Nearby answers for points many callers share (a city's, not a GPS fix), per point, radius and limit. */
   nearby: new CacheNamespace<(RadioResource & { distance_km: number })[], Bindings>('nearby', {
     windows: readWindows,
-    max: 500,
+    max: 100,
     freeze: true,
   }),
   /** Featured lists. */

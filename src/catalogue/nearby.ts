@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { radioChannels } from '../db/schema';
+import { countries, radioChannels } from '../db/schema';
 import { jsonField, jsonRows } from '../db/sql';
 
 /** The mean Earth radius (IUGG), km. */
@@ -11,7 +11,7 @@ const CELLS_PER_DEGREE = 10;
 const ROW = 4000;
 /** The first circle a nearby read looks in (the next ones: `nextRadius`). */
 const FIRST_RADIUS_KM = 10;
-/** Index entries one circle may read at most; past it, the read stops at what it found. */
+/** Visible channels one circle may read at most; past it, the read stops at what it found. */
 export const NEARBY_CANDIDATES = 5000;
 
 const radians = (degrees: number) => (degrees * Math.PI) / 180;
@@ -75,10 +75,10 @@ export function cellRanges(box: ReturnType<typeof boundingBox>): [number, number
 }
 
 /**
- * Active channels with coordinates in the cells of the box: for each range (a JSON list,
+ * Visible channels with coordinates in the cells of the box: for each range (a JSON list,
  * so any number of them is one parameter) a range of the index `radio_channels_geo_cell`,
  * then those channels' rows (SQLite does not cover from an index on a virtual column,
- * so the active flag costs no further row). At most `cap`.
+ * so the active flags cost no further row). At most `cap`.
  */
 export function inBox(db: Db, box: ReturnType<typeof boundingBox>, cap: number) {
   const ranges = JSON.stringify(cellRanges(box).map(([lo, hi]) => ({ lo, hi })));
@@ -91,8 +91,12 @@ export function inBox(db: Db, box: ReturnType<typeof boundingBox>, cap: number) 
       })
       .from(jsonRows(ranges))
       .innerJoin(radioChannels, sql`${radioChannels.geoCell} BETWEEN ${jsonField('lo')} AND ${jsonField('hi')}`)
-      // `+`: a filter on the rows, never an index of its own (the active-channel indexes would scan the catalogue).
-      .where(sql`+${radioChannels.isActive} = 1`)
+      // Visible channels only. `+`: filters on the rows, never an index of their own (the
+      // active-channel indexes would scan the catalogue); the inactive countries come from a
+      // partial index (usually empty), once per statement.
+      .where(
+        sql`+${radioChannels.isActive} = 1 AND +${radioChannels.countryId} NOT IN (SELECT ${countries.id} FROM ${countries} WHERE ${countries.isActive} = 0)`,
+      )
       .limit(cap)
   );
 }
@@ -112,22 +116,30 @@ export function nextRadius(radius: number, found: number, want: number): number 
 }
 
 /**
- * The ids of active channels within `radiusKm` of (lat, lng), nearest first, with their
+ * The ids of visible channels within `radiusKm` of (lat, lng), nearest first, with their
  * distance, at most `want`. It looks in growing circles (10 km, then as far as the
  * stations found so far say `want` would be: `nextRadius`, up to the radius asked for)
  * and stops at the first that holds `want` channels: those are then the nearest ones. So
  * a read costs about the `want` nearest stations' cells wherever the point is, not the
  * catalogue's size nor a crowded latitude band. A circle whose cells hold more than
- * `NEARBY_CANDIDATES` entries ends the search with what it holds.
+ * `NEARBY_CANDIDATES` channels ends the search with what it holds (the first cells'),
+ * unless it came from a jump past twice the last circle: then it steps back to twice.
  */
 export async function nearbyIds(db: Db, lat: number, lng: number, radiusKm: number, want: number) {
+  let last = 0;
   for (let radius = Math.min(radiusKm, FIRST_RADIUS_KM); ;) {
     const rows = await inBox(db, boundingBox(lat, lng, radius), NEARBY_CANDIDATES + 1);
+    const overflow = rows.length > NEARBY_CANDIDATES;
+    if (overflow && last > 0 && radius > last * 2) {
+      radius = last * 2;
+      continue;
+    }
     const within = rows
       .map((row) => ({ id: row.id, distance: distanceKm(lat, lng, row.lat, row.lng) }))
       .filter((row) => row.distance <= radius)
       .sort((a, b) => a.distance - b.distance || a.id - b.id);
-    if (within.length >= want || radius >= radiusKm || rows.length > NEARBY_CANDIDATES) return within.slice(0, want);
+    if (within.length >= want || radius >= radiusKm || overflow) return within.slice(0, want);
+    last = radius;
     radius = Math.min(radiusKm, nextRadius(radius, within.length, want));
   }
 }

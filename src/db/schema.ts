@@ -58,7 +58,13 @@ export const countries = sqliteTable(
     name: text('name').notNull(),
     isActive: integer('is_active', { mode: 'boolean' }).notNull().default(true),
   },
-  (t) => [uniqueIndex('countries_code_unique').on(t.code)],
+  (t) => [
+    uniqueIndex('countries_code_unique').on(t.code),
+    // The inactive countries, usually none: a nearby read leaves their channels out for no row read.
+    index('countries_inactive')
+      .on(t.id)
+      .where(sql`${t.isActive} = 0`),
+  ],
 );
 
 export const genres = sqliteTable(

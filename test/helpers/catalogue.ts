@@ -59,6 +59,11 @@ export function rowsRead(headers: Headers): number {
   return Number(/rows_read=(\d+)/.exec(headers.get('Server-Timing') ?? '')?.[1]);
 }
 
+/** Reads the D1 round trips from a response's Server-Timing header (sent with the debug token). */
+export function roundTrips(headers: Headers): number {
+  return Number(/round_trips=(\d+)/.exec(headers.get('Server-Timing') ?? '')?.[1]);
+}
+
 /** Runs every play counter's pending flush now (instead of waiting PLAY_FLUSH_MS). */
 export async function flushPlays() {
   const { runDurableObjectAlarm } = await import('cloudflare:test');

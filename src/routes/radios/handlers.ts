@@ -87,43 +87,45 @@ async function channelsInOrder(c: Context<AppEnv>, list: string) {
   return json(c, { ...envelope(channels, 'Radio channels retrieved successfully.'), meta }, 200);
 }
 
+/** A point given to two decimals or fewer (about a kilometre): a city's, which many listeners share. */
+const coarse = (degrees: string | undefined) => degrees !== undefined && /^-?\d+(\.\d{1,2})?$/.test(degrees.trim());
+
 export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = async (c) => {
   const query = c.req.valid('query');
   let { lat, lng } = query;
   if ((lat === undefined) !== (lng === undefined)) {
     throw fieldInvalid(lat === undefined ? 'lat' : 'lng', 'Send lat and lng together.');
   }
+  // Answers for points many callers share are kept in the read caches; a GPS fix is one
+  // listener's and would only push those out.
+  let shared = coarse(c.req.query('lat')) && coarse(c.req.query('lng'));
   if (lat === undefined || lng === undefined) {
-    // Cloudflare's idea of where the caller is (absent locally and for some networks).
+    // Cloudflare's idea of where the caller is (absent locally and for some networks): a city's.
     const cf = c.req.raw.cf;
     lat = Number(cf?.latitude ?? NaN);
     lng = Number(cf?.longitude ?? NaN);
     if (!Number.isFinite(lat) || !Number.isFinite(lng)) {
       throw fieldInvalid('lat', 'Send lat and lng: the location of this request is not known.');
     }
+    shared = true;
   }
   const db = c.get('db');
-  const channels = await readForCaller(
-    c,
-    cache.nearby,
-    `${lat}:${lng}:${query.radius_km}:${query.limit}`,
-    async (viewerId) => {
-      // nearbyIds leaves inactive channels out; channelsByIds also those of inactive countries
-      // (rare): while it left some out and more may be further away, look for more.
-      for (let want = query.limit; ; want *= 4) {
-        const near = await nearbyIds(db, lat, lng, query.radius_km, want);
-        const ids = near.map((n) => n.id);
-        const found = await withAccountCheck(c, channelsByIds(db, ids, viewerId));
-        if (found.length >= query.limit || near.length < want) {
-          const distance = new Map(near.map((n) => [n.id, Math.round(n.distance * 10) / 10]));
-          return found
-            .slice(0, query.limit)
-            .map((channel) => ({ ...channel, distance_km: distance.get(channel.id) ?? 0 }));
-        }
-      }
-    },
-    withMarks,
-  );
+  const load = async (viewerId: number) => {
+    const near = await nearbyIds(db, lat, lng, query.radius_km, query.limit);
+    const distance = new Map(near.map((n) => [n.id, Math.round(n.distance * 10) / 10]));
+    const found = await withAccountCheck(
+      c,
+      channelsByIds(
+        db,
+        near.map((n) => n.id),
+        viewerId,
+      ),
+    );
+    return found.map((channel) => ({ ...channel, distance_km: distance.get(channel.id) ?? 0 }));
+  };
+  const channels = shared
+    ? await readForCaller(c, cache.nearby, `${lat}:${lng}:${query.radius_km}:${query.limit}`, load, withMarks)
+    : await load(c.get('userId') ?? 0);
   return ok(c, channels, 'Nearby radio channels retrieved successfully.');
 };
 

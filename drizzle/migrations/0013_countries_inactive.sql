@@ -1,0 +1,1 @@
+CREATE INDEX `countries_inactive` ON `countries` (`id`) WHERE "countries"."is_active" = 0;
