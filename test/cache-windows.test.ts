@@ -123,13 +123,24 @@ describe('a reader who wrote skips entries loaded before the write', () => {
     expect(namespace.get({}, 'k', { after })).toBeUndefined();
     expect(namespace.get({}, 'k')).toBe('unknown');
   });
+
+  it('an entry loaded before a write still counts for its writer when the write does not affect it', () => {
+    const namespace = new CacheNamespace<number[]>('test', { windows, max: 10 });
+    namespace.set('k', [1, 2], Date.now(), writesSeen());
+    const after = noteWrite();
+    const shows = (channel: number) => (value: number[]) => value.includes(channel);
+    expect(namespace.get({}, 'k', { after, affected: shows(3) })).toEqual([1, 2]);
+    expect(namespace.get({}, 'k', { after, affected: shows(2) })).toBeUndefined();
+    expect(namespace.get({}, 'k', { after })).toBeUndefined();
+  });
 });
 
 describe('a writer’s mark lasts as long as an answer loaded before it may be served', () => {
   const env = { READ_CACHE_MS: '1000' } as unknown as Bindings;
   it('with READ_CACHE_MS=1000: kept until 1,500 ms after the write, never later', () => {
-    cache.countWrites.set('window-test', 7, 0);
-    expect(cache.countWrites.get(env, 'window-test', { now: 1499 })).toBe(7);
+    const write = { mark: 7, channels: new Set([1]) };
+    cache.countWrites.set('window-test', write, 0);
+    expect(cache.countWrites.get(env, 'window-test', { now: 1499 })).toBe(write);
     expect(cache.countWrites.get(env, 'window-test', { now: 1500 })).toBeUndefined();
   });
 });

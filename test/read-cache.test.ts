@@ -139,6 +139,26 @@ describe('read caches', () => {
     ]);
   });
 
+  it('its writer reloads only the answers their like changed: those showing the channel, and those ordered by likes', async () => {
+    const [liked, otherOne] = await seedChannels([station(), station()]);
+    const fan = await registerUser();
+    const paths = {
+      liked: `/api/v1/radios/${liked}`,
+      other: `/api/v1/radios/${otherOne}`,
+      byLikes: '/api/v1/radios?sort=likes&per_page=100',
+      chart: '/api/v1/radios/charts?metric=likes&period=7d',
+      search: `/api/v1/search?q=zzzznothing`,
+    };
+    for (let i = 0; i < 2; i += 1)
+      for (const path of Object.values(paths)) await send('GET', path, { token: fan.token });
+    await send('POST', `/api/v1/radios/${liked}/like`, { token: fan.token });
+    const reloaded: Record<string, boolean> = {};
+    for (const [name, path] of Object.entries(paths))
+      reloaded[name] = roundTrips((await send('GET', path, { token: fan.token })).headers) > 0;
+    // The other channel and a search without the liked one keep their answers.
+    expect(reloaded).toEqual({ liked: true, other: false, byLikes: true, chart: true, search: false });
+  });
+
   it('a like shows in the public playlists its writer reads next; their unlike too', async () => {
     const [id] = await seedChannels([station()]);
     const [owner, fan] = [await registerUser(), await registerUser()];

@@ -8,11 +8,11 @@ import type { Page } from '../catalogue/channels';
 import type { ChartEntry, TrendingChannel } from '../activity/lists';
 import type { CountryEntry, SearchResult } from '../search/search';
 import type { PlaylistDetail } from '../playlists/playlists';
-import type { Caller } from '../services/caller';
+import type { Caller, CountWrite } from '../services/caller';
 import type { TokenRecord } from '../services/tokens';
 import { CacheNamespace, type Windows } from './namespace';
 
-export { CacheNamespace, noteWrite, writesSeen } from './namespace';
+export { CacheNamespace, noteWrite, writesSeen, type Reading } from './namespace';
 
 /** `READ_CACHE_MS` (1 s by default; 0 turns the read caches off). */
 export const readCacheMs = (env: Bindings) => Math.max(0, Number(env.READ_CACHE_MS) || 0);
@@ -59,12 +59,13 @@ export const cache = {
   /** The caller's account row and the ids of the channels they like and favorite. */
   callers: new CacheNamespace<Caller, Bindings>('callers', { windows: callerWindows, max: 2000 }),
   /**
-   * The mark (`noteWrite`) of each caller's last change to a count that shared answers
-   * show (a like), kept as long as an answer loaded before it may be served: their own
-   * reads skip such answers (services/caller.ts `countWriteOf`). Every namespace read
+   * Each caller's recent changes to counts that shared answers show (likes: the last
+   * one's mark, `noteWrite`, and their channels), kept as long as an answer loaded before
+   * them may be served: their own reads skip such answers that show those channels
+   * (services/caller.ts `readingFor`). Every namespace read
    * with a writer's mark must use `readWindows`, which this lifetime follows.
    */
-  countWrites: new CacheNamespace<number, Bindings>('countWrites', { windows: answerLifetime, max: 10_000 }),
+  countWrites: new CacheNamespace<CountWrite, Bindings>('countWrites', { windows: answerLifetime, max: 10_000 }),
   /** One channel (GET /radios/{id}); null for one that is not visible. */
   channels: new CacheNamespace<RadioResource | null, Bindings>('channels', {
     windows: readWindows,

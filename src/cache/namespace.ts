@@ -8,11 +8,13 @@ export interface Windows {
 
 /**
  * When a read happens (now by default), and `after`: the mark of a write (`noteWrite`)
- * that an entry's load must have begun after to count for this read (`swr`).
+ * that an entry's load must have begun after to count for this read (`swr`), when the
+ * entry is `affected` by that write (every entry without it).
  */
-export interface Reading {
+export interface Reading<V> {
   now?: number;
   after?: number;
+  affected?: (value: V) => boolean;
 }
 
 /**
@@ -71,10 +73,10 @@ export class CacheNamespace<V, E = unknown> {
     private readonly options: { windows: (env: E) => Windows; max: number; freeze?: boolean },
   ) {}
 
-  /** The entry while fresh or stale; none when its load began before the write marked `after` (see `swr`). */
-  private entry(env: E, key: string, now: number, after = 0) {
+  /** The entry while fresh or stale; none when its load began before the write marked `after` and it is affected (see `swr`). */
+  private entry(env: E, key: string, { now = Date.now(), after = 0, affected }: Reading<V>) {
     const entry = this.entries.get(key);
-    if (!entry || entry.seen < after) return undefined;
+    if (!entry || (entry.seen < after && (affected?.(entry.value) ?? true))) return undefined;
     const { freshMs, staleMs } = this.options.windows(env);
     const age = now - entry.storedAt;
     if (age < freshMs) return { value: entry.value, fresh: true };
@@ -84,8 +86,8 @@ export class CacheNamespace<V, E = unknown> {
   }
 
   /** The value while fresh or stale (and loaded after the write `after`, see `swr`), without loading anything. */
-  get(env: E, key: string, { now = Date.now(), after }: Reading = {}): V | undefined {
-    return this.entry(env, key, now, after)?.value;
+  get(env: E, key: string, reading: Reading<V> = {}): V | undefined {
+    return this.entry(env, key, reading)?.value;
   }
 
   /**
@@ -142,16 +144,13 @@ export class CacheNamespace<V, E = unknown> {
   /**
    * Stale-while-revalidate: the fresh value; or the stale one, with one reload started
    * in the background; or, with neither, `load()`'s value, stored. `after`: an entry
-   * whose load began before that noted write does not count (a reader who wrote needs
-   * what their write changed); what is loaded instead replaces it for everyone.
+   * whose load began before that noted write does not count when it is `affected` (a
+   * reader who wrote needs what their write changed); what is loaded instead replaces it
+   * for everyone.
    */
-  async swr(
-    scope: RequestScope<E>,
-    key: string,
-    load: () => Promise<V>,
-    { now = Date.now(), after }: Reading = {},
-  ): Promise<V> {
-    const hit = this.entry(scope.env, key, now, after);
+  async swr(scope: RequestScope<E>, key: string, load: () => Promise<V>, reading: Reading<V> = {}): Promise<V> {
+    const now = reading.now ?? Date.now();
+    const hit = this.entry(scope.env, key, { ...reading, now });
     const seen = writesNoted;
     if (hit && !hit.fresh && !this.reloading.has(key)) {
       this.reloading.add(key);

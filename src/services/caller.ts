@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { cache, mayReadCached, noteWrite, type CacheNamespace } from '../cache';
+import { cache, mayReadCached, noteWrite, type CacheNamespace, type Reading } from '../cache';
 import type { RadioResource } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
 import { prepared } from '../db/prepared';
@@ -156,10 +156,18 @@ export function withMarks<T extends RadioResource>(channels: T[], caller: Caller
 }
 
 /**
+ * The channels a cached answer shows the like counts of, or 'any' when its order or
+ * membership follows likes (a page sorted by likes, the likes chart): then any like of
+ * the caller's can change it.
+ */
+export type ShownChannels<V> = (value: V) => readonly { id: number }[] | 'any';
+
+/**
  * A read whose answer holds channels: with a cached caller, the caller-independent
  * answer comes from `namespace` (loaded as nobody, viewer 0) and `mark` lays the
  * caller's likes and favorites over it; otherwise it is read for the caller, flags and
- * all, in the batch that checks the account.
+ * all, in the batch that checks the account. `shows`: which channels' counts it shows,
+ * so a caller who just liked one reloads only the answers their like changed.
  */
 export async function readForCaller<V>(
   c: Context<AppEnv>,
@@ -167,31 +175,68 @@ export async function readForCaller<V>(
   key: string,
   load: (viewerId: number) => Promise<V>,
   mark: (value: V, caller: Caller) => V,
+  shows: ShownChannels<V>,
 ): Promise<V> {
   const caller = c.get('caller');
   if (!caller || !mayReadCached(c)) return load(c.get('userId') ?? 0);
-  return mark(await namespace.swr(c, key, () => load(0), { after: countWriteOf(c) }), caller);
+  return mark(await namespace.swr(c, key, () => load(0), readingFor(c, shows)), caller);
 }
+
+/** An answer that is a list of channels: it shows theirs. */
+export const shown = (channels: readonly { id: number }[]) => channels;
 
 /**
- * After the caller changed a count that shared answers show (a like: `likes`, the likes
- * chart). The isolate keeps its shared answers: other callers see the new count within
- * the caches' window (1.5 × `READ_CACHE_MS`), as they do a write through another
- * isolate. The caller's own reads skip every answer loaded before now and load it again
- * (the load replaces the shared answer; a private playlist's copy is the reader's own), so
- * they see their write and the counts it moved on their next read.
- * Dropping every answer instead cost the whole isolate its caches on each like: with one
- * like in ten requests, list pages fell from ~2,000 to ~300 req/s
- * (docs/consistency-and-caching.md).
+ * A caller's recent changes to counts that shared answers show (likes): the mark
+ * (`noteWrite`) of the last one, and the channels they were on (null: more than
+ * `COUNT_WRITE_CHANNELS`, so every answer counts as changed).
  */
-export function noteCountWrite(c: Context<AppEnv>): void {
-  cache.countWrites.set(String(c.get('userId')), noteWrite());
+export interface CountWrite {
+  mark: number;
+  channels: ReadonlySet<number> | null;
+}
+const COUNT_WRITE_CHANNELS = 32;
+
+/**
+ * After the caller changed the like count of `channelId`. The isolate keeps its shared
+ * answers: other callers see the new count within the caches' window (1.5 ×
+ * `READ_CACHE_MS`), as they do a write through another isolate. The caller's own reads
+ * skip the answers loaded before now that show that channel (or follow likes: `shows`)
+ * and load them again (the load replaces the shared answer; a private playlist's copy is
+ * the reader's own), so they see their write and the counts it moved on their next read.
+ * Dropping every answer instead cost the whole isolate its caches on each like (with one
+ * like in ten requests, list pages fell from ~2,000 to ~300 req/s); reloading every
+ * answer the liker read cost the likers theirs (the benchmark's mix, docs/consistency-and-caching.md).
+ */
+export function noteCountWrite(c: Context<AppEnv>, channelId: number): void {
+  const key = String(c.get('userId'));
+  // The channels of the writes an answer loaded before this mark may have missed: this
+  // one and the caller's earlier ones still within the answers' lifetime.
+  const earlier = cache.countWrites.get(c.env, key)?.channels;
+  const channels = earlier === null ? null : new Set(earlier).add(channelId);
+  cache.countWrites.set(key, {
+    mark: noteWrite(),
+    channels: channels && channels.size <= COUNT_WRITE_CHANNELS ? channels : null,
+  });
 }
 
-/** The mark of the caller's last count write (`noteWrite`), while answers loaded before it may still be served. */
-export function countWriteOf(c: Context<AppEnv>): number | undefined {
+/** The caller's recent count writes (`noteCountWrite`), while answers loaded before them may still be served. */
+function countWriteOf(c: Context<AppEnv>): CountWrite | undefined {
   const userId = c.get('userId');
   return userId === undefined ? undefined : cache.countWrites.get(c.env, String(userId));
+}
+
+/** How the caller reads a cached answer: skipping one loaded before their count writes that shows what they changed. */
+export function readingFor<V>(c: Context<AppEnv>, shows: ShownChannels<V>): Reading<V> {
+  const write = countWriteOf(c);
+  if (!write) return {};
+  const { mark, channels } = write;
+  return {
+    after: mark,
+    affected: (value) => {
+      const shown = shows(value);
+      return channels === null || shown === 'any' || shown.some((channel) => channels.has(channel.id));
+    },
+  };
 }
 
 /**

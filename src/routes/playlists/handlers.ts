@@ -9,7 +9,7 @@ import { isoTimestamp } from '../../lib/time';
 import { idParam } from '../../lib/validation';
 import { EXPORT_FORMATS, exportFormat, toM3u, toPls } from '../../playlists/export';
 import * as playlists from '../../playlists/playlists';
-import { countWriteOf, withAccountCheck, withMarks, type Caller } from '../../services/caller';
+import { readingFor, withAccountCheck, withMarks, type Caller } from '../../services/caller';
 import { guardedWrite } from '../../services/guarded-writes';
 import type * as routes from './routes';
 
@@ -21,7 +21,9 @@ async function readPlaylist(c: Context<AppEnv>, id: number): Promise<playlists.P
   if (!caller || !mayReadCached(c)) return withAccountCheck(c, playlists.readablePlaylist(db, id, readerId, readerId));
   // Public playlists are shared by every reader; anything else is kept per reader, so a
   // stranger's request for a private playlist costs what a missing one does.
-  const reading = { after: countWriteOf(c) };
+  const reading = readingFor(c, (detail: playlists.PlaylistDetail | null) =>
+    detail ? detail.items.map((item) => item.radio_channel) : [],
+  );
   const detail =
     cache.playlists.get(c.env, String(id), reading) ??
     (await cache.playlists.swr(

@@ -20,7 +20,7 @@ import { envelope, json, ok, reusable } from '../../lib/envelope';
 import { fieldInvalid, notFound } from '../../lib/errors';
 import { normaliseTerm } from '../../lib/text';
 import { isoTimestamp } from '../../lib/time';
-import { markCaller, noteCountWrite, readForCaller, withAccountCheck, withMarks } from '../../services/caller';
+import { markCaller, noteCountWrite, readForCaller, shown, withAccountCheck, withMarks } from '../../services/caller';
 import { activeCountries, findCountryByName } from '../../search/search';
 import type * as routes from './routes';
 
@@ -62,6 +62,7 @@ export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async 
       const items = withMarks(value.items, caller);
       return items === value.items ? value : { ...value, items };
     },
+    (value) => (list.sort === 'likes' ? 'any' : value.items),
   );
   const message = 'Radio channels retrieved successfully.';
   return json(c, { ...envelope(page.items, message), meta: page.meta }, 200, reusable(page, message));
@@ -124,7 +125,7 @@ export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = as
     return found.map((channel) => ({ ...channel, distance_km: distance.get(channel.id) ?? 0 }));
   };
   const channels = shared
-    ? await readForCaller(c, cache.nearby, `${lat}:${lng}:${query.radius_km}:${query.limit}`, load, withMarks)
+    ? await readForCaller(c, cache.nearby, `${lat}:${lng}:${query.radius_km}:${query.limit}`, load, withMarks, shown)
     : await load(c.get('userId') ?? 0);
   return ok(c, channels, 'Nearby radio channels retrieved successfully.');
 };
@@ -137,6 +138,7 @@ export const featuredRadios: RouteHandler<typeof routes.featuredRadios, AppEnv> 
     String(limit),
     (viewerId) => withAccountCheck(c, featuredChannels(c.get('db'), limit, viewerId)),
     withMarks,
+    shown,
   );
   return ok(c, channels, 'Featured radio channels retrieved successfully.');
 };
@@ -149,6 +151,7 @@ export const showRadio: RouteHandler<typeof routes.showRadio, AppEnv> = async (c
     String(id),
     (viewerId) => withAccountCheck(c, visibleChannel(c.get('db'), id, viewerId)),
     (value, caller) => value && withMarks([value], caller)[0]!,
+    (value) => (value ? [value] : []),
   );
   if (!channel) throw notFound('Radio channel');
   return ok(c, channel, 'Radio channel retrieved successfully.');
@@ -163,6 +166,7 @@ export const trendingRadios: RouteHandler<typeof routes.trendingRadios, AppEnv> 
     `${hours}:${limit}:${chartFilterKey(filter)}`,
     (viewerId) => trendingChannels(c, hours, limit, viewerId, filter),
     withMarks,
+    shown,
   );
   return ok(c, channels, 'Trending radio channels retrieved successfully.');
 };
@@ -176,6 +180,7 @@ export const chartRadios: RouteHandler<typeof routes.chartRadios, AppEnv> = asyn
     `${metric}:${period}:${limit}:${chartFilterKey(filter)}`,
     (viewerId) => chart(c, metric, period, limit, viewerId, filter),
     withMarks,
+    (value) => (metric === 'likes' ? 'any' : value),
   );
   return ok(c, channels, 'Radio chart retrieved successfully.');
 };
@@ -202,7 +207,7 @@ export const likeRadio: RouteHandler<typeof routes.likeRadio, AppEnv> = async (c
   );
   if (!state) throw notFound('Radio channel');
   // The like count changed: the caller's next reads load what shows it; their own marks follow.
-  noteCountWrite(c);
+  noteCountWrite(c, id);
   markCaller(c, 'liked', id, state.active);
   return ok(
     c,

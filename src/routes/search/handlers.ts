@@ -40,6 +40,7 @@ export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
       const stations = withMarks(value.stations, caller);
       return stations === value.stations ? value : { ...value, stations };
     },
+    (value) => value.stations,
   );
   if (result.stations.length || result.categories.length || result.countries.length) {
     // Counted after the answer is sent; the Durable Object's write is durable once it returns.
@@ -65,6 +66,7 @@ export const suggestions: RouteHandler<typeof routes.suggestions, AppEnv> = asyn
       return completions(folded, [...trending.map((t) => t.term), ...names.genres, ...names.channels], limit);
     },
     (value) => value,
+    () => [], // terms: no counts
   );
   return ok(c, list, 'Suggestions retrieved successfully.');
 };
