@@ -1,6 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import type { Context } from 'hono';
+import { describe, expect, it, vi } from 'vitest';
 import { cache, CacheNamespace, noteWrite, writesSeen } from '../src/cache';
-import type { Bindings } from '../src/env';
+import type { AppEnv, Bindings } from '../src/env';
+import { noteCountWrite } from '../src/services/caller';
 
 /** A request scope whose `waitUntil` keeps the background reloads, to await them. */
 function scope() {
@@ -138,10 +140,28 @@ describe('a reader who wrote skips entries loaded before the write', () => {
 describe('a writer’s mark lasts as long as an answer loaded before it may be served', () => {
   const env = { READ_CACHE_MS: '1000' } as unknown as Bindings;
   it('with READ_CACHE_MS=1000: kept until 1,500 ms after the write, never later', () => {
-    const write = { mark: 7, channels: new Set([1]) };
+    const write = { mark: 7, channels: new Map([[1, 0]]) };
     cache.countWrites.set('window-test', write, 0);
     expect(cache.countWrites.get(env, 'window-test', { now: 1499 })).toBe(write);
     expect(cache.countWrites.get(env, 'window-test', { now: 1500 })).toBeUndefined();
+  });
+
+  it('a frequent liker’s channels are those of the likes an answer still served may not have seen', () => {
+    vi.useFakeTimers();
+    try {
+      const c = { get: (name: string) => (name === 'userId' ? 4242 : undefined), env } as unknown as Context<AppEnv>;
+      for (const [at, channel] of [
+        [10_000, 1],
+        [11_000, 2],
+        [11_600, 3], // 1,600 ms after the first like: an answer loaded before it is served no more
+      ] as const) {
+        vi.setSystemTime(at);
+        noteCountWrite(c, channel);
+      }
+      expect([...cache.countWrites.get(env, '4242')!.channels.keys()]).toEqual([2, 3]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

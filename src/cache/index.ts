@@ -40,10 +40,11 @@ const callerWindows = (env: Bindings): Windows => {
   return { freshMs, staleMs: Math.max(0, Math.min(freshMs, USER_ROW_MAX_AGE_MS - freshMs)) };
 };
 /** As long as a read cache's answer may be served: its fresh and stale windows together. */
-const answerLifetime = (env: Bindings): Windows => {
+export const answerLifetimeMs = (env: Bindings): number => {
   const { freshMs, staleMs } = readWindows(env);
-  return { freshMs: freshMs + staleMs, staleMs: 0 };
+  return freshMs + staleMs;
 };
+const answerLifetime = (env: Bindings): Windows => ({ freshMs: answerLifetimeMs(env), staleMs: 0 });
 const fixed =
   (freshMs: number, staleMs = 0) =>
   () => ({ freshMs, staleMs });

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { cache, mayReadCached, noteWrite, type CacheNamespace, type Reading } from '../cache';
+import { answerLifetimeMs, cache, mayReadCached, noteWrite, type CacheNamespace, type Reading } from '../cache';
 import type { RadioResource } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
 import { prepared } from '../db/prepared';
@@ -187,14 +187,14 @@ export const shown = (channels: readonly { id: number }[]) => channels;
 
 /**
  * A caller's recent changes to counts that shared answers show (likes): the mark
- * (`noteWrite`) of the last one, and the channels they were on (null: more than
- * `COUNT_WRITE_CHANNELS`, so every answer counts as changed).
+ * (`noteWrite`) of the last one, and the channels they were on, each with when (an
+ * answer loaded before then may be served until `answerLifetimeMs` after it). The
+ * writes rate limit bounds how many one caller makes in that time.
  */
 export interface CountWrite {
   mark: number;
-  channels: ReadonlySet<number> | null;
+  channels: ReadonlyMap<number, number>;
 }
-const COUNT_WRITE_CHANNELS = 32;
 
 /**
  * After the caller changed the like count of `channelId`. The isolate keeps its shared
@@ -210,13 +210,12 @@ const COUNT_WRITE_CHANNELS = 32;
 export function noteCountWrite(c: Context<AppEnv>, channelId: number): void {
   const key = String(c.get('userId'));
   // The channels of the writes an answer loaded before this mark may have missed: this
-  // one and the caller's earlier ones still within the answers' lifetime.
-  const earlier = cache.countWrites.get(c.env, key)?.channels;
-  const channels = earlier === null ? null : new Set(earlier).add(channelId);
-  cache.countWrites.set(key, {
-    mark: noteWrite(),
-    channels: channels && channels.size <= COUNT_WRITE_CHANNELS ? channels : null,
-  });
+  // one and the caller's earlier ones while an answer loaded before them may be served
+  // (kept forever, a frequent liker's list would grow and their every read reload).
+  const now = Date.now();
+  const lifetime = answerLifetimeMs(c.env);
+  const earlier = [...(cache.countWrites.get(c.env, key)?.channels ?? [])].filter(([, at]) => now - at < lifetime);
+  cache.countWrites.set(key, { mark: noteWrite(), channels: new Map(earlier).set(channelId, now) });
 }
 
 /** The caller's recent count writes (`noteCountWrite`), while answers loaded before them may still be served. */
@@ -234,7 +233,7 @@ export function readingFor<V>(c: Context<AppEnv>, shows: ShownChannels<V>): Read
     after: mark,
     affected: (value) => {
       const shown = shows(value);
-      return channels === null || shown === 'any' || shown.some((channel) => channels.has(channel.id));
+      return shown === 'any' || shown.some((channel) => channels.has(channel.id));
     },
   };
 }
