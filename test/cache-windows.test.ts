@@ -140,7 +140,7 @@ describe('a reader who wrote skips entries loaded before the write', () => {
 describe('a writer’s mark lasts as long as an answer loaded before it may be served', () => {
   const env = { READ_CACHE_MS: '1000' } as unknown as Bindings;
   it('with READ_CACHE_MS=1000: kept until 1,500 ms after the write, never later', () => {
-    const write = { mark: 7, channels: new Map([[1, 0]]) };
+    const write = { mark: 7, channels: new Map([[1, { mark: 7, at: 0 }]]) };
     cache.countWrites.set('window-test', write, 0);
     expect(cache.countWrites.get(env, 'window-test', { now: 1499 })).toBe(write);
     expect(cache.countWrites.get(env, 'window-test', { now: 1500 })).toBeUndefined();
@@ -153,7 +153,7 @@ describe('a writer’s mark lasts as long as an answer loaded before it may be s
       for (const [at, channel] of [
         [10_000, 1],
         [11_000, 2],
-        [11_600, 3], // 1,600 ms after the first like: an answer loaded before it is served no more
+        [11_500, 3], // 1,500 ms after the first like: an answer loaded before it is served no more
       ] as const) {
         vi.setSystemTime(at);
         noteCountWrite(c, channel);

@@ -140,23 +140,60 @@ describe('read caches', () => {
   });
 
   it('its writer reloads only the answers their like changed: those showing the channel, and those ordered by likes', async () => {
-    const [liked, otherOne] = await seedChannels([station(), station()]);
+    const [liked, otherOne, popular, famous] = await seedChannels([
+      station({ name: 'Zeta Liked', geo_lat: 12.5, geo_long: 30.5 }),
+      station({ name: 'Other One' }),
+      station({ name: 'Popular One' }),
+      station({ name: 'Famous One' }),
+    ]);
+    // Famous: 3 likes, popular: 2 (above any other channel of this file's earlier tests).
+    for (const [i, fan] of (await Promise.all([registerUser(), registerUser(), registerUser()])).entries()) {
+      await send('POST', `/api/v1/radios/${famous}/like`, { token: fan.token });
+      if (i > 0) await send('POST', `/api/v1/radios/${popular}/like`, { token: fan.token });
+    }
     const fan = await registerUser();
     const paths = {
       liked: `/api/v1/radios/${liked}`,
       other: `/api/v1/radios/${otherOne}`,
-      byLikes: '/api/v1/radios?sort=likes&per_page=100',
+      // The two most liked: the liked channel is not on it yet, but a like can put it there.
+      byLikes: '/api/v1/radios?sort=likes&per_page=2',
       chart: '/api/v1/radios/charts?metric=likes&period=7d',
-      search: `/api/v1/search?q=zzzznothing`,
+      search: '/api/v1/search?q=zeta',
+      searchOther: '/api/v1/search?q=famous',
+      nearby: '/api/v1/radios/nearby?lat=12.5&lng=30.5&radius_km=10',
     };
     for (let i = 0; i < 2; i += 1)
       for (const path of Object.values(paths)) await send('GET', path, { token: fan.token });
+    const before = (await send('GET', paths.byLikes, { token: fan.token })).body.data.map((c: Json) => c.id);
+    expect(before).toEqual([famous, popular]);
     await send('POST', `/api/v1/radios/${liked}/like`, { token: fan.token });
     const reloaded: Record<string, boolean> = {};
     for (const [name, path] of Object.entries(paths))
       reloaded[name] = roundTrips((await send('GET', path, { token: fan.token })).headers) > 0;
-    // The other channel and a search without the liked one keep their answers.
-    expect(reloaded).toEqual({ liked: true, other: false, byLikes: true, chart: true, search: false });
+    expect(reloaded).toEqual({
+      liked: true,
+      other: false,
+      byLikes: true,
+      chart: true,
+      search: true,
+      searchOther: false,
+      nearby: true,
+    });
+  });
+
+  it('a second like reloads only what shows its channel: answers that saw the first keep theirs', async () => {
+    const [first, second] = await seedChannels([station(), station()]);
+    const fan = await registerUser();
+    const [a, b] = [`/api/v1/radios/${first}`, `/api/v1/radios/${second}`];
+    for (let i = 0; i < 2; i += 1) for (const path of [a, b]) await send('GET', path, { token: fan.token });
+    await send('POST', `/api/v1/radios/${first}/like`, { token: fan.token });
+    expect(roundTrips((await send('GET', a, { token: fan.token })).headers)).toBe(1); // loaded after the first like
+    await send('POST', `/api/v1/radios/${second}/like`, { token: fan.token });
+    const trips = [await send('GET', a, { token: fan.token }), await send('GET', b, { token: fan.token })];
+    expect(trips.map((r) => [roundTrips(r.headers), r.body.data.likes])).toEqual([
+      [0, 1],
+      [1, 1],
+    ]);
   });
 
   it('a like shows in the public playlists its writer reads next; their unlike too', async () => {

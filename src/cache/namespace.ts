@@ -14,7 +14,8 @@ export interface Windows {
 export interface Reading<V> {
   now?: number;
   after?: number;
-  affected?: (value: V) => boolean;
+  /** Whether the write(s) the reader waits on changed `value`, loaded having seen `seen` (`writesSeen`). */
+  affected?: (value: V, seen: number) => boolean;
 }
 
 /**
@@ -76,7 +77,7 @@ export class CacheNamespace<V, E = unknown> {
   /** The entry while fresh or stale; none when its load began before the write marked `after` and it is affected (see `swr`). */
   private entry(env: E, key: string, { now = Date.now(), after = 0, affected }: Reading<V>) {
     const entry = this.entries.get(key);
-    if (!entry || (entry.seen < after && (affected?.(entry.value) ?? true))) return undefined;
+    if (!entry || (entry.seen < after && (affected?.(entry.value, entry.seen) ?? true))) return undefined;
     const { freshMs, staleMs } = this.options.windows(env);
     const age = now - entry.storedAt;
     if (age < freshMs) return { value: entry.value, fresh: true };

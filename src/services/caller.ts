@@ -187,13 +187,13 @@ export const shown = (channels: readonly { id: number }[]) => channels;
 
 /**
  * A caller's recent changes to counts that shared answers show (likes): the mark
- * (`noteWrite`) of the last one, and the channels they were on, each with when (an
- * answer loaded before then may be served until `answerLifetimeMs` after it). The
- * writes rate limit bounds how many one caller makes in that time.
+ * (`noteWrite`) of the last one, and per channel the mark of its last like and when it
+ * was (an answer loaded before then may be served until `answerLifetimeMs` after it).
+ * The writes rate limit bounds how many channels one caller likes in that time.
  */
 export interface CountWrite {
   mark: number;
-  channels: ReadonlyMap<number, number>;
+  channels: ReadonlyMap<number, { mark: number; at: number }>;
 }
 
 /**
@@ -214,8 +214,11 @@ export function noteCountWrite(c: Context<AppEnv>, channelId: number): void {
   // (kept forever, a frequent liker's list would grow and their every read reload).
   const now = Date.now();
   const lifetime = answerLifetimeMs(c.env);
-  const earlier = [...(cache.countWrites.get(c.env, key)?.channels ?? [])].filter(([, at]) => now - at < lifetime);
-  cache.countWrites.set(key, { mark: noteWrite(), channels: new Map(earlier).set(channelId, now) });
+  const earlier = [...(cache.countWrites.get(c.env, key)?.channels ?? [])].filter(
+    ([, like]) => now - like.at < lifetime,
+  );
+  const mark = noteWrite();
+  cache.countWrites.set(key, { mark, channels: new Map(earlier).set(channelId, { mark, at: now }) });
 }
 
 /** The caller's recent count writes (`noteCountWrite`), while answers loaded before them may still be served. */
@@ -231,9 +234,10 @@ export function readingFor<V>(c: Context<AppEnv>, shows: ShownChannels<V>): Read
   const { mark, channels } = write;
   return {
     after: mark,
-    affected: (value) => {
+    // Loaded before a like of a channel it shows (any like, for an answer that follows likes).
+    affected: (value, seen) => {
       const shown = shows(value);
-      return shown === 'any' || shown.some((channel) => channels.has(channel.id));
+      return shown === 'any' || shown.some((channel) => (channels.get(channel.id)?.mark ?? 0) > seen);
     },
   };
 }
