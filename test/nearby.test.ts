@@ -5,6 +5,9 @@ import { BASE, call, fetchWorker } from './helpers/client';
 import { roundTrips, rowsRead, seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
 
+/** A nearby read by a new user, with the D1 counts in Server-Timing. */
+const readAsNewUser = async (path: string) => call('GET', path, { token: (await registerUser()).token, debug: true });
+
 const at = (name: string, geo_lat: number | string | null, geo_long: number | string | null, countrycode = 'CH') =>
   station({ name, geo_lat, geo_long, countrycode });
 
@@ -147,11 +150,7 @@ describe('GET /api/v1/radios/nearby', () => {
       return at(`Ring ${i}`, 40 + 0.54 * Math.sin(angle), -3.7 + 0.7 * Math.cos(angle), 'ES');
     });
     await seedChannels(ring);
-    const user = await registerUser();
-    const res = await call('GET', '/api/v1/radios/nearby?lat=40&lng=-3.7&radius_km=500', {
-      token: user.token,
-      debug: true,
-    });
+    const res = await readAsNewUser('/api/v1/radios/nearby?lat=40&lng=-3.7&radius_km=500');
     expect(res.body.data).toHaveLength(20);
     expect(res.body.data[0].distance_km).toBeGreaterThan(50);
     // 10 km (none), 40 km (none), 160 km (all 45), then the channels with the account check; doubling read 10, 20, 40, 80.
@@ -168,11 +167,7 @@ describe('GET /api/v1/radios/nearby', () => {
     await env.DB.prepare('UPDATE radio_channels SET is_active = 0 WHERE id = ?').bind(hidden).run();
     await env.DB.prepare("UPDATE countries SET is_active = 0 WHERE code = 'EE'").run();
     try {
-      const user = await registerUser();
-      const res = await call('GET', '/api/v1/radios/nearby?lat=60.17&lng=24.94&limit=2', {
-        token: user.token,
-        debug: true,
-      });
+      const res = await readAsNewUser('/api/v1/radios/nearby?lat=60.17&lng=24.94&limit=2');
       // The six nearest are hidden: the first circle (10 km) holds none it may show, so it looks further.
       expect(res.body.data.map((r: { id: number }) => r.id)).toEqual(rest.slice(5));
       // Two circles and the channels: the hidden ones cost no answer of their own.
@@ -190,11 +185,7 @@ describe('GET /api/v1/radios/nearby', () => {
     const band = Array.from({ length: 600 }, (_, i) => at(`Band ${i}`, 35.68, -170 + i * 0.5, 'US'));
     await seedChannels(around);
     for (let i = 0; i < band.length; i += 200) await seedChannels(band.slice(i, i + 200));
-    const user = await registerUser();
-    const res = await call('GET', '/api/v1/radios/nearby?lat=35.68&lng=139.69&limit=5&radius_km=1000', {
-      token: user.token,
-      debug: true,
-    });
+    const res = await readAsNewUser('/api/v1/radios/nearby?lat=35.68&lng=139.69&limit=5&radius_km=1000');
     expect(res.body.data).toHaveLength(5);
     expect(res.body.data[0].distance_km).toBe(0);
     // The first circle (10 km) holds 5: its cells are read (30 entries and rows, then 30 channels expanded,
