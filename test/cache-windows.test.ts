@@ -140,7 +140,7 @@ describe('a reader who wrote skips entries loaded before the write', () => {
 describe('a writer’s mark lasts as long as an answer loaded before it may be served', () => {
   const env = { READ_CACHE_MS: '1000' } as unknown as Bindings;
   it('with READ_CACHE_MS=1000: kept until 1,500 ms after the write, never later', () => {
-    const write = { mark: 7, channels: new Map([[1, { mark: 7, at: 0 }]]) };
+    const write = { channels: new Map([[1, { mark: 7, at: 0 }]]) };
     cache.countWrites.set('window-test', write, 0);
     expect(cache.countWrites.get(env, 'window-test', { now: 1499 })).toBe(write);
     expect(cache.countWrites.get(env, 'window-test', { now: 1500 })).toBeUndefined();

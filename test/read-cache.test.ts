@@ -196,6 +196,19 @@ describe('read caches', () => {
     ]);
   });
 
+  it('one caller liking many channels at once reads each new count: no like of theirs is lost from their marks', async () => {
+    const ids = await seedChannels(Array.from({ length: 8 }, () => station()));
+    const fan = await registerUser();
+    for (let i = 0; i < 2; i += 1)
+      for (const id of ids) await send('GET', `/api/v1/radios/${id}`, { token: fan.token });
+    const likes = await Promise.all(ids.map((id) => send('POST', `/api/v1/radios/${id}/like`, { token: fan.token })));
+    expect(likes.map((r) => r.body.data.likes_count)).toEqual(ids.map(() => 1));
+    const reads = await Promise.all(ids.map((id) => send('GET', `/api/v1/radios/${id}`, { token: fan.token })));
+    expect(reads.map((r) => [roundTrips(r.headers), r.body.data.likes, r.body.data.is_liked])).toEqual(
+      ids.map(() => [1, 1, true]),
+    );
+  });
+
   it('a like shows in the public playlists its writer reads next; their unlike too', async () => {
     const [id] = await seedChannels([station()]);
     const [owner, fan] = [await registerUser(), await registerUser()];

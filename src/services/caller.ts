@@ -167,18 +167,19 @@ export type ShownChannels<V> = (value: V) => readonly { id: number }[] | 'any';
  * answer comes from `namespace` (loaded as nobody, viewer 0) and `mark` lays the
  * caller's likes and favorites over it; otherwise it is read for the caller, flags and
  * all, in the batch that checks the account. `shows`: which channels' counts it shows,
- * so a caller who just liked one reloads only the answers their like changed.
+ * so a caller who just liked one reloads only the answers their like changed. `key`
+ * null: an answer no other caller will ask for (a nearby read at a GPS fix), not kept.
  */
 export async function readForCaller<V>(
   c: Context<AppEnv>,
   namespace: CacheNamespace<V, Bindings>,
-  key: string,
+  key: string | null,
   load: (viewerId: number) => Promise<V>,
   mark: (value: V, caller: Caller) => V,
   shows: ShownChannels<V>,
 ): Promise<V> {
   const caller = c.get('caller');
-  if (!caller || !mayReadCached(c)) return load(c.get('userId') ?? 0);
+  if (!caller || key === null || !mayReadCached(c)) return load(c.get('userId') ?? 0);
   return mark(await namespace.swr(c, key, () => load(0), readingFor(c, shows)), caller);
 }
 
@@ -186,13 +187,12 @@ export async function readForCaller<V>(
 export const shown = (channels: readonly { id: number }[]) => channels;
 
 /**
- * A caller's recent changes to counts that shared answers show (likes): the mark
- * (`noteWrite`) of the last one, and per channel the mark of its last like and when it
- * was (an answer loaded before then may be served until `answerLifetimeMs` after it).
- * The writes rate limit bounds how many channels one caller likes in that time.
+ * A caller's recent changes to counts that shared answers show (likes): per channel, the
+ * mark (`noteWrite`) of its last like and when it was (an answer loaded before then may
+ * be served until `answerLifetimeMs` after it). The writes rate limit bounds how many
+ * channels one caller likes in that time.
  */
 export interface CountWrite {
-  mark: number;
   channels: ReadonlyMap<number, { mark: number; at: number }>;
 }
 
@@ -217,8 +217,7 @@ export function noteCountWrite(c: Context<AppEnv>, channelId: number): void {
   const earlier = [...(cache.countWrites.get(c.env, key)?.channels ?? [])].filter(
     ([, like]) => now - like.at < lifetime,
   );
-  const mark = noteWrite();
-  cache.countWrites.set(key, { mark, channels: new Map(earlier).set(channelId, { mark, at: now }) });
+  cache.countWrites.set(key, { channels: new Map(earlier).set(channelId, { mark: noteWrite(), at: now }) });
 }
 
 /** The caller's recent count writes (`noteCountWrite`), while answers loaded before them may still be served. */
@@ -231,9 +230,11 @@ function countWriteOf(c: Context<AppEnv>): CountWrite | undefined {
 export function readingFor<V>(c: Context<AppEnv>, shows: ShownChannels<V>): Reading<V> {
   const write = countWriteOf(c);
   if (!write) return {};
-  const { mark, channels } = write;
+  const { channels } = write;
+  let after = 0;
+  for (const like of channels.values()) after = Math.max(after, like.mark);
   return {
-    after: mark,
+    after,
     // Loaded before a like of a channel it shows (any like, for an answer that follows likes).
     affected: (value, seen) => {
       const shown = shows(value);

@@ -124,9 +124,8 @@ export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = as
     );
     return found.map((channel) => ({ ...channel, distance_km: distance.get(channel.id) ?? 0 }));
   };
-  const channels = shared
-    ? await readForCaller(c, cache.nearby, `${lat}:${lng}:${query.radius_km}:${query.limit}`, load, withMarks, shown)
-    : await load(c.get('userId') ?? 0);
+  const key = shared ? `${lat}:${lng}:${query.radius_km}:${query.limit}` : null;
+  const channels = await readForCaller(c, cache.nearby, key, load, withMarks, shown);
   return ok(c, channels, 'Nearby radio channels retrieved successfully.');
 };
 
