@@ -22,6 +22,9 @@ export default defineConfig({
                 // Far above production's 1 s: a write that fails to drop what it changed from
                 // the read caches shows as a failing test, not as a flaky one.
                 READ_CACHE_MS: '60000',
+                // Bursts of logins in tests queue for their hash instead of answering 503 on a busy
+                // machine; the 503 itself is tested with a short wait (test/security/password-hashing.test.ts).
+                PASSWORD_HASH_WAIT_MS: '600000',
               },
               // Every outbound fetch (stream checks, now playing) goes to the fake streams, never the network.
               outboundService: { node: fakeStreams },

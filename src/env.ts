@@ -47,6 +47,8 @@ export interface Bindings {
   RATE_LIMIT_READS_PER_MINUTE: string;
   /** Milliseconds D1, KV or a Durable Object may take before the request answers 503. */
   DEPENDENCY_TIMEOUT_MS: string;
+  /** Milliseconds a password hash may wait for its turn in the isolate before the answer is 503. */
+  PASSWORD_HASH_WAIT_MS: string;
   /** Milliseconds a read may be answered from the isolate's caches (src/cache/index.ts); 0 turns them off. */
   READ_CACHE_MS: string;
   /** `info` logs every request, `error` only 5xx, `silent` nothing. */

@@ -33,7 +33,7 @@ describe('tokens', () => {
 
   it('stores only the hash of the secret, with the lifetime', async () => {
     const now = Date.now();
-    const { token, record } = await issueToken(env.TOKENS, 42, 30, now);
+    const { token, record } = await issueToken(env.TOKENS, { id: 42, credentialGeneration: 0 }, 30, now);
     const [id, secret] = token.split('|') as [string, string];
     const stored = await env.TOKENS.get(`token:${id}`);
     expect(stored).not.toContain(secret);
@@ -43,19 +43,27 @@ describe('tokens', () => {
   });
 
   it('revokeOtherTokens deletes every token of the user but the kept one', async () => {
-    const tokens = await Promise.all([1, 2, 3].map(() => issueToken(env.TOKENS, 77, 30)));
-    const other = await issueToken(env.TOKENS, 78, 30);
+    const tokens = await Promise.all(
+      [1, 2, 3].map(() => issueToken(env.TOKENS, { id: 77, credentialGeneration: 0 }, 30)),
+    );
+    const other = await issueToken(env.TOKENS, { id: 78, credentialGeneration: 0 }, 30);
     const keep = tokens[0]!.record.id;
     expect(await revokeOtherTokens(env.TOKENS, 77, keep)).toBe(2);
     const alive = await Promise.all([...tokens, other].map((t) => env.TOKENS.get(`token:${t.record.id}`)));
     expect(alive.map(Boolean)).toEqual([true, false, false, true]);
   });
 
-  it('a password change revokes tokens issued up to it, except the kept one', () => {
-    const record = { id: 'a', userId: 1, secretHash: '', createdAt: 100, expiresAt: 1_000 };
-    expect(isRevokedByUser(record, { tokensRevokedBefore: 0, tokenKeptId: null })).toBe(false);
-    expect(isRevokedByUser(record, { tokensRevokedBefore: 100, tokenKeptId: 'b' })).toBe(true);
-    expect(isRevokedByUser(record, { tokensRevokedBefore: 200, tokenKeptId: 'a' })).toBe(false);
-    expect(isRevokedByUser({ ...record, createdAt: 201 }, { tokensRevokedBefore: 200, tokenKeptId: 'b' })).toBe(false);
+  it('a password change revokes tokens of older generations, except the kept one, whatever their clocks', () => {
+    const record = { id: 'a', userId: 1, generation: 0, secretHash: '', createdAt: 100, expiresAt: 1_000 };
+    expect(isRevokedByUser(record, { credentialGeneration: 0, tokenKeptId: null })).toBe(false);
+    expect(isRevokedByUser(record, { credentialGeneration: 1, tokenKeptId: 'b' })).toBe(true);
+    expect(isRevokedByUser(record, { credentialGeneration: 1, tokenKeptId: 'a' })).toBe(false);
+    // Minted after the change by a login that checked the old password: revoked all the same.
+    expect(isRevokedByUser({ ...record, createdAt: 10_000 }, { credentialGeneration: 1, tokenKeptId: 'b' })).toBe(true);
+    expect(isRevokedByUser({ ...record, generation: 1 }, { credentialGeneration: 1, tokenKeptId: 'b' })).toBe(false);
+    // Records from before generations existed count as generation 0.
+    const { generation: _, ...old } = record;
+    expect(isRevokedByUser(old, { credentialGeneration: 1, tokenKeptId: null })).toBe(true);
+    expect(isRevokedByUser(old, { credentialGeneration: 0, tokenKeptId: null })).toBe(false);
   });
 });

@@ -68,7 +68,7 @@ describe.each(protectedRoutes)('$method $path', ({ method, path }) => {
 
   it('401 with an expired token', async () => {
     const user = await quickUser();
-    const { token, record } = await issueToken(env.TOKENS, user.id, 30);
+    const { token, record } = await issueToken(env.TOKENS, { id: user.id, credentialGeneration: 0 }, 30);
     // KV drops expired keys lazily; the record's own expiry must be enforced too.
     await env.TOKENS.put(`token:${record.id}`, JSON.stringify({ ...record, expiresAt: Date.now() - 1 }));
     expect((await send({ Authorization: `Bearer ${token}` })).body).toEqual(unauthenticated);

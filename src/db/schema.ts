@@ -24,8 +24,12 @@ export const users = sqliteTable(
     avatarUrl: text('avatar_url'),
     status: text('status', { enum: USER_STATUSES }).notNull().default('active'),
     applicationId: integer('application_id'),
-    /** Tokens issued before this instant (ms) are revoked, except `token_kept_id`. */
-    tokensRevokedBefore: integer('tokens_revoked_before').notNull().default(0),
+    /**
+     * Raised by one with every password change. A token carries the generation of the row
+     * that checked its password; only tokens of the current generation (and
+     * `token_kept_id`, the token that made the change) are live (contract 2).
+     */
+    credentialGeneration: integer('credential_generation').notNull().default(0),
     tokenKeptId: text('token_kept_id'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
@@ -149,6 +153,11 @@ export const radioChannels = sqliteTable(
     healthBitrate: integer('health_bitrate'),
     healthIcyName: text('health_icy_name'),
     healthError: text('health_error'),
+    /**
+     * When players' reports asked for a check (ms), until the check runs: the cron checks
+     * these first (src/streams/service.ts). Null when none is pending.
+     */
+    healthCheckRequestedAt: integer('health_check_requested_at'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
@@ -164,6 +173,9 @@ export const radioChannels = sqliteTable(
       .where(sql`${t.geoCell} IS NOT NULL`),
     // The scheduled checks take the channels checked longest ago (never-checked first: NULL sorts first).
     index('radio_channels_health_due').on(t.isActive, t.healthCheckedAt, t.id),
+    index('radio_channels_health_requested')
+      .on(t.healthCheckRequestedAt)
+      .where(sql`${t.healthCheckRequestedAt} IS NOT NULL`),
     index('radio_channels_active_popular').on(t.isActive, sql`${t.playCount} DESC`, t.id),
     index('radio_channels_active_likes').on(t.isActive, sql`${t.likesCount} DESC`, t.id),
     index('radio_channels_active_newest').on(t.isActive, sql`${t.createdAt} DESC`, sql`${t.id} DESC`),
@@ -300,6 +312,8 @@ export const streamReports = sqliteTable(
     /** Hours since the epoch (UTC). */
     hour: integer('hour').notNull(),
     ok: integer('ok', { mode: 'boolean' }).notNull(),
+    /** The reporter's network (IPv4 /24 or IPv6 /48): reports count from distinct networks. */
+    network: text('network').notNull().default(''),
     error: text('error'),
     createdAt: text('created_at').notNull(),
   },
@@ -406,7 +420,12 @@ export const idempotencyKeys = sqliteTable(
     /** Milliseconds since the epoch. */
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.key] }), index('idempotency_keys_age').on(t.userId, t.createdAt)],
+  (t) => [
+    primaryKey({ columns: [t.userId, t.key] }),
+    index('idempotency_keys_age').on(t.userId, t.createdAt),
+    // The scheduled purge of expired keys, every user's at once.
+    index('idempotency_keys_expiry').on(t.createdAt),
+  ],
 );
 
 /**

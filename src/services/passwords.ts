@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { scrypt, timingSafeEqual, randomBytes } from 'node:crypto';
+import { serviceUnavailable } from '../lib/errors';
 
 /**
  * scrypt at OWASP's recommended parameters (N=2^14, r=8, p=5). Each hash stores its
@@ -16,6 +17,73 @@ interface ScryptParams {
   keyLength: number;
 }
 
+/**
+ * How long a hash may wait for its turn before the request is refused with 503 and
+ * `Retry-After` (`PASSWORD_HASH_WAIT_MS`, default 3 s).
+ */
+export const hashWaitMs = (env: { PASSWORD_HASH_WAIT_MS?: string }) => Number(env.PASSWORD_HASH_WAIT_MS) || 3_000;
+
+/** Seconds a client refused by the hash queue is asked to wait. */
+const HASH_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * Password hashes run one at a time per isolate, in arrival order. In workerd,
+ * node:crypto's scrypt computes on the isolate's own thread (16 MiB and 100-700 ms of CPU
+ * each), so hashes in parallel only add memory (70 at once exceed the isolate's 128 MB and
+ * restart it) while every other request of the isolate waits behind all of them. One at a
+ * time, with a turn of the event loop between two hashes, a request that hashes nothing
+ * waits for one hash at most. A hash that waited `waitMs` for its turn gives up: 503 with
+ * `Retry-After`, an answer instead of a dropped connection (docs/security.md).
+ */
+export class HashQueue {
+  #busy = false;
+  readonly #waiting: (() => void)[] = [];
+
+  /** Hashes waiting for their turn (for tests and logs). */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  async run<T>(work: () => Promise<T>, waitMs: number): Promise<T> {
+    if (this.#busy || this.#waiting.length > 0) await this.#turn(waitMs);
+    this.#busy = true;
+    try {
+      return await work();
+    } finally {
+      this.#busy = false;
+      // The next hash starts on a later turn of the event loop, after the requests that
+      // arrived during this one: resolving it at once would chain hashes back to back.
+      if (this.#waiting.length > 0) setTimeout(() => this.#next(), 0);
+    }
+  }
+
+  #next() {
+    if (this.#busy) return;
+    this.#waiting.shift()?.();
+  }
+
+  #turn(waitMs: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const start = () => {
+        clearTimeout(timer);
+        // Taken now: nothing else may start before this waiter's continuation runs.
+        this.#busy = true;
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const index = this.#waiting.indexOf(start);
+        if (index === -1) return;
+        this.#waiting.splice(index, 1);
+        reject(serviceUnavailable(HASH_RETRY_AFTER_SECONDS));
+      }, waitMs);
+      this.#waiting.push(start);
+    });
+  }
+}
+
+/** The isolate's one queue: every hash of a login, registration or password change goes through it. */
+export const passwordHashes = new HashQueue();
+
 function derive(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     scrypt(
@@ -28,11 +96,20 @@ function derive(password: string, salt: Buffer, params: ScryptParams): Promise<B
   });
 }
 
+/** How a hash waits for its turn: the queue, and for how long (`hashWaitMs`). */
+export interface HashTurn {
+  queue: HashQueue;
+  waitMs: number;
+}
+
+/** Without a turn given (scripts, tests): the isolate's queue, waiting as long as it takes. */
+const anyTime: HashTurn = { queue: passwordHashes, waitMs: 2 ** 31 - 1 };
+
 /** Hashes a password with a fresh random salt. */
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, turn: HashTurn = anyTime): Promise<string> {
   const { N, r, p, keyLength, saltLength } = SCRYPT_PARAMS;
   const salt = randomBytes(saltLength);
-  const key = await derive(password, salt, { N, r, p, keyLength });
+  const key = await turn.queue.run(() => derive(password, salt, { N, r, p, keyLength }), turn.waitMs);
   return ['scrypt', N, r, p, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
@@ -51,10 +128,10 @@ function parseHash(stored: string) {
 }
 
 /** True when `password` matches `stored`; compares in constant time. */
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+export async function verifyPassword(password: string, stored: string, turn: HashTurn = anyTime): Promise<boolean> {
   const parsed = parseHash(stored);
   if (!parsed) return false;
-  const actual = await derive(password, parsed.salt, parsed);
+  const actual = await turn.queue.run(() => derive(password, parsed.salt, parsed), turn.waitMs);
   return timingSafeEqual(actual, parsed.expected);
 }
 

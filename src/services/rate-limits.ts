@@ -129,6 +129,8 @@ export async function reserveLogin(c: Context<AppEnv>, email: string, ip: string
         perIp.release(),
         perEmail.release({ clear: [`ip:${ip}`], mark: { name: `known:${ip}`, ttlMs: KNOWN_IP_MS } }),
       ]),
+    /** The attempt never checked a password (the hash queue refused it): nothing is counted. */
+    abandoned: () => Promise.all([perIp.release(), perEmail.release()]),
   };
 }
 

@@ -6,6 +6,11 @@ import { constantTimeEqual, randomBase64Url, sha256Hex, toHex } from '../lib/cry
 export interface TokenRecord {
   id: string;
   userId: number;
+  /**
+   * The user row's `credential_generation` when the password that minted this token was
+   * checked; absent on records minted before generations existed (taken as 0).
+   */
+  generation?: number;
   secretHash: string;
   /** Milliseconds since the epoch. */
   createdAt: number;
@@ -23,15 +28,24 @@ const DAY_MS = 86_400_000;
 
 /**
  * Mints a token for a user and stores its hash. The plain token is returned once and
- * never stored. KV expires the record after the lifetime; `resolveToken` checks the
- * expiry too, because KV deletes expired keys lazily.
+ * never stored. `user` is the row whose password hash was checked (or just written): the
+ * token carries its credential generation, so a password change that commits while this
+ * runs revokes it at every location (`isRevokedByUser`). KV expires the record after the
+ * lifetime; `resolveToken` checks the expiry too, because KV deletes expired keys lazily.
  */
-export async function issueToken(kv: KVNamespace, userId: number, ttlDays: number, now = Date.now()) {
+export async function issueToken(
+  kv: KVNamespace,
+  user: { id: number; credentialGeneration: number },
+  ttlDays: number,
+  now = Date.now(),
+) {
   const id = toHex(crypto.getRandomValues(new Uint8Array(12)));
   const secret = randomBase64Url(32);
+  const userId = user.id;
   const record: TokenRecord = {
     id,
     userId,
+    generation: user.credentialGeneration,
     secretHash: await sha256Hex(secret),
     createdAt: now,
     expiresAt: now + ttlDays * DAY_MS,
@@ -102,10 +116,15 @@ export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId:
   return revoked;
 }
 
-/** True when a password change on the user row has revoked this token. */
+/**
+ * True when a password change on the user row has revoked this token: it was minted under
+ * an older credential generation and is not the token that made the change. Generations,
+ * not clocks: a login that checked the old password while the change ran mints a token
+ * of the old generation, whatever the clocks of the two locations say.
+ */
 export function isRevokedByUser(
   record: TokenRecord,
-  user: { tokensRevokedBefore: number; tokenKeptId: string | null },
+  user: { credentialGeneration: number; tokenKeptId: string | null },
 ): boolean {
-  return record.createdAt <= user.tokensRevokedBefore && record.id !== user.tokenKeptId;
+  return (record.generation ?? 0) !== user.credentialGeneration && record.id !== user.tokenKeptId;
 }

@@ -105,8 +105,9 @@ export async function updateProfile(
 }
 
 /**
- * Stores a new password hash and, in the same statement, revokes every token issued
- * until now except `keepTokenId`, for every location at once.
+ * Stores a new password hash and, in the same statement, raises the credential
+ * generation: every token minted under an older one is revoked, except `keepTokenId`,
+ * for every location at once (services/tokens.ts `isRevokedByUser`).
  */
 export async function changePassword(
   db: Db,
@@ -119,7 +120,12 @@ export async function changePassword(
   await batchWithGuards(db, guards, [
     db
       .update(users)
-      .set({ passwordHash, tokensRevokedBefore: now, tokenKeptId: keepTokenId, updatedAt: isoTimestamp(now) })
+      .set({
+        passwordHash,
+        credentialGeneration: sql`${users.credentialGeneration} + 1`,
+        tokenKeptId: keepTokenId,
+        updatedAt: isoTimestamp(now),
+      })
       .where(eq(users.id, id)),
   ]);
 }

@@ -64,6 +64,6 @@ export async function quickUser(password = 'correct horse battery'): Promise<Tes
   )
     .bind(email, hash, now)
     .first<{ id: number }>();
-  const { token } = await issueToken(env.TOKENS, row!.id, Number(env.TOKEN_TTL_DAYS));
+  const { token } = await issueToken(env.TOKENS, { id: row!.id, credentialGeneration: 0 }, Number(env.TOKEN_TTL_DAYS));
   return { id: row!.id, email, password, token };
 }

@@ -3,7 +3,15 @@ import { cache } from '../../cache';
 import type { AppEnv } from '../../env';
 import { accountInactive, fieldInvalid, unauthenticated } from '../../lib/errors';
 import { created, ok } from '../../lib/envelope';
-import { DUMMY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from '../../services/passwords';
+import {
+  DUMMY_PASSWORD_HASH,
+  hashPassword,
+  hashWaitMs,
+  needsRehash,
+  passwordHashes,
+  verifyPassword,
+  type HashTurn,
+} from '../../services/passwords';
 import { clientIp, reserveLogin, reservePasswordCheck, reserveRegistration } from '../../services/rate-limits';
 import { issueToken, revokeOtherTokens, revokeToken } from '../../services/tokens';
 import * as usersService from '../../services/users';
@@ -12,22 +20,29 @@ import type * as routes from './routes';
 
 const EMAIL_TAKEN = 'The email has already been taken.';
 const ttlDays = (env: AppEnv['Bindings']) => Number(env.TOKEN_TTL_DAYS);
+/** Every hash of a request waits its turn in the isolate's queue, at most `PASSWORD_HASH_WAIT_MS`. */
+const hashTurn = (env: AppEnv['Bindings']): HashTurn => ({ queue: passwordHashes, waitMs: hashWaitMs(env) });
 
 export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) => {
   const body = c.req.valid('json');
   // Reserved before the email check and the hash: a burst gets no more accounts than the limit.
   const attempt = await reserveRegistration(c, clientIp(c));
   let user: usersService.UserRow | null = null;
+  let emailTaken = false;
   try {
-    if (await usersService.findUserByEmail(c.get('db'), body.email)) throw fieldInvalid('email', EMAIL_TAKEN);
+    // Hashed before the email is looked at, so a taken email costs the same time as a new one.
+    const passwordHash = await hashPassword(body.password, hashTurn(c.env));
     user = await usersService.createUser(c.get('db'), {
       name: body.name,
       email: body.email,
-      passwordHash: await hashPassword(body.password),
+      passwordHash,
       applicationId: body.application_id,
     });
-    if (!user) throw fieldInvalid('email', EMAIL_TAKEN);
-    const { token } = await issueToken(c.env.TOKENS, user.id, ttlDays(c.env));
+    if (!user) {
+      emailTaken = true;
+      throw fieldInvalid('email', EMAIL_TAKEN);
+    }
+    const { token } = await issueToken(c.env.TOKENS, user, ttlDays(c.env));
     return created(
       c,
       { user: await usersService.toUserResource(user), token },
@@ -37,7 +52,9 @@ export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) 
   } catch (error) {
     // No account without its token: a failure after the insert takes the account back.
     if (user) await usersService.deleteUser(c.get('db'), user.id).catch(() => undefined);
-    await attempt.abandoned().catch(() => undefined);
+    // A taken email keeps its reservation: otherwise registration would be an unlimited
+    // oracle of which emails have accounts (contract 2). Any other failure gives it back.
+    if (!emailTaken) await attempt.abandoned().catch(() => undefined);
     throw error;
   }
 };
@@ -49,15 +66,23 @@ export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   // A failure (wrong password, or D1 failing) keeps the reserved attempt: nothing to undo.
   const user = await usersService.findUserByEmail(c.get('db'), email);
   // An unknown email costs one scrypt too, so timing does not tell which emails exist.
-  const matches = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+  // Waiting too long for the hash (503) gives the attempt back: it guessed nothing.
+  const matches = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH, hashTurn(c.env)).catch(
+    async (error: unknown) => {
+      await attempt.abandoned().catch(() => undefined);
+      throw error;
+    },
+  );
   if (!user || !matches) throw unauthenticated();
   await attempt.succeeded();
   if (user.status !== 'active') throw accountInactive(user.status);
 
   const rehash = needsRehash(user.passwordHash)
-    ? hashPassword(password).then((hash) => usersService.replacePasswordHash(c.get('db'), user.id, hash))
+    ? hashPassword(password, hashTurn(c.env)).then((hash) =>
+        usersService.replacePasswordHash(c.get('db'), user.id, hash),
+      )
     : undefined;
-  const [{ token }] = await Promise.all([issueToken(c.env.TOKENS, user.id, ttlDays(c.env)), rehash]);
+  const [{ token }] = await Promise.all([issueToken(c.env.TOKENS, user, ttlDays(c.env)), rehash]);
   return ok(c, { user: await usersService.toUserResource(user), token }, 'Logged in successfully.');
 };
 
@@ -89,11 +114,11 @@ export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> 
   const token = c.get('token');
   // Throttled like a login (contract 2): the current password is a guess until proven.
   const attempt = await reservePasswordCheck(c, user.id);
-  if (!(await verifyPassword(body.current_password, user.passwordHash))) {
+  if (!(await verifyPassword(body.current_password, user.passwordHash, hashTurn(c.env)))) {
     throw fieldInvalid('current_password', 'The current password is incorrect.');
   }
   await attempt.succeeded();
-  const hash = await hashPassword(body.password);
+  const hash = await hashPassword(body.password, hashTurn(c.env));
   await guardedWrite(c, (guards) => usersService.changePassword(c.get('db'), user.id, hash, token.id, guards));
   // This isolate refuses the other tokens at once; others within 2 s (the row decides: contract 2).
   cache.callers.remove(String(user.id));
