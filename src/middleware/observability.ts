@@ -65,18 +65,22 @@ export function responseHeaders(c: Context<AppEnv>): Headers {
   return c.res.headers;
 }
 
-/** A request id a client may choose (contract 1): 1 to 128 of `[A-Za-z0-9._-]`. */
-const CLIENT_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+/** The shape of a request id taken from a header (contract 1): 1 to 128 of `[A-Za-z0-9._-]`. */
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
- * The request's id: the client's own `X-Request-Id` when it is a valid one, else
- * Cloudflare's `CF-Ray`, else a fresh UUID. An invalid client id is ignored, never
- * echoed (it could carry anything into logs and headers).
+ * The request's id: the client's own `X-Request-Id` when it has the shape above, else
+ * Cloudflare's `CF-Ray` when it has it, else a fresh UUID. Both headers are checked
+ * alike: `CF-Ray` is Cloudflare's at the edge, but anything in front of the Worker that
+ * is not Cloudflare (a local run, a test, a misrouted request) lets a client send it,
+ * and a value that fails the check is never echoed into headers and logs.
  */
 export function requestIdOf(request: Request): string {
-  const own = request.headers.get('x-request-id');
-  if (own !== null && CLIENT_REQUEST_ID.test(own)) return own;
-  return request.headers.get('cf-ray') ?? crypto.randomUUID();
+  for (const name of ['x-request-id', 'cf-ray']) {
+    const value = request.headers.get(name);
+    if (value !== null && REQUEST_ID.test(value)) return value;
+  }
+  return crypto.randomUUID();
 }
 
 /**

@@ -92,6 +92,24 @@ describe('HTTP edges', () => {
     }
   });
 
+  it('echoes CF-Ray only when it has the shape of a request id', async () => {
+    const ray = await fetchWorker(
+      new Request(`${BASE}/api/v1/genres`, { headers: { 'CF-Ray': '8d1e2f3a4b5c6d7e-FRA' } }),
+    );
+    expect(ray.headers.get('X-Request-Id')).toBe('8d1e2f3a4b5c6d7e-FRA');
+    for (const bad of ['<script>alert(1)</script>', 'ray; injected=1', 'r'.repeat(129), 'a b', '\u00e9t\u00e9']) {
+      const response = await fetchWorker(new Request(`${BASE}/api/v1/genres`, { headers: { 'CF-Ray': bad } }));
+      expect(response.headers.get('X-Request-Id')).toMatch(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+      );
+    }
+    // A valid client id comes first; an invalid one falls to a valid CF-Ray, never to itself.
+    const both = await fetchWorker(
+      new Request(`${BASE}/api/v1/genres`, { headers: { 'X-Request-Id': 'bad id', 'CF-Ray': 'abc-ZRH' } }),
+    );
+    expect(both.headers.get('X-Request-Id')).toBe('abc-ZRH');
+  });
+
   it('answers that carry a token or account data are no-store', async () => {
     const res = await call('POST', '/api/v1/auth/register', {
       json: {
