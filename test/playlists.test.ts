@@ -389,4 +389,36 @@ describe('export for players', () => {
     await call('PUT', `/api/v1/playlists/${id}`, { token: owner.token, json: { is_public: false } });
     expect((await call('GET', `/api/v1/playlists/${id}.m3u`)).status).toBe(404);
   });
+
+  it('no stored text splits a line, for players that split at every Unicode line break', async () => {
+    // Every character Python's str.splitlines splits at, plus the other controls and bidi overrides.
+    const breaks = ['\r\n', '\n', '\r', '\v', '\f', '\x1c', '\x1d', '\x1e', '\x85', '\u2028', '\u2029'];
+    const hostile = `A${breaks.join('B')}\u202eC\u0000\u0007D`;
+    const owner = await registerUser();
+    const [channel] = await seedChannels([station({ name: 'Plain name' })]);
+    const id = await newPlaylist(owner, { name: 'Safe name' });
+    await add(owner, id, channel!);
+    await env.DB.batch([
+      env.DB.prepare('UPDATE playlists SET name = ?1 WHERE id = ?2').bind(hostile, id),
+      env.DB.prepare('UPDATE radio_channels SET name = ?1, stream_url = ?2 WHERE id = ?3').bind(
+        hostile,
+        `https://stream.example/live${breaks.join('#EXTINF:-1,Evil')}`,
+        channel,
+      ),
+    ]);
+    const flat = 'A B B B B B B B B B B C D';
+    // eslint-disable-next-line no-control-regex -- the line breaks of Python's str.splitlines
+    const splitLines = (text: string) => text.split(/\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/u);
+    const m3u = await (await fetchFile(`/api/v1/playlists/${id}.m3u`, owner.token)).text();
+    expect(splitLines(m3u)).toEqual([
+      '#EXTM3U',
+      `#PLAYLIST:${flat}`,
+      `#EXTINF:-1,${flat}`,
+      `https://stream.example/live${' #EXTINF:-1,Evil'.repeat(breaks.length - 1)}`,
+      '',
+    ]);
+    const pls = await (await fetchFile(`/api/v1/playlists/${id}.pls`, owner.token)).text();
+    expect(splitLines(pls)).toHaveLength(7);
+    expect(splitLines(pls)[2]).toBe(`Title1=${flat}`);
+  });
 });
