@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { BASE, call, fetchWorker } from './helpers/client';
 import { seedChannels, station } from './helpers/catalogue';
-import { registerUser } from './helpers/users';
+import { quickUser, registerUser } from './helpers/users';
 
 describe('query parameters an endpoint does not take', () => {
   it('are a 422 naming each one, on every kind of route', async () => {
@@ -23,6 +23,24 @@ describe('query parameters an endpoint does not take', () => {
     expect((await call('GET', '/api/v1/auth/me?a=1')).status).toBe(401);
     // The ones it takes pass.
     expect((await call('GET', '/api/v1/radios?per_page=5&sort=popular', { token: user.token })).status).toBe(200);
+  });
+
+  it('quote a name cleaned of control characters and cut to 64 characters', async () => {
+    const user = await quickUser();
+    // What the fuzzer sent: controls, an escape sequence, a bidi override, 646 characters in all.
+    const hostile = `a\u0000b\u001b[31m\u202e\r\nc${'x'.repeat(634)}`;
+    expect(hostile).toHaveLength(646);
+    const res = await call('GET', `/api/v1/auth/me?${new URLSearchParams({ [hostile]: '1' }).toString()}`, {
+      token: user.token,
+    });
+    expect(res.status).toBe(422);
+    const name = `a b [31m c${'x'.repeat(64 - 10)}`;
+    expect(name).toHaveLength(64);
+    expect(res.body.data.errors).toEqual({ [name]: [`The ${name} parameter is not one this endpoint takes.`] });
+    expect(res.body.message).toBe(`The ${name} parameter is not one this endpoint takes.`);
+    // Characters outside the BMP are cut whole, never halved into a lone surrogate.
+    const emoji = await call('GET', `/api/v1/auth/me?${encodeURIComponent('😀'.repeat(70))}=1`, { token: user.token });
+    expect(Object.keys(emoji.body.data.errors)).toEqual(['😀'.repeat(64)]);
   });
 });
 

@@ -1,4 +1,5 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { cleanImportedText } from './text';
 
 /**
  * Every failure the API reports. The status is the one source of truth for `code`
@@ -15,6 +16,20 @@ export class ApiError extends Error {
     super(message, options);
     this.name = 'ApiError';
   }
+}
+
+/** The most characters of a request's own text that an answer quotes. */
+export const ECHO_MAX_CHARS = 64;
+
+/**
+ * Text taken from a request to be quoted in an answer (an unknown parameter's name, in
+ * a message and as an `errors` key), contract 1: cleaned as imported text is (control,
+ * bidi and invalid characters removed, whitespace made single spaces) and cut to
+ * `ECHO_MAX_CHARS` characters (whole code points). Whatever a client sends, the answer
+ * stays one short line that a log, a terminal or an app's alert shows as it is.
+ */
+export function echoed(text: string): string {
+  return [...cleanImportedText(text)].slice(0, ECHO_MAX_CHARS).join('');
 }
 
 /** Field name to messages, as the 422 envelope carries them. */

@@ -2,20 +2,23 @@ import { OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../env';
-import { validationFailed } from './errors';
+import { echoed, validationFailed } from './errors';
 import { validationHook } from './validation';
 
 /**
  * 422 for a query parameter the route does not define, each one named (contract 1,
  * Stripe's convention): a typo such as `?country_code=DE` never silently answers
- * something else. Runs after the route's own middleware (a bad token is still a 401).
+ * something else. A name is quoted as `echoed` (lib/errors.ts) cleans it. Runs after the
+ * route's own middleware (a bad token is still a 401).
  */
 export function rejectUnknownQuery(allowed: ReadonlySet<string>): MiddlewareHandler<AppEnv> {
   return createMiddleware<AppEnv>(async (c, next) => {
     const url = c.req.url;
     const start = url.indexOf('?');
     if (start !== -1) {
-      const unknown = [...new URLSearchParams(url.slice(start + 1)).keys()].filter((name) => !allowed.has(name));
+      const unknown = [...new URLSearchParams(url.slice(start + 1)).keys()]
+        .filter((name) => !allowed.has(name))
+        .map(echoed);
       if (unknown.length > 0) {
         throw validationFailed(
           Object.fromEntries(unknown.map((name) => [name, [`The ${name} parameter is not one this endpoint takes.`]])),
