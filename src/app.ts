@@ -100,6 +100,20 @@ export function createApp() {
     checkBody,
   );
 
+  // A write's replay whose answer was too large to keep reads its resource again through
+  // the app, as the caller (middleware/idempotency.ts).
+  app.on(['POST', 'PUT', 'PATCH', 'DELETE'], '/api/v1/*', async (c, next) => {
+    c.set('readAgain', (path) => {
+      const headers = new Headers({ Authorization: c.req.header('authorization') ?? '' });
+      for (const name of ['accept-language', 'cf-connecting-ip']) {
+        const value = c.req.header(name);
+        if (value !== undefined) headers.set(name, value);
+      }
+      return Promise.resolve(app.request(new URL(path, c.req.url).href, { headers }, c.env, c.executionCtx));
+    });
+    await next();
+  });
+
   app.route('/', authRouter);
   app.route('/', streamsRouter);
   app.route('/', radiosRouter);

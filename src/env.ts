@@ -1,6 +1,6 @@
 import type { LanguageVariables } from 'hono/language';
 import type { TimingVariables } from 'hono/timing';
-import type { IdempotencyClaim } from './middleware/idempotency';
+import type { IdempotencyClaim, ReadAgain } from './middleware/idempotency';
 import type { Db, DbStats } from './db/client';
 import type { NowPlayingObject } from './durable-objects/now-playing';
 import type { PlayCounter } from './durable-objects/play-counter';
@@ -73,6 +73,8 @@ export interface Variables extends TimingVariables, LanguageVariables {
   body?: SerialisedBody;
   /** This request's new `Idempotency-Key`, for its write batch to claim (middleware/idempotency.ts). */
   idempotency?: IdempotencyClaim;
+  /** Reads a resource through the app as the caller, for a replay too large to keep (app.ts). */
+  readAgain?: ReadAgain;
   /** Put before the body's hash in the answer's `ETag` (a playlist's `v<version>-`, middleware/caching.ts). */
   etagPrefix?: string;
   /** When the read of a public answer began, here or before the Cache API stored it (middleware/caching.ts). */

@@ -1,6 +1,7 @@
 import { forgetCatalogueAnswers } from './cache';
 import { createDb } from './db/client';
 import type { Bindings } from './env';
+import { purgeExpiredKeys } from './middleware/idempotency';
 import { checkStream } from './streams/check';
 import { checkUpdate, dueForCheck, forgetOldReports } from './streams/service';
 
@@ -32,7 +33,8 @@ export async function checkStreams(env: Bindings, fetcher?: (request: Request) =
       updates.push(update.query);
     });
   }
-  await db.batch([forgetOldReports(db), ...updates]);
+  // Expired idempotency keys go here too, every user's, whether or not they write again.
+  await db.batch([forgetOldReports(db), purgeExpiredKeys(db), ...updates]);
   // A status that changed is new catalogue data: this isolate's cached answers go (others within 1.5 × READ_CACHE_MS).
   if (changed) forgetCatalogueAnswers();
   return { checked: due.length };

@@ -191,6 +191,15 @@ describe('Idempotency-Key', () => {
       headers: { 'Idempotency-Key': key() },
     });
     expect(play.status).toBe(200);
+    // A malformed key is the same 422 on a play as on every other write.
+    const malformed = await call('POST', `/api/v1/radios/${id}/play`, {
+      token: user.token,
+      headers: { 'Idempotency-Key': 'x'.repeat(256) },
+    });
+    expect(malformed.status).toBe(422);
+    expect(malformed.body.data.errors).toEqual({
+      'Idempotency-Key': ['The Idempotency-Key must be 1 to 255 printable ASCII characters.'],
+    });
   });
 });
 

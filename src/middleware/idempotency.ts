@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, lte } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { Db } from '../db/client';
@@ -21,6 +21,44 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const RUNNING_MS = 60_000;
 /** Headers an answer is replayed with, besides the body. */
 const REPLAYED_HEADERS = ['location', 'etag'];
+/**
+ * The most of an answer a key keeps (bytes of its body). A larger answer (a playlist of
+ * many items) keeps its status, `Location`, `ETag`, message and the path of its resource;
+ * its replay reads the resource again. With at most 1,000 live keys per user (a trigger
+ * drops the oldest: src/db/row-bounds.ts), a user's keys hold at most about 4 MB.
+ */
+export const REPLAY_BODY_MAX_BYTES = 4096;
+
+/** What a key keeps besides the body (the `headers` column). Rows from before are a bare list of pairs. */
+interface KeptAnswer {
+  headers: [string, string][];
+  /** Set when the body was too large to keep: the resource to read again, and the answer's message. */
+  readAgain?: { path: string; message: string };
+}
+
+function parseKept(text: string | null): KeptAnswer {
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- JSON this module stored
+  const kept = JSON.parse(text ?? '[]') as KeptAnswer | [string, string][];
+  return Array.isArray(kept) ? { headers: kept } : kept;
+}
+
+/**
+ * Reads a resource through the app itself, as the caller (app.ts sets it on writes):
+ * how a replay whose answer was too large to keep shows the resource again.
+ */
+export type ReadAgain = (path: string) => Promise<Response>;
+
+/**
+ * The resource a write's answer shows, to read again on a replay: the playlist the write
+ * changed (every answer that can pass the bound is a playlist's; an added item's
+ * `Location` names the item, which has no read of its own), else its `Location`.
+ */
+function resourcePath(c: Context<AppEnv>, headers: Headers): string | null {
+  const playlist = /^\/api\/v1\/playlists\/(\d+)(?:\/|$)/.exec(new URL(c.req.url).pathname);
+  if (playlist) return `/api/v1/playlists/${playlist[1]}`;
+  const location = headers.get('location');
+  return location?.startsWith('/api/v1/') ? location : null;
+}
 
 /** The key of this request, once `idempotentWrites` found it new (services/guarded-writes.ts claims it). */
 export interface IdempotencyClaim {
@@ -41,26 +79,68 @@ const stored = (db: Db, userId: number, key: string, now: number) =>
       ),
     );
 
+const lostAnswer = () =>
+  new ApiError(
+    409,
+    'A request with this Idempotency-Key was carried out, but its answer was lost. Read the resource to see its state.',
+  );
+
 /** What answers a request whose key is already known. */
-function answerKnown(c: Context<AppEnv>, row: typeof idempotencyKeys.$inferSelect, fingerprint: string, now: number) {
+async function answerKnown(
+  c: Context<AppEnv>,
+  row: typeof idempotencyKeys.$inferSelect,
+  fingerprint: string,
+  now: number,
+): Promise<Response> {
   if (row.fingerprint !== fingerprint) {
     throw fieldInvalid('Idempotency-Key', 'This Idempotency-Key was used with another request.');
   }
-  if (row.status === null || row.body === null) {
+  if (row.status === null) {
     if (now - row.createdAt < RUNNING_MS) {
       throw new ApiError(409, 'A request with this Idempotency-Key is still in progress.', {}, { 'Retry-After': '1' });
     }
-    throw new ApiError(
-      409,
-      'A request with this Idempotency-Key was carried out, but its answer was lost. Read the resource to see its state.',
-    );
+    throw lostAnswer();
   }
+  const kept = parseKept(row.headers);
   const headers = new Headers({ 'Content-Type': 'application/json; charset=UTF-8', 'Idempotent-Replayed': 'true' });
-  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- pairs this module stored
-  for (const [name, value] of JSON.parse(row.headers ?? '[]') as [string, string][]) headers.set(name, value);
-  c.set('body', { text: row.body });
-  return new Response(row.body, { status: row.status, headers });
+  for (const [name, value] of kept.headers) headers.set(name, value);
+  let body = row.body;
+  if (body === null) {
+    const readAgain = c.get('readAgain');
+    if (!kept.readAgain || !readAgain) throw lostAnswer();
+    // The resource as it is now, under the first answer's status and message; its ETag is
+    // the one of what is shown.
+    const current = await readAgain(kept.readAgain.path);
+    if (current.status !== 200) throw lostAnswer();
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the app's own JSON envelope
+    const envelope = (await current.json()) as Record<string, unknown>;
+    body = JSON.stringify({ ...envelope, message: kept.readAgain.message });
+    const etag = current.headers.get('etag');
+    if (etag) headers.set('etag', etag);
+  }
+  c.set('body', { text: body });
+  return new Response(body, { status: row.status, headers });
 }
+
+/** The key's shape, checked alike on every write: a malformed key is the same 422 everywhere. */
+function presentedKey(c: Context<AppEnv>): string | undefined {
+  const header = c.req.header('idempotency-key');
+  if (header === undefined) return undefined;
+  const key = parseIdempotencyKey(header);
+  if (key === null) {
+    throw fieldInvalid('Idempotency-Key', 'The Idempotency-Key must be 1 to 255 printable ASCII characters.');
+  }
+  return key;
+}
+
+/**
+ * Writes that are idempotent by their own rule (a play: a repeat within 60 s is not
+ * counted) validate a key like every other write and store nothing (contract 10).
+ */
+export const idempotentByRule = createMiddleware<AppEnv>(async (c, next) => {
+  presentedKey(c);
+  await next();
+});
 
 /**
  * `Idempotency-Key` on signed-in writes (contract 10, IETF draft
@@ -74,12 +154,9 @@ function answerKnown(c: Context<AppEnv>, row: typeof idempotencyKeys.$inferSelec
  * before the write) stores nothing, and its retry runs again.
  */
 export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
-  const header = c.req.header('idempotency-key');
-  if (header === undefined || c.req.method === 'GET' || c.req.method === 'HEAD') return next();
-  const key = parseIdempotencyKey(header);
-  if (key === null) {
-    throw fieldInvalid('Idempotency-Key', 'The Idempotency-Key must be 1 to 255 printable ASCII characters.');
-  }
+  if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+  const key = presentedKey(c);
+  if (key === undefined) return next();
   const db = c.get('db');
   const userId = c.get('userId');
   const now = Date.now();
@@ -87,7 +164,7 @@ export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
   const fingerprint = await sha256Hex(`${c.req.method} ${url.pathname}${url.search}\n${await c.req.text()}`);
   const [known] = await stored(db, userId, key, now);
   if (known) {
-    c.res = answerKnown(c, known, fingerprint, now);
+    c.res = await answerKnown(c, known, fingerprint, now);
     return;
   }
   const claim: IdempotencyClaim = { key, fingerprint, at: now };
@@ -97,17 +174,23 @@ export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
   if (c.res.status >= 500) return;
   await tagAnswer(c);
   const headers = responseHeaders(c);
-  const replayed = REPLAYED_HEADERS.flatMap((name) => {
+  const replayed = REPLAYED_HEADERS.flatMap((name): [string, string][] => {
     const value = headers.get(name);
     return value === null ? [] : [[name, value]];
   });
+  const text = c.get('body')?.text ?? (await c.res.clone().text());
+  const kept: KeptAnswer = { headers: replayed };
+  let body: string | null = text;
+  if (new TextEncoder().encode(text).byteLength > REPLAY_BODY_MAX_BYTES) {
+    body = null;
+    const path = resourcePath(c, headers);
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the envelope this app wrote
+    const { message } = JSON.parse(text) as { message: string };
+    if (path) kept.readAgain = { path, message };
+  }
   await db
     .update(idempotencyKeys)
-    .set({
-      status: c.res.status,
-      body: c.get('body')?.text ?? (await c.res.clone().text()),
-      headers: JSON.stringify(replayed),
-    })
+    .set({ status: c.res.status, body, headers: JSON.stringify(kept) })
     .where(and(eq(idempotencyKeys.userId, userId), eq(idempotencyKeys.key, key), isNull(idempotencyKeys.status)));
 });
 
@@ -127,4 +210,23 @@ export function claimStatements(c: Context<AppEnv>): WriteGuards {
       .where(and(eq(idempotencyKeys.userId, userId), lte(idempotencyKeys.createdAt, claim.at - IDEMPOTENCY_TTL_MS))),
     db.insert(idempotencyKeys).values({ userId, key: claim.key, fingerprint: claim.fingerprint, createdAt: claim.at }),
   ];
+}
+
+/** Expired keys removed per scheduled run: a bounded statement, whatever the backlog. */
+const PURGE_BATCH = 5_000;
+
+/**
+ * The scheduled purge (src/scheduled.ts, every minute): up to `PURGE_BATCH` keys older
+ * than 24 hours, every user's, oldest first (the `idempotency_keys_expiry` index), so keys
+ * go even when their owner never writes again. At 5,000 a minute it keeps up with 7.2
+ * million keys a day.
+ */
+export function purgeExpiredKeys(db: Db, now = Date.now()) {
+  const expired = db
+    .select({ userId: idempotencyKeys.userId, key: idempotencyKeys.key })
+    .from(idempotencyKeys)
+    .where(lte(idempotencyKeys.createdAt, now - IDEMPOTENCY_TTL_MS))
+    .orderBy(idempotencyKeys.createdAt)
+    .limit(PURGE_BATCH);
+  return db.delete(idempotencyKeys).where(inArray(sql`(${idempotencyKeys.userId}, ${idempotencyKeys.key})`, expired));
 }

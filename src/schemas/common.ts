@@ -5,7 +5,7 @@ import type { AppEnv } from '../env';
 import { pick } from '../lib/objects';
 import { count, list, message, smallInt, text } from './fields';
 import { optionalToken, requireAccount, requireAdmin, requireToken } from '../middleware/auth';
-import { idempotentWrites } from '../middleware/idempotency';
+import { idempotentByRule, idempotentWrites } from '../middleware/idempotency';
 import { userRateLimit, type UserPolicy } from '../middleware/rate-limit';
 
 /** `{ success: true, message, data }` around a payload schema. */
@@ -120,7 +120,11 @@ export const writeAccess = {
   ...limited,
 };
 /** Plays: like a write, counted as plays; a repeat within 60 s is not counted, so an `Idempotency-Key` needs no storage. */
-export const playAccess = { middleware: [requireAccount(), userRateLimit('plays')], security: bearer, ...limited };
+export const playAccess = {
+  middleware: [requireAccount(), userRateLimit('plays'), idempotentByRule],
+  security: bearer,
+  ...limited,
+};
 /** Reads: a live token; the account check rides in the handler's first D1 batch (services/caller.ts). */
 export const readAccess = { middleware: [requireToken, userRateLimit('reads')], security: bearer, ...limited };
 /** Searches: like a read, counted as searches. */

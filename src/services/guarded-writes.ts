@@ -3,7 +3,8 @@ import type { Context } from 'hono';
 import { idempotencyKeys, playlists } from '../db/schema';
 import { guard, isGuardFailure, isUniqueViolation, type WriteGuards } from '../db/sql';
 import type { AppEnv } from '../env';
-import { ApiError, notFound } from '../lib/errors';
+import { USER_ROW_BOUNDS, userRowBoundTable } from '../db/row-bounds';
+import { ApiError, notFound, validationFailed } from '../lib/errors';
 import { claimStatements } from '../middleware/idempotency';
 
 /**
@@ -63,6 +64,11 @@ export async function guardedWrite<T>(
       throw new ApiError(409, 'A request with this Idempotency-Key is still in progress.', {}, { 'Retry-After': '1' });
     }
     if (target.playlistId !== undefined && isGuardFailure(error)) return preconditionFailed(c, target.playlistId);
+    const bounded = userRowBoundTable(error);
+    if (bounded) {
+      const most = USER_ROW_BOUNDS[bounded].toLocaleString('en');
+      throw validationFailed({ [bounded]: [`An account keeps at most ${most} ${bounded}: remove some first.`] });
+    }
     throw error;
   }
 }
