@@ -3,9 +3,8 @@ import type { Context } from 'hono';
 import type { AppEnv } from './env';
 import { DEPENDENCY_RETRY_AFTER_SECONDS, DependencyError } from './lib/dependencies';
 import { ApiError, malformedJson, methodNotAllowed, routeNotFound, serviceUnavailable } from './lib/errors';
-import { createRouter } from './lib/router';
+import { createRouter, exactPathMethods } from './lib/router';
 import { checkBody } from './middleware/body';
-import { methodNotAllowed as honoMethodNotAllowed } from 'hono/method-not-allowed';
 import { timing } from 'hono/timing';
 import { conditionalGet, keepPublicCopy, tagJsonAnswers } from './middleware/caching';
 import { corsHeaders, securityHeaders } from './middleware/headers';
@@ -65,7 +64,7 @@ function onError(error: Error, c: Context<AppEnv>) {
 }
 
 /**
- * 405 with `Allow` when the path exists for other methods (Hono's `methodNotAllowed`);
+ * 405 with `Allow` when the path exists for other methods (lib/router.ts `exactPathMethods`);
  * a plain `OPTIONS` (a preflight never gets here, middleware/headers.ts) is 204 with
  * the same `Allow`: what may be done with the path.
  */
@@ -94,7 +93,7 @@ export function createApp() {
     requestContext,
     corsHeaders,
     securityHeaders,
-    honoMethodNotAllowed({ app, onMethodNotAllowed: answerMethodNotAllowed }),
+    exactPathMethods({ app, onMethodNotAllowed: answerMethodNotAllowed }),
     conditionalGet,
     tagJsonAnswers,
     checkBody,

@@ -27,6 +27,40 @@ describe('the error envelope', () => {
     expect(admin.headers.get('Allow')).toBe('PATCH, OPTIONS');
   });
 
+  it('405 with the Allow of the exact path, where a template with a parameter matches it too', async () => {
+    const user = await registerUser();
+    // The export path has GET only; `/playlists/{id}` (GET, PUT, DELETE) must not answer for it.
+    for (const method of ['PUT', 'DELETE', 'POST', 'PATCH']) {
+      for (const file of ['5.m3u', '5.pls']) {
+        const res = await call(method, `/api/v1/playlists/${file}`, { token: user.token, json: { name: 'x' } });
+        expect([method, file, res.status, res.headers.get('Allow')]).toEqual([method, file, 405, 'GET, HEAD, OPTIONS']);
+        expect(res.body.message).toBe('The method is not allowed for this route.');
+      }
+    }
+    const options = await fetchWorker(new Request(`${BASE}/api/v1/playlists/5.m3u`, { method: 'OPTIONS' }));
+    expect([options.status, options.headers.get('Allow')]).toEqual([204, 'GET, HEAD, OPTIONS']);
+    // Literal paths beside `{id}`: their own methods, before any token check or id validation.
+    const cases: [string, string, string][] = [
+      ['PATCH', '/api/v1/admin/radios/import', 'POST, OPTIONS'],
+      ['GET', '/api/v1/admin/radios/import', 'POST, OPTIONS'],
+      ['DELETE', '/api/v1/favorites/toggle', 'POST, OPTIONS'],
+      ['GET', '/api/v1/favorites/toggle', 'POST, OPTIONS'],
+      ['POST', '/api/v1/radios/nearby', 'GET, HEAD, OPTIONS'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await call(method, path, { token: env.ADMIN_TOKEN, json: method === 'GET' ? undefined : {} });
+      expect([method, path, res.status, res.headers.get('Allow')]).toEqual([method, path, 405, allow]);
+    }
+    // The templates themselves still answer: a bad id is the 422 it was, a missing playlist 404.
+    expect((await call('PUT', '/api/v1/playlists/5.txt', { token: user.token, json: { name: 'x' } })).status).toBe(422);
+    expect((await call('DELETE', '/api/v1/playlists/999999999', { token: user.token })).status).toBe(404);
+    expect((await call('PATCH', '/api/v1/admin/radios/999999999', { token: env.ADMIN_TOKEN, json: {} })).status).toBe(
+      404,
+    );
+    const list = await fetchWorker(new Request(`${BASE}/api/v1/playlists`, { method: 'DELETE' }));
+    expect([list.status, list.headers.get('Allow')]).toEqual([405, 'GET, HEAD, POST, OPTIONS']);
+  });
+
   it('OPTIONS lists the methods of a route; HEAD answers like GET without a body', async () => {
     const options = await fetchWorker(new Request(`${BASE}/api/v1/genres`, { method: 'OPTIONS' }));
     expect(options.status).toBe(204);

@@ -1,6 +1,9 @@
 import { OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
+import { routePath } from 'hono/route';
+import { TrieRouter } from 'hono/router/trie-router';
+import type { RouterRoute } from 'hono/types';
 import type { AppEnv } from '../env';
 import { echoed, validationFailed } from './errors';
 import { validationHook } from './validation';
@@ -53,4 +56,87 @@ export function createRouter() {
     return (register as (...args: unknown[]) => unknown)(checked, ...rest);
   }) as typeof router.openapi;
   return router;
+}
+
+/**
+ * How specific a path template is, segment by segment: a literal segment (`import`) is
+ * 2, a parameter with text or a pattern of its own (`:file{[0-9]+\\.(?:m3u|pls)}`, the
+ * document's `{id}.m3u`) 1, a bare parameter (`:id`) 0. Of two templates that match the
+ * same path, the one ahead at the first segment where they differ is that path's own:
+ * OpenAPI matches concrete paths before templated ones, and so do we.
+ */
+function specificity(template: string): number[] {
+  return template
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => (!segment.startsWith(':') ? 2 : /^:\w+$/.test(segment) ? 0 : 1));
+}
+
+function moreSpecific(a: string, b: string): boolean {
+  const [ra, rb] = [specificity(a), specificity(b)];
+  for (let i = 0; i < Math.min(ra.length, rb.length); i += 1) if (ra[i] !== rb[i]) return ra[i]! > rb[i]!;
+  return ra.length > rb.length;
+}
+
+/** Whether two templates can match one path: as many segments, equal where both are literal. */
+function overlap(a: string, b: string): boolean {
+  const [sa, sb] = [a.split('/'), b.split('/')];
+  return (
+    sa.length === sb.length &&
+    sa.every((segment, i) => segment.startsWith(':') || sb[i]!.startsWith(':') || segment === sb[i])
+  );
+}
+
+/** The app's path templates with their methods (a GET's path answers HEAD too), and which ones another can shadow. */
+function pathTable(routes: RouterRoute[]) {
+  const methods = new Map<string, Set<string>>();
+  for (const route of routes) {
+    // Middleware (every method, or some methods under a wildcard) belongs to no path of its own.
+    if (route.method === 'ALL' || route.method === 'HEAD' || route.path.includes('*')) continue;
+    const set = methods.get(route.path) ?? new Set<string>();
+    set.add(route.method);
+    if (route.method === 'GET') set.add('HEAD');
+    methods.set(route.path, set);
+  }
+  const trie = new TrieRouter<string>();
+  for (const template of methods.keys()) trie.add('ALL', template, template);
+  // A template that may match a path some other template with other methods owns: only
+  // requests routed to one of these need the full lookup.
+  const sameMethods = (a: string, b: string) =>
+    [...methods.get(a)!].sort().join() === [...methods.get(b)!].sort().join();
+  const shadowable = new Set(
+    [...methods.keys()].filter((template) =>
+      [...methods.keys()].some(
+        (other) => other !== template && overlap(template, other) && !sameMethods(template, other),
+      ),
+    ),
+  );
+  return { methods, trie, shadowable };
+}
+
+/**
+ * 405 with the `Allow` of the exact path a request is for (contract 1): the most specific
+ * template that matches it (`specificity`), not every template that does. Hono's
+ * `methodNotAllowed` lists the methods of every matching template and steps in only when
+ * no route answered, so `PUT /playlists/5.m3u` reached `PUT /playlists/{id}` (a 422 about
+ * the id) and `POST /playlists/5.m3u` was told `Allow: GET, HEAD, PUT, DELETE`. A request
+ * routed to a template nothing else can shadow goes straight on (one set lookup); the
+ * others are looked up in a trie of every template, as Hono's middleware does.
+ */
+export function exactPathMethods(options: {
+  app: { routes: RouterRoute[] };
+  onMethodNotAllowed: (c: Context<AppEnv>, methods: string[]) => Response | Promise<Response>;
+}): MiddlewareHandler<AppEnv> {
+  let table: ReturnType<typeof pathTable> | undefined;
+  return async (c, next) => {
+    table ??= pathTable(options.app.routes);
+    const routed = routePath(c, -1);
+    if (table.methods.has(routed) && !table.shadowable.has(routed)) return next();
+    const [matches] = table.trie.match('ALL', c.req.path);
+    let own: string | undefined;
+    for (const [template] of matches) if (own === undefined || moreSpecific(template, own)) own = template;
+    const allowed = own === undefined ? undefined : table.methods.get(own)!;
+    if (allowed === undefined || allowed.has(c.req.method)) return next();
+    c.res = await options.onMethodNotAllowed(c, [...allowed]);
+  };
 }
