@@ -88,6 +88,31 @@ describe('GET /api/v1/radios/nearby', () => {
     }
   });
 
+  it("takes a point as a client's double prints it, any number of decimals or an exponent", async () => {
+    const [berlin] = await seedChannels([at('Spree Radio', 52.52, 13.405, 'DE')]);
+    const user = await registerUser();
+    const ids = async (query: string) => {
+      const res = await call('GET', `/api/v1/radios/nearby?${query}&radius_km=1`, { token: user.token });
+      expect(res.status, query).toBe(200);
+      return res.body.data.map((r: { id: number }) => r.id);
+    };
+    // 52.520008 as a double prints in JavaScript, Python or Java, and the same point written otherwise.
+    for (const query of [
+      'lat=52.520008000000004&lng=13.404954000000001',
+      'lat=52.52000800000000400000000000000&lng=13.404954',
+      'lat=5.2520008E1&lng=1.3404954e%2B1',
+      'lat=%2B52.520008&lng=13.404954',
+    ]) {
+      expect(await ids(query), query).toEqual([berlin]);
+    }
+    expect(await ids('lat=1e-7&lng=-0.0')).toEqual([]);
+    const bad = ['0x10', 'Infinity', 'NaN', '1e400', '%201', '1,5', '1.2.3', '', '.', '-', `1.${'0'.repeat(63)}`];
+    for (const value of bad) {
+      const res = await call('GET', `/api/v1/radios/nearby?lat=${value}&lng=13`, { token: user.token });
+      expect([value, res.status, Object.keys(res.body.data.errors ?? {})]).toEqual([value, 422, ['lat']]);
+    }
+  });
+
   it('imports keep coordinates only when both are valid', async () => {
     const [half, outOfRange] = await seedChannels([at('Half', 47, null), at('Out', 95, 10)]);
     const user = await registerUser();

@@ -94,10 +94,24 @@ export const featuredRadios = createRoute({
   responses: { 200: jsonResponse(list(RadioSchema, 50), 'Featured channels'), ...errorResponses(401, 403, 422, 429) },
 });
 
+/**
+ * A decimal number as a client's double prints it, in any language: `52.520008000000004`,
+ * `1e-7`, `-0.5E+1`, up to 64 characters. Hex, `Infinity`, blanks and empty text are not.
+ */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?$/;
+
+/**
+ * Decimal degrees in -`limit`..`limit`, rounded to 6 decimals (about 0.1 m, far below
+ * any distance the answer shows), so the same point printed by two clients' doubles is
+ * one point.
+ */
 const degrees = (limit: number, description: string) =>
   z
     .preprocess(
-      (value) => (typeof value === 'string' && /^-?\d{1,3}(\.\d{1,10})?$/.test(value) ? Number(value) : value),
+      (value) =>
+        typeof value === 'string' && value.length <= 64 && DECIMAL.test(value)
+          ? Math.round(Number(value) * 1e6) / 1e6
+          : value,
       z.number().min(-limit).max(limit),
     )
     .optional()
