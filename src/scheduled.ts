@@ -3,7 +3,7 @@ import { createDb } from './db/client';
 import type { Bindings } from './env';
 import { purgeExpiredKeys } from './middleware/idempotency';
 import { checkStream } from './streams/check';
-import { checkUpdate, dueForCheck, forgetOldReports } from './streams/service';
+import { checkUpdate, checksDue, forgetOldReports } from './streams/service';
 
 /**
  * Checks at once: Workers allow 6 open connections per invocation, the rest queue, so
@@ -12,8 +12,9 @@ import { checkUpdate, dueForCheck, forgetOldReports } from './streams/service';
 const PARALLEL = 6;
 
 /**
- * The Cron Trigger (every minute): checks the `HEALTH_CHECKS_PER_RUN` channels checked
- * longest ago, `PARALLEL` at a time, and records every result in one D1 batch. A run
+ * The Cron Trigger (every minute): checks `HEALTH_CHECKS_PER_RUN` channels, first those
+ * players' reports asked a check for (at most half), then those checked longest ago
+ * (streams/service.ts `checksDue`), `PARALLEL` at a time, and records every result in one D1 batch. A run
  * makes at most that many subrequests to streams (within the 50 of the free plan and
  * the 1,000 of the paid one) plus three to D1, and reads at most 64 KiB of each stream,
  * so its CPU stays small; the arithmetic of a full rotation is in docs/catalogue.md.
@@ -21,7 +22,7 @@ const PARALLEL = 6;
 export async function checkStreams(env: Bindings, fetcher?: (request: Request) => Promise<Response>) {
   const db = createDb(env.DB);
   const limit = Math.min(200, Math.max(1, Number(env.HEALTH_CHECKS_PER_RUN) || 40));
-  const due = await dueForCheck(db, limit);
+  const due = await checksDue(db, limit);
   const updates: ReturnType<typeof checkUpdate>['query'][] = [];
   let changed = false;
   for (let i = 0; i < due.length; i += PARALLEL) {

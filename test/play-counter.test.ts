@@ -7,7 +7,7 @@ import { registerUser } from './helpers/users';
 
 /**
  * The play path's one remote call (src/durable-objects/play-counter.ts): the counter
- * answers 404-or-not, applies the 60-second rule, and keeps every counted play and the
+ * answers 404-or-not, applies the 60-second rule and the crowd rule, and keeps every ranked play and the
  * users' histories until D1 has them. The durability cases stop it between each pair of
  * steps of a flush (before the move to the outbox, after it, after D1 applied it, before
  * the outbox is forgotten) and check that no counted play is lost and none counts twice.
@@ -44,24 +44,30 @@ describe('the PlayCounter Durable Object', () => {
     expect(await plays.top(48, 1, now)).toEqual([{ channelId: a, plays: 3 }]);
   });
 
-  it('applies the 60-second rule per user and channel', async () => {
+  it('applies the 60-second rule to the history and the crowd rule to the ranking', async () => {
     const [five, six] = await seedChannels([station(), station()]);
     const plays = counter('repeat');
-    const now = Date.now();
-    expect(await plays.record(1, five!, now)).toEqual({ found: true, counted: true });
-    expect(await plays.record(1, five!, now + 59_999)).toEqual({ found: true, counted: false });
-    expect(await plays.record(2, five!, now + 1)).toEqual({ found: true, counted: true });
-    expect(await plays.record(1, six!, now + 2)).toEqual({ found: true, counted: true });
-    expect(await plays.record(1, five!, now + 60_000)).toEqual({ found: true, counted: true });
+    const now = Math.floor(Date.now() / HOUR) * HOUR + 1000;
+    expect(await plays.record(1, five!, now)).toEqual({ found: true, counted: true, ranked: true });
+    expect(await plays.record(1, five!, now + 59_999)).toEqual({ found: true, counted: false, ranked: false });
+    expect(await plays.record(2, five!, now + 1)).toEqual({ found: true, counted: true, ranked: true });
+    expect(await plays.record(1, six!, now + 2)).toEqual({ found: true, counted: true, ranked: true });
+    // Past 60 seconds the user's history counts it again; the ranking only in the next hour.
+    expect(await plays.record(1, five!, now + 60_000)).toEqual({ found: true, counted: true, ranked: false });
+    expect(await plays.record(1, five!, now + HOUR)).toEqual({ found: true, counted: true, ranked: true });
+    expect(await plays.top(2, 10, now + HOUR)).toEqual([
+      { channelId: five, plays: 3 },
+      { channelId: six, plays: 1 },
+    ]);
   });
 
   it('answers not found from what it knows, and learns catalogue writes as they are told', async () => {
     const [id] = await seedChannels([station()]);
     const plays = counter('visibility');
-    expect(await plays.record(1, 987_654, Date.now())).toEqual({ found: false, counted: false });
+    expect(await plays.record(1, 987_654, Date.now())).toEqual({ found: false, counted: false, ranked: false });
     expect((await plays.record(1, id!, Date.now())).found).toBe(true);
     await plays.setVisibility(id!, null);
-    expect(await plays.record(2, id!, Date.now())).toEqual({ found: false, counted: false });
+    expect(await plays.record(2, id!, Date.now())).toEqual({ found: false, counted: false, ranked: false });
     await plays.setVisibility(id!, { id: id!, countryId: 1, genres: ',' });
     expect((await plays.record(2, id!, Date.now())).found).toBe(true);
     // A change made outside the admin API (SQL by hand) is read again after forgetVisibility (or 10 minutes).
@@ -188,9 +194,10 @@ describe('the PlayCounter Durable Object', () => {
     const plays = counter('burst');
     const now = Date.now();
     // Recorded inside the object, in one call: thousands of calls from outside take longer than PLAY_FLUSH_MS, and
-    // the alarm would then flush part of the burst on its own, at a time that depends on the machine.
+    // the alarm would then flush part of the burst on its own, at a time that depends on the machine. Each user
+    // on a network of their own, so the crowd rule ranks every play.
     await inside('burst', async (instance) => {
-      for (const [i, row] of results.entries()) await instance.record(row.id, id!, now + i);
+      for (const [i, row] of results.entries()) await instance.record(row.id, id!, now + i, `net-${i}`);
     });
     const stored = () =>
       env.DB.prepare('SELECT count(*) AS n, sum(play_count) AS plays FROM user_plays WHERE channel_id = ?')

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it, vi } from 'vitest';
 import { call } from './helpers/client';
 import { flushPlays, seedChannels, station } from './helpers/catalogue';
-import { registerUser } from './helpers/users';
+import { quickUser, registerUser } from './helpers/users';
 
 const play = (id: number, token: string) => call('POST', `/api/v1/radios/${id}/play`, { token });
 const playCount = async (id: number) =>
@@ -35,11 +35,12 @@ describe('POST /api/v1/radios/{id}/play', () => {
 
   it('counts exactly under concurrent plays of many users', async () => {
     const [id, other] = await seedChannels([station(), station()]);
-    const users = await Promise.all(Array.from({ length: 12 }, () => registerUser()));
+    // Ten: the requests of the tests carry no client address, so they are one network (lib/crowd.ts).
+    const users = await Promise.all(Array.from({ length: 10 }, () => quickUser()));
     await Promise.all(users.flatMap((u) => [play(id!, u.token), play(id!, u.token), play(other!, u.token)]));
     await flushPlays();
-    expect(await playCount(id!)).toBe(12);
-    expect(await playCount(other!)).toBe(12);
+    expect(await playCount(id!)).toBe(10);
+    expect(await playCount(other!)).toBe(10);
   });
 
   it('404 for a missing or inactive channel, 422 for a bad id', async () => {
@@ -112,10 +113,10 @@ describe('GET /api/v1/me/radios/recent and /top', () => {
     const at = (minute: number) => Date.parse('2026-11-01T10:00:00Z') + minute * 60_000;
     // Plays an hour apart in the user's history: Second twice, then First, then Third.
     const { recordPlay } = await import('../src/activity/plays');
-    await recordPlay(env, user.id, ids[1]!, at(0));
-    await recordPlay(env, user.id, ids[1]!, at(60));
-    await recordPlay(env, user.id, ids[0]!, at(120));
-    await recordPlay(env, user.id, ids[2]!, at(180));
+    await recordPlay(env, user.id, ids[1]!, { now: at(0) });
+    await recordPlay(env, user.id, ids[1]!, { now: at(60) });
+    await recordPlay(env, user.id, ids[0]!, { now: at(120) });
+    await recordPlay(env, user.id, ids[2]!, { now: at(180) });
 
     const recent = await call('GET', '/api/v1/me/radios/recent', { token: user.token });
     expect(recent.body.data.map((r: { name: string; last_played_at: string }) => [r.name, r.last_played_at])).toEqual([

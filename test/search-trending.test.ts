@@ -73,13 +73,17 @@ describe('the SearchTrends Durable Object', () => {
     expect(await trends.top(10, start + 26 * HOUR)).toEqual([]);
   });
 
-  it('prunes expired buckets and past dedupe rows, also from its alarm', async () => {
+  it('prunes expired buckets and past crowd rows, also from its alarm', async () => {
     const trends = stub('prune');
     await trends.record('recent', '1', Date.now());
     const oldHour = Math.floor(Date.now() / HOUR) - 30;
     await runInDurableObject(trends, (_instance, state) => {
       state.storage.sql.exec("INSERT INTO buckets (hour, term, count) VALUES (?, 'old', 4)", oldHour);
-      state.storage.sql.exec("INSERT INTO seen (hour, term, viewer) VALUES (?, 'old', '1')", oldHour);
+      state.storage.sql.exec("INSERT INTO crowd_users (hour, subject, user) VALUES (?, 'old', '1')", oldHour);
+      state.storage.sql.exec(
+        "INSERT INTO crowd_networks (hour, subject, network, count) VALUES (?, 'old', 'unknown', 1)",
+        oldHour,
+      );
     });
     const rows = () =>
       runInDurableObject(trends, (_instance, state) => ({
@@ -87,10 +91,11 @@ describe('the SearchTrends Durable Object', () => {
           .exec('SELECT term FROM buckets ORDER BY term')
           .toArray()
           .map((r) => r.term),
-        seen: state.storage.sql.exec('SELECT count(*) AS n FROM seen').one().n,
+        users: state.storage.sql.exec('SELECT count(*) AS n FROM crowd_users').one().n,
+        networks: state.storage.sql.exec('SELECT count(*) AS n FROM crowd_networks').one().n,
       }));
-    expect(await rows()).toEqual({ buckets: ['old', 'recent'], seen: 2 });
+    expect(await rows()).toEqual({ buckets: ['old', 'recent'], users: 2, networks: 2 });
     expect(await runDurableObjectAlarm(trends)).toBe(true);
-    expect(await rows()).toEqual({ buckets: ['recent'], seen: 1 });
+    expect(await rows()).toEqual({ buckets: ['recent'], users: 1, networks: 1 });
   });
 });

@@ -9,6 +9,7 @@ import { countries, playFlushes, radioChannelGenres, radioChannels, userPlays, u
 import { bare, batchable, isUniqueViolation, jsonField, jsonRows } from '../db/sql';
 import type { ChannelPlace, ChannelPlays, ChartFilter } from '../durable-objects/play-counter';
 import type { AppEnv, Bindings } from '../env';
+import { UNKNOWN_NETWORK } from '../lib/crowd';
 import { isoTimestamp } from '../lib/time';
 
 const shardCount = (env: Bindings) => Math.max(1, Number(env.PLAY_COUNTER_SHARDS) || 1);
@@ -22,12 +23,19 @@ const allCounters = (env: Bindings) =>
 
 /**
  * Records a play: one call to the channel's counter, which answers 404-or-not from the
- * visibility it keeps (catalogue writes tell it), applies the 60-second rule, and keeps
- * the play and the user's history in its storage before answering; its alarm sends
- * them to D1 in batches. No D1 query or write on the request path.
+ * visibility it keeps (catalogue writes tell it), applies the 60-second rule to the
+ * user's history and the crowd rule (lib/crowd.ts) to `play_count`, trending and charts,
+ * and keeps the play and the user's history in its storage before answering; its alarm
+ * sends them to D1 in batches. No D1 query or write on the request path. `network` is
+ * the player's (`requestNetwork(c)`); without it the play counts as `UNKNOWN_NETWORK`.
  */
-export async function recordPlay(env: Bindings, userId: number, channelId: number, now = Date.now()) {
-  return playCounterFor(env, channelId).record(userId, channelId, now);
+export async function recordPlay(
+  env: Bindings,
+  userId: number,
+  channelId: number,
+  { now = Date.now(), network = UNKNOWN_NETWORK }: { now?: number; network?: string } = {},
+) {
+  return playCounterFor(env, channelId).record(userId, channelId, now, network);
 }
 
 /**

@@ -9,6 +9,7 @@ import {
 } from '../activity/plays';
 import { createDb } from '../db/client';
 import type { Bindings } from '../env';
+import { CrowdLedger, UNKNOWN_NETWORK } from '../lib/crowd';
 
 const HOUR_MS = 3_600_000;
 /** A repeat play of a channel by the same user within this window is not counted (contract 4). */
@@ -48,10 +49,15 @@ export interface ChannelPlays {
   plays: number;
 }
 
-/** The answer of `record`: whether the channel can be played (404 otherwise) and whether the play counted. */
+/**
+ * The answer of `record`: whether the channel can be played (404 otherwise), whether the
+ * play counted in the user's own history (the 60-second rule), and whether it counted in
+ * `play_count`, trending and charts (the crowd rule, lib/crowd.ts).
+ */
 export interface PlayRecord {
   found: boolean;
   counted: boolean;
+  ranked: boolean;
 }
 
 /** An outbox row's channel counts: JSON that `flush()` wrote itself from the pending table. */
@@ -67,8 +73,10 @@ const readDeltas = (payload: string) => JSON.parse(payload) as ChannelDelta[];
  *   `forgetVisibility`), re-read every 10 minutes as a backstop: a play of a missing or
  *   inactive channel is a 404 without a D1 query;
  * - `recent`: who played what in the last 60 seconds, for the repeat rule;
- * - `buckets`: plays per channel and hour for 30 days, for trending and charts;
- * - `pending`: counted plays per channel not yet in D1's `play_count`;
+ * - `crowd_users`, `crowd_networks` (lib/crowd.ts): who counted for which channel this
+ *   hour and how often each network did, for the crowd rule;
+ * - `buckets`: ranked plays per channel and hour for 30 days, for trending and charts;
+ * - `pending`: ranked plays per channel not yet in D1's `play_count`;
  * - `history`: per user and channel, counted plays and the last play not yet in D1's
  *   `user_plays` (`seq` 0), or in the flush under way (`seq` n); recent and top lists
  *   add them to D1's at once (activity/lists.ts);
@@ -95,6 +103,7 @@ export class PlayCounter extends DurableObject<Bindings> {
    */
   private alarmAt: number | null | undefined;
   private readonly visibilityReadAt = new Map<string, number>();
+  private readonly crowd: CrowdLedger;
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
@@ -109,6 +118,7 @@ export class PlayCounter extends DurableObject<Bindings> {
       CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS visible (channel_id INTEGER PRIMARY KEY, country_id INTEGER NOT NULL, genres TEXT NOT NULL);
     `);
+    this.crowd = new CrowdLedger(ctx.storage.sql);
   }
 
   private get flushMs() {
@@ -192,17 +202,25 @@ export class PlayCounter extends DurableObject<Bindings> {
   }
 
   /**
-   * Records a play of `channelId` by `userId` at `now`: not found when the channel cannot
-   * be played; otherwise counted unless it repeats a counted play within 60 seconds.
-   * Either way the user's last play moves to `now`. Durable on return.
+   * Records a play of `channelId` by `userId` from `network` at `now`: not found when the
+   * channel cannot be played; otherwise counted in the user's history unless it repeats a
+   * counted play within 60 seconds, and ranked (`play_count`, trending, charts) when the
+   * crowd rule admits it: once per user and channel per hour, at most 10 per network and
+   * channel per hour. Either way the user's last play moves to `now`. Durable on return.
    */
-  async record(userId: number, channelId: number, now: number = Date.now()): Promise<PlayRecord> {
-    if (!(await this.isVisible(channelId))) return { found: false, counted: false };
+  async record(
+    userId: number,
+    channelId: number,
+    now: number = Date.now(),
+    network: string = UNKNOWN_NETWORK,
+  ): Promise<PlayRecord> {
+    if (!(await this.isVisible(channelId))) return { found: false, counted: false, ranked: false };
     const sql = this.ctx.storage.sql;
     const last = sql
       .exec<{ at: number }>('SELECT at FROM recent WHERE user_id = ? AND channel_id = ?', userId, channelId)
       .toArray()[0];
     const counted = !last || now - last.at >= REPEAT_WINDOW_MS;
+    const ranked = counted && this.crowd.admit(String(channelId), String(userId), network, now);
     if (counted) {
       sql.exec(
         'INSERT INTO recent (user_id, channel_id, at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET at = excluded.at',
@@ -210,6 +228,8 @@ export class PlayCounter extends DurableObject<Bindings> {
         channelId,
         now,
       );
+    }
+    if (ranked) {
       sql.exec(
         'INSERT INTO buckets (channel_id, hour, count) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1',
         channelId,
@@ -229,7 +249,7 @@ export class PlayCounter extends DurableObject<Bindings> {
       now,
     );
     await this.ensureAlarm(this.flushMs);
-    return { found: true, counted };
+    return { found: true, counted, ranked };
   }
 
   /**
@@ -302,7 +322,7 @@ export class PlayCounter extends DurableObject<Bindings> {
       .map((row) => ({ channelId: row.channel_id, plays: row.plays }));
   }
 
-  /** Counted plays not yet in D1's `play_count` (for tests and operations). */
+  /** Ranked plays not yet in D1's `play_count` (for tests and operations). */
   async unflushed(): Promise<number> {
     const sql = this.ctx.storage.sql;
     const pending = sql.exec<{ n: number }>('SELECT coalesce(sum(count), 0) AS n FROM pending').one().n;
@@ -412,5 +432,6 @@ export class PlayCounter extends DurableObject<Bindings> {
     const sql = this.ctx.storage.sql;
     sql.exec('DELETE FROM recent WHERE at <= ?', now - REPEAT_WINDOW_MS);
     sql.exec('DELETE FROM buckets WHERE hour <= ?', Math.floor(now / HOUR_MS) - KEEP_HOURS);
+    this.crowd.forgetBefore(now);
   }
 }

@@ -1,5 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Bindings } from '../env';
+import { CrowdLedger, UNKNOWN_NETWORK } from '../lib/crowd';
 
 const HOUR_MS = 3_600_000;
 /** Trending covers the current hour and the 23 before it. */
@@ -11,36 +12,39 @@ export interface TermCount {
 }
 
 /**
- * Search terms counted in hourly buckets, in the object's SQLite storage. A term is
- * counted at most once per user per hour (`seen`), so no single client can push it up.
- * Terms are sharded over several objects by hash (src/search/trending.ts), so one
- * object holds every count of its terms. An hourly alarm drops buckets older than the
- * window and the `seen` rows of past hours. Times come from the caller so tests can
- * move the clock.
+ * Search terms counted in hourly buckets, in the object's SQLite storage. A search
+ * counts under the crowd rule (lib/crowd.ts): once per user per term per hour, and at
+ * most 10 times per network per term per hour, so neither one client nor many accounts
+ * behind one address can push a term up. Terms are sharded over several objects by hash
+ * (src/search/trending.ts), so one object holds every count of its terms. An hourly
+ * alarm drops buckets older than the window and the crowd rows of past hours. Times come
+ * from the caller so tests can move the clock.
  */
 export class SearchTrends extends DurableObject<Bindings> {
+  private readonly crowd: CrowdLedger;
+
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
     ctx.storage.sql.exec(`
       CREATE TABLE IF NOT EXISTS buckets (hour INTEGER NOT NULL, term TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (hour, term));
-      CREATE TABLE IF NOT EXISTS seen (hour INTEGER NOT NULL, term TEXT NOT NULL, viewer TEXT NOT NULL, PRIMARY KEY (hour, term, viewer));
+      DROP TABLE IF EXISTS seen;
     `);
+    this.crowd = new CrowdLedger(ctx.storage.sql);
   }
 
   /**
-   * Counts one search of `term` by `viewer` (a user id) in the hour of `now`; answers
-   * whether it counted. The write is durable when this call returns.
+   * Counts one search of `term` by `viewer` (a user id) from `network` in the hour of
+   * `now`; answers whether it counted. The write is durable when this call returns.
    */
-  async record(term: string, viewer: string, now: number = Date.now()): Promise<boolean> {
+  async record(
+    term: string,
+    viewer: string,
+    now: number = Date.now(),
+    network: string = UNKNOWN_NETWORK,
+  ): Promise<boolean> {
     const hour = Math.floor(now / HOUR_MS);
     const sql = this.ctx.storage.sql;
-    const inserted = sql.exec(
-      'INSERT OR IGNORE INTO seen (hour, term, viewer) VALUES (?, ?, ?)',
-      hour,
-      term,
-      viewer,
-    ).rowsWritten;
-    if (inserted === 0) return false;
+    if (!this.crowd.admit(term, viewer, network, now)) return false;
     sql.exec(
       'INSERT INTO buckets (hour, term, count) VALUES (?, ?, 1) ON CONFLICT (hour, term) DO UPDATE SET count = count + 1',
       hour,
@@ -69,7 +73,7 @@ export class SearchTrends extends DurableObject<Bindings> {
     const hour = Math.floor(now / HOUR_MS);
     const sql = this.ctx.storage.sql;
     sql.exec('DELETE FROM buckets WHERE hour <= ?', hour - TRENDING_HOURS);
-    sql.exec('DELETE FROM seen WHERE hour < ?', hour);
+    this.crowd.forgetBefore(now);
   }
 
   override async alarm(): Promise<void> {

@@ -1,3 +1,6 @@
+/** A parsed client address: IPv4 as four octets, IPv6 as eight 16-bit groups. */
+type Address = { v4: number[] } | { v6: number[] };
+
 /**
  * The key a client's address is limited by: IPv4 as it is, an IPv4-mapped IPv6 address
  * (`::ffff:192.0.2.1`) as the IPv4 address it carries, and any other IPv6 address by its
@@ -6,25 +9,49 @@
  * address.
  */
 export function clientIpKey(raw: string | null | undefined): string | null {
+  const address = parseAddress(raw);
+  if (!address) return null;
+  if ('v4' in address) return address.v4.join('.');
+  return `${hex(address.v6.slice(0, 4))}::/64`;
+}
+
+/**
+ * The network a client's address belongs to, for crowd signals (lib/crowd.ts): an IPv4
+ * address by its /24 (`192.0.2.0/24`), an IPv4-mapped IPv6 address as the IPv4 address it
+ * carries, any other IPv6 address by its /48 (`2001:db8:1::/48`). One operator, one
+ * office or one cloud machine usually holds a whole /24 or /48, so accounts behind it are
+ * one network however many addresses they use. Null when `raw` is not an IP address.
+ */
+export function clientNetwork(raw: string | null | undefined): string | null {
+  const address = parseAddress(raw);
+  if (!address) return null;
+  if ('v4' in address) return `${address.v4.slice(0, 3).join('.')}.0/24`;
+  return `${hex(address.v6.slice(0, 3))}::/48`;
+}
+
+const hex = (groups: number[]) => groups.map((g) => g.toString(16)).join(':');
+
+/** `raw` as an address (an IPv4-mapped IPv6 address as its IPv4 address), or null. */
+function parseAddress(raw: string | null | undefined): Address | null {
   const text = raw?.trim() ?? '';
-  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(text)) return ipv4(text);
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(text)) {
+    const v4 = ipv4(text);
+    return v4 ? { v4 } : null;
+  }
   if (!text.includes(':')) return null;
   const groups = ipv6Groups(text);
   if (!groups) return null;
   // ::ffff:a.b.c.d, in either notation.
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
     const [high, low] = [groups[6]!, groups[7]!];
-    return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+    return { v4: [high >> 8, high & 0xff, low >> 8, low & 0xff] };
   }
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.toString(16))
-    .join(':')}::/64`;
+  return { v6: groups };
 }
 
-function ipv4(text: string): string | null {
+function ipv4(text: string): number[] | null {
   const parts = text.split('.').map(Number);
-  return parts.every((p) => p <= 255) ? parts.join('.') : null;
+  return parts.every((p) => p <= 255) ? parts : null;
 }
 
 /** The eight 16-bit groups of an IPv6 address (with `::` and a trailing dotted IPv4), or null. */
@@ -34,7 +61,7 @@ function ipv6Groups(text: string): number[] | null {
   if (dotted) {
     const v4 = ipv4(dotted[1]!);
     if (!v4) return null;
-    const [a = 0, b = 0, c = 0, d = 0] = v4.split('.').map(Number);
+    const [a = 0, b = 0, c = 0, d = 0] = v4;
     address = `${address.slice(0, -dotted[1]!.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const halves = address.split('::');

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { cache } from '../cache';
 import type { TermCount } from '../durable-objects/search-trends';
 import type { AppEnv, Bindings } from '../env';
+import { requestNetwork } from '../lib/crowd';
 import { fnv1a } from '../lib/hash';
 import { Memo } from '../lib/memo';
 
@@ -18,18 +19,20 @@ const HOUR_MS = 3_600_000;
 const countedThisHour = new Memo<true>(HOUR_MS, 10_000);
 
 /**
- * Counts a search that found something; a term (already normalised: lib/text.ts
- * `normaliseTerm`, so spellings of one word count as one) always lands on the same shard.
+ * Counts a search that found something, under the crowd rule (lib/crowd.ts) with the
+ * network of the request; a term (already normalised: lib/text.ts `normaliseTerm`, so
+ * spellings of one word count as one) always lands on the same shard.
  */
 export async function recordSearchTerm(
-  c: { env: Bindings },
+  c: { env: Bindings; req: { header(name: string): string | undefined } },
   term: string,
   userId: number,
   now = Date.now(),
 ): Promise<boolean> {
   const key = `${Math.floor(now / HOUR_MS)}:${userId}:${term}`;
   if (countedThisHour.get(key, now)) return false;
-  const counted = await shard(c.env, fnv1a(term) % shardCount(c.env)).record(term, String(userId), now);
+  const trends = shard(c.env, fnv1a(term) % shardCount(c.env));
+  const counted = await trends.record(term, String(userId), now, requestNetwork(c));
   countedThisHour.set(key, true, now);
   return counted;
 }

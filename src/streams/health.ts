@@ -1,32 +1,66 @@
+import { CROWD_MAX_PER_NETWORK } from '../lib/crowd';
+
 /**
- * The health of a channel's stream (contract 11), decided in one place from its two
- * sources: scheduled checks and players' reports. Each event moves the status:
+ * The health of a channel's stream (contract 11), decided in one place. Only checks move
+ * the status:
  * - a check that passed: `online`;
- * - a check that failed: `offline` once two checks in a row failed, else unchanged;
- * - players' reports: `offline` when at least 5 distinct users reported in the last hour
- *   and most of them failed, else unchanged.
- * One failed check or a few reports flip nothing, so a single user can never change a
- * status; an offline channel comes back with its next passed check.
+ * - a check that failed: `offline` once two checks in a row failed, else unchanged.
+ * Players' reports never move it: enough failure reports from distinct users on distinct
+ * networks only ask for a check (`reportsAskForCheck`), and the check decides. So
+ * neither one user nor many fresh accounts behind one address can take a healthy
+ * station offline; an offline channel comes back with its next passed check.
  */
 
 export type HealthStatus = 'online' | 'offline' | 'unknown';
 
-/** Distinct users whose reports can make a channel offline. */
+/** Distinct users whose failure reports can ask for a check. */
 export const MIN_REPORTERS = 5;
 
-/** What happened to a channel's stream. */
-export type HealthEvent =
-  | { kind: 'check'; passed: boolean; failuresInARow: number }
-  | { kind: 'reports'; reports: { userId: number; ok: boolean }[] };
+/** Distinct networks (IPv4 /24, IPv6 /48) those failure reports must come from. */
+export const MIN_REPORTER_NETWORKS = 3;
 
-/** The status after `event`, from the status before it. */
-export function nextStatus(current: HealthStatus, event: HealthEvent): HealthStatus {
-  if (event.kind === 'check') {
-    if (event.passed) return 'online';
-    return event.failuresInARow >= 2 ? 'offline' : current;
+/** A check's result and the failed checks in a row it makes. */
+export interface CheckEvent {
+  passed: boolean;
+  failuresInARow: number;
+}
+
+/** The status after a check, from the status before it. */
+export function nextStatus(current: HealthStatus, check: CheckEvent): HealthStatus {
+  if (check.passed) return 'online';
+  return check.failuresInARow >= 2 ? 'offline' : current;
+}
+
+/** A player's report as the rule reads it. */
+export interface PlayerReport {
+  userId: number;
+  network: string;
+  ok: boolean;
+}
+
+/**
+ * Whether players' reports (newest first) ask for a check: each user counts once (their
+ * newest report), each network at most `CROWD_MAX_PER_NETWORK` times (its newest
+ * reporters), and then most of those counted failed, from at least 5 distinct users on
+ * at least 3 distinct networks.
+ */
+export function reportsAskForCheck(reports: PlayerReport[]): boolean {
+  const users = new Set<number>();
+  const perNetwork = new Map<string, number>();
+  let counted = 0;
+  const failedNetworks = new Set<string>();
+  let failed = 0;
+  for (const report of reports) {
+    if (users.has(report.userId)) continue;
+    users.add(report.userId);
+    const fromNetwork = perNetwork.get(report.network) ?? 0;
+    if (fromNetwork >= CROWD_MAX_PER_NETWORK) continue;
+    perNetwork.set(report.network, fromNetwork + 1);
+    counted += 1;
+    if (!report.ok) {
+      failed += 1;
+      failedNetworks.add(report.network);
+    }
   }
-  const latest = new Map<number, boolean>();
-  for (const report of event.reports) latest.set(report.userId, report.ok);
-  const failed = [...latest.values()].filter((ok) => !ok).length;
-  return latest.size >= MIN_REPORTERS && failed * 2 > latest.size ? 'offline' : current;
+  return failed >= MIN_REPORTERS && failedNetworks.size >= MIN_REPORTER_NETWORKS && failed * 2 > counted;
 }

@@ -1,11 +1,21 @@
-import { and, asc, eq, gte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import { channelCountry, channelVisible } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
 import { countries, radioChannels, streamReports } from '../db/schema';
 import type { CheckResult } from './check';
-import { nextStatus, type HealthStatus } from './health';
+import { nextStatus, reportsAskForCheck, type HealthStatus } from './health';
 
 const HOUR_MS = 3_600_000;
+
+/** Reports asking for a check get at most one per channel in this long (contract 11). */
+export const REQUESTED_CHECK_EVERY_MS = 10 * 60_000;
+
+/**
+ * The newest reports of a channel a failure report reads to decide whether to ask for a
+ * check: storing a report never reads more rows than this (one report per user and hour,
+ * so it is the last hour's 100 most recent reporters).
+ */
+export const REPORTS_READ = 100;
 
 /** A channel's stream as the checks need it: only operators' URLs are ever fetched. */
 export interface StreamTarget {
@@ -13,6 +23,10 @@ export interface StreamTarget {
   streamUrl: string;
   status: HealthStatus;
   failures: number;
+  /** When the last check began (ISO), null if never checked. */
+  checkedAt: string | null;
+  /** When reports asked for a check not yet made (ms), else null. */
+  checkRequestedAt: number | null;
 }
 
 const targetColumns = {
@@ -20,6 +34,8 @@ const targetColumns = {
   streamUrl: radioChannels.streamUrl,
   status: radioChannels.healthStatus,
   failures: radioChannels.healthFailures,
+  checkedAt: radioChannels.healthCheckedAt,
+  checkRequestedAt: radioChannels.healthCheckRequestedAt,
 };
 
 /**
@@ -35,6 +51,29 @@ export const dueForCheck = (db: Db, limit: number) =>
     .orderBy(asc(radioChannels.healthCheckedAt), asc(radioChannels.id))
     .limit(limit);
 
+/**
+ * The channels players' reports asked a check for, oldest request first, at most `limit`:
+ * the partial index `radio_channels_health_requested` holds only these.
+ */
+export const requestedForCheck = (db: Db, limit: number) =>
+  db
+    .select(targetColumns)
+    .from(radioChannels)
+    .where(isNotNull(radioChannels.healthCheckRequestedAt))
+    .orderBy(asc(radioChannels.healthCheckRequestedAt))
+    .limit(limit);
+
+/**
+ * What a run of the Cron Trigger checks, `limit` channels read in one round trip: first
+ * those players' reports asked for (at most half of the run, so that however many are
+ * asked for, the rotation keeps at least half its pace), then the rotation.
+ */
+export async function checksDue(db: Db, limit: number): Promise<StreamTarget[]> {
+  const [requested, rotation] = await db.batch([requestedForCheck(db, Math.ceil(limit / 2)), dueForCheck(db, limit)]);
+  const taken = new Set(requested.map((target) => target.id));
+  return [...requested, ...rotation.filter((target) => !taken.has(target.id))].slice(0, limit);
+}
+
 /** A visible channel's stream, or undefined (the 404 of reports, now playing and checks). */
 export const streamOf = (db: Db, id: number, { visibleOnly = true } = {}) =>
   db
@@ -44,10 +83,16 @@ export const streamOf = (db: Db, id: number, { visibleOnly = true } = {}) =>
     .where(and(eq(radioChannels.id, id), visibleOnly ? channelVisible : undefined))
     .then(([row]) => row);
 
-/** The UPDATE that records a check's result, and the status it leads to. */
+/**
+ * The UPDATE that records a check's result, and the status it leads to. It answers the
+ * reports' request for a check made before the check began; one made while it ran stays
+ * for the next run.
+ */
 export function checkUpdate(db: Db, target: StreamTarget, result: CheckResult) {
   const failures = result.ok ? 0 : target.failures + 1;
-  const status = nextStatus(target.status, { kind: 'check', passed: result.ok, failuresInARow: failures });
+  const status = nextStatus(target.status, { passed: result.ok, failuresInARow: failures });
+  const began = Date.parse(result.checked_at);
+  const requested = radioChannels.healthCheckRequestedAt;
   const query = db
     .update(radioChannels)
     .set({
@@ -60,58 +105,91 @@ export function checkUpdate(db: Db, target: StreamTarget, result: CheckResult) {
       healthBitrate: result.bitrate,
       healthIcyName: result.name,
       healthError: result.error,
+      healthCheckRequestedAt: sql`CASE WHEN ${requested} <= ${began} THEN NULL ELSE ${requested} END`,
     })
     .where(eq(radioChannels.id, target.id));
   return { query, status };
 }
 
 /**
- * A player's report: the first one of a user for a channel in an hour counts (later ones
- * are acknowledged only); then the status follows the reports of the last hour. The
- * status is written only if nobody changed it meanwhile (compare and set), so two
- * reports at once cannot write a status from an older view of the reports.
+ * The newest reports of a channel in the hours `hour - 1` and `hour`, at most
+ * `REPORTS_READ`: a range of `stream_reports_channel_hour` read backwards (rowid follows
+ * the insertion order), so the rows read stay bounded however many reported.
+ */
+export const latestReports = (db: Db, channelId: number, hour: number) =>
+  db
+    .select({
+      userId: streamReports.userId,
+      network: streamReports.network,
+      ok: streamReports.ok,
+      createdAt: streamReports.createdAt,
+    })
+    .from(streamReports)
+    .where(and(eq(streamReports.channelId, channelId), gte(streamReports.hour, hour - 1)))
+    .orderBy(desc(streamReports.hour), desc(sql`${streamReports}.rowid`))
+    .limit(REPORTS_READ);
+
+/** Whether reports may ask for a check of `target` now: none pending, and none made in the last 10 minutes. */
+const mayAskForCheck = (target: StreamTarget, now: number) =>
+  target.checkRequestedAt === null &&
+  (target.checkedAt === null || Date.parse(target.checkedAt) <= now - REQUESTED_CHECK_EVERY_MS);
+
+/**
+ * A player's report from `network` (lib/crowd.ts `requestNetwork`). The first one of a
+ * user for a channel in an hour is stored (later ones are acknowledged only). Reports
+ * never change the status (contract 11): when most of the last hour's reports failed,
+ * from at least 5 distinct users on at least 3 distinct networks (streams/health.ts),
+ * the channel is marked for the next run of the Cron Trigger (within a minute). At most
+ * one such request per channel per 10 minutes, enforced here by compare and set: the
+ * mark is set only while none is pending and the last check is 10 minutes old, so a
+ * burst of reports asks once. Answers whether this report asked for the check.
+ *
+ * Cost: an ok report, or one while a check is pending or recent, is one INSERT; a
+ * failure report otherwise reads at most `REPORTS_READ` rows in the same batch, and an
+ * UPDATE follows only when it asks for a check.
  */
 export async function recordReport(
   db: Db,
   target: StreamTarget,
   userId: number,
   report: { ok: boolean; error?: string },
+  network: string,
   now = Date.now(),
-) {
+): Promise<boolean> {
   const hour = Math.floor(now / HOUR_MS);
-  const since = new Date(now - HOUR_MS).toISOString();
-  const [, reports] = await db.batch([
-    db
-      .insert(streamReports)
-      .values({
-        userId,
-        channelId: target.id,
-        hour,
-        ok: report.ok,
-        error: report.error ?? null,
-        createdAt: new Date(now).toISOString(),
-      })
-      .onConflictDoNothing(),
-    db
-      .select({ userId: streamReports.userId, ok: streamReports.ok })
-      .from(streamReports)
-      .where(
-        and(
-          eq(streamReports.channelId, target.id),
-          gte(streamReports.hour, hour - 1),
-          gte(streamReports.createdAt, since),
-        ),
-      )
-      .orderBy(asc(streamReports.createdAt)),
-  ]);
-  const status = nextStatus(target.status, { kind: 'reports', reports });
-  if (status !== target.status) {
-    await db
-      .update(radioChannels)
-      .set({ healthStatus: status })
-      .where(and(eq(radioChannels.id, target.id), eq(radioChannels.healthStatus, target.status)));
+  const insert = db
+    .insert(streamReports)
+    .values({
+      userId,
+      channelId: target.id,
+      hour,
+      ok: report.ok,
+      network,
+      error: report.error ?? null,
+      createdAt: new Date(now).toISOString(),
+    })
+    .onConflictDoNothing();
+  // An ok report cannot make the failures most of the reports.
+  if (report.ok || !mayAskForCheck(target, now)) {
+    await insert;
+    return false;
   }
-  return status;
+  const [, latest] = await db.batch([insert, latestReports(db, target.id, hour)]);
+  const since = new Date(now - HOUR_MS).toISOString();
+  if (!reportsAskForCheck(latest.filter((row) => row.createdAt >= since))) return false;
+  const lastCheckBefore = new Date(now - REQUESTED_CHECK_EVERY_MS).toISOString();
+  const asked = await db
+    .update(radioChannels)
+    .set({ healthCheckRequestedAt: now })
+    .where(
+      and(
+        eq(radioChannels.id, target.id),
+        isNull(radioChannels.healthCheckRequestedAt),
+        or(isNull(radioChannels.healthCheckedAt), lte(radioChannels.healthCheckedAt, lastCheckBefore)),
+      ),
+    )
+    .returning({ id: radioChannels.id });
+  return asked.length > 0;
 }
 
 /** Reports older than a day are no longer needed by any rule. */

@@ -5,6 +5,7 @@ import { channelVisibility } from '../../catalogue/channels';
 import { genreIsActive } from '../../catalogue/genres';
 import { runRead } from '../../db/read';
 import type { AppEnv } from '../../env';
+import { requestNetwork } from '../../lib/crowd';
 import { json, ok } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
 import { Memo } from '../../lib/memo';
@@ -18,8 +19,8 @@ export const reportStream: RouteHandler<typeof routes.reportStream, AppEnv> = as
   const db = c.get('db');
   const target = await streamOf(db, id);
   if (!target) throw notFound('Radio channel');
-  const status = await recordReport(db, target, c.get('userId'), c.req.valid('json'));
-  if (status !== target.status) forgetCatalogueAnswers();
+  // A report never changes the status (no cached answer to forget): at most it asks the cron for a check.
+  await recordReport(db, target, c.get('userId'), c.req.valid('json'), requestNetwork(c));
   return json(c, { success: true as const, message: 'Report received.', data: null }, 202);
 };
 
