@@ -25,6 +25,7 @@ export class SearchTrends extends DurableObject<Bindings> {
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
+    // `seen` held the once-per-user-and-hour rows before the crowd ledger took them over.
     ctx.storage.sql.exec(`
       CREATE TABLE IF NOT EXISTS buckets (hour INTEGER NOT NULL, term TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (hour, term));
       DROP TABLE IF EXISTS seen;
