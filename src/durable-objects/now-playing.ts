@@ -1,6 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Bindings } from '../env';
 import { fetchNowPlaying } from '../streams/check';
+import type { StreamFetchOptions } from '../streams/fetch-stream';
 import type { NowPlaying } from '../streams/icy';
 
 /** How long a title is kept for everyone (contract 11). */
@@ -10,29 +11,40 @@ export interface NowPlayingAnswer extends NowPlaying {
   fetched_at: string;
 }
 
+/** What a caller may tell the object about the fetch: the Worker's own host names (never fetched). */
+export type NowPlayingOptions = Pick<StreamFetchOptions, 'ownHosts'>;
+
 /**
- * What one channel's stream is playing, one object per channel: the object runs one call
- * at a time and keeps the title 15 seconds, and calls that arrive while a fetch is under
- * way wait for that fetch, so a channel's stream is fetched at most once per window
- * however many clients ask, in every data centre at once. (The Cache API would coalesce
- * only within one data centre, and not requests that arrive together before the first
- * answer is stored.) Kept in memory only: a title older than 15 s is never served, so
- * losing it on eviction costs one fetch.
+ * What one channel's stream is playing, one object per channel: the object keeps the
+ * title 15 seconds, and calls that arrive while a fetch is under way wait for that fetch,
+ * so a channel's stream is fetched at most once per window however many clients ask, in
+ * every data centre at once. (The Cache API would coalesce only within one data centre,
+ * and not requests that arrive together before the first answer is stored.) The fetch
+ * is fetch-stream.ts's: it ends within its 5-second deadline after at most 256 reads, so
+ * a hostile stream holds its own channel's callers for at most that long and nobody
+ * else's (objects of other channels, and the Worker, never wait on this one). Kept in
+ * memory only: a title older than 15 s is never served, so losing it on eviction costs
+ * one fetch.
  */
 export class NowPlayingObject extends DurableObject<Bindings> {
   private latest: { url: string; answer: NowPlayingAnswer; at: number } | null = null;
   private inFlight: { url: string; answer: Promise<NowPlayingAnswer> } | null = null;
 
   /** The title of the stream at `url` (the channel's URL, from the catalogue), at most 15 s old. */
-  async current(url: string, now: number = Date.now()): Promise<NowPlayingAnswer> {
-    if (this.latest && this.latest.url === url && now - this.latest.at < NOW_PLAYING_TTL_MS) return this.latest.answer;
+  async current(url: string, options: NowPlayingOptions = {}): Promise<NowPlayingAnswer> {
+    const latest = this.latest;
+    if (latest && latest.url === url && Date.now() - latest.at < NOW_PLAYING_TTL_MS) return latest.answer;
     if (this.inFlight?.url === url) return this.inFlight.answer;
-    const answer = fetchNowPlaying(url).then((title) => {
-      const fetched = { ...title, fetched_at: new Date().toISOString() };
-      this.latest = { url, answer: fetched, at: Date.now() };
-      this.inFlight = null;
-      return fetched;
-    });
+    const answer = fetchNowPlaying(url, { ownHosts: options.ownHosts })
+      .then((title) => {
+        const fetched = { ...title, fetched_at: new Date().toISOString() };
+        this.latest = { url, answer: fetched, at: Date.now() };
+        return fetched;
+      })
+      .finally(() => {
+        // Whatever happened, the next caller starts a fetch of their own rather than wait on this one forever.
+        if (this.inFlight?.answer === answer) this.inFlight = null;
+      });
     this.inFlight = { url, answer };
     return answer;
   }

@@ -1,13 +1,19 @@
+import {
+  cleanStreamText,
+  fetchStream,
+  STREAM_MAX_BYTES,
+  STREAM_TEXT_MAX,
+  type StreamFetchOptions,
+  type StreamResponse,
+} from './fetch-stream';
 import { NOTHING_PLAYING, decodeMetadata, firstMetadataBlock, splitTitle, streamTitle, type NowPlaying } from './icy';
 
 /**
  * Fetching operators' stream URLs (contract 11): a health check and the now-playing
- * title. Only URLs from the catalogue are ever fetched, never one a client sends. Each
- * fetch asks for ICY metadata, gives up after `timeoutMs`, reads at most `maxBytes` and
- * cancels the body after that, so a stream (which never ends) costs a bounded read.
+ * title. Only URLs from the catalogue are ever fetched, never one a client sends, and
+ * always through `fetchStream` (fetch-stream.ts): one 5-second deadline, at most 64 KiB
+ * in 256 reads, at most 3 redirects, public addresses only.
  */
-export const STREAM_TIMEOUT_MS = 5000;
-export const STREAM_MAX_BYTES = 64 * 1024;
 
 /** What a check found: the answer of `POST /admin/radios/{id}/check` and what the status rule uses. */
 export interface CheckResult {
@@ -25,113 +31,86 @@ const PLAYABLE = /^(audio\/|application\/ogg|application\/(vnd\.apple\.mpegurl|x
 const PLAYLIST = /mpegurl|scpls/i;
 /** Bytes an audio stream must send within the read to count as playing. */
 const MIN_AUDIO_BYTES = 512;
+/** The answer's `content_type` holds at most this many characters (the document's bound). */
+const CONTENT_TYPE_MAX = 200;
 
-type Fetcher = (request: Request) => Promise<Response>;
-
-/** A failed fetch, named for an operator: dns, tls, timeout or connection. */
-function fetchError(error: unknown): string {
-  if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) return 'timeout';
-  const text = String(error instanceof Error ? error.message : error);
-  if (/dns|resolve|lookup|name not/i.test(text)) return 'dns';
-  if (/tls|ssl|certificate|handshake/i.test(text)) return 'tls';
-  return 'connection';
+/** What a check keeps of the stream's headers, cleaned (fetch-stream.ts `cleanStreamText`). */
+function describe(response: StreamResponse) {
+  const mediaType = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+  const bitrate = Number.parseInt(response.headers.get('icy-br') ?? '', 10);
+  return {
+    status_code: response.status,
+    content_type: cleanStreamText(mediaType, Math.min(CONTENT_TYPE_MAX, STREAM_TEXT_MAX)),
+    bitrate: Number.isFinite(bitrate) && bitrate > 0 && bitrate < 100_000 ? bitrate : null,
+    name: cleanStreamText(response.headers.get('icy-name')),
+  };
 }
 
-/** Chunks of `body` until `maxBytes`, then the body is cancelled (a stream never ends by itself). */
-async function* readBounded(body: ReadableStream<Uint8Array>, maxBytes: number): AsyncGenerator<Uint8Array> {
-  const reader = body.getReader();
-  let read = 0;
-  try {
-    while (read < maxBytes) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      read += value.length;
-      yield value;
+/**
+ * Reads what a check needs of an answer: 2xx, an audio or playlist content type, and
+ * audio bytes (at least 512, or a playlist's first line). A body cut short names what
+ * cut it: `timeout` (the deadline), `read_limit` (256 reads gave fewer bytes) or
+ * `connection` (it broke).
+ */
+async function judge(response: StreamResponse): Promise<Omit<CheckResult, 'checked_at'>> {
+  const seen = describe(response);
+  if (response.status < 200 || response.status > 299) return { ...seen, ok: false, error: `http_${response.status}` };
+  if (!seen.content_type || !PLAYABLE.test(seen.content_type)) return { ...seen, ok: false, error: 'not_audio' };
+  const playlist = PLAYLIST.test(seen.content_type);
+  let bytes = 0;
+  let head = '';
+  let stoppedEarly = false;
+  for await (const chunk of response.chunks) {
+    if (head.length < 16) head += new TextDecoder('latin1').decode(chunk.subarray(0, 16 - head.length));
+    bytes += chunk.length;
+    if (bytes >= MIN_AUDIO_BYTES && !playlist) {
+      stoppedEarly = true;
+      break;
     }
-  } finally {
-    await reader.cancel().catch(() => undefined);
   }
+  const ok = playlist ? bytes > 0 && /^(#EXTM3U|\[playlist\]|http)/i.test(head.trim()) : bytes >= MIN_AUDIO_BYTES;
+  if (ok || stoppedEarly) return { ...seen, ok, error: null };
+  return { ...seen, ok: false, error: shortBody(response) };
 }
 
-async function openStream(url: string, fetcher: Fetcher, timeoutMs: number) {
-  const request = new Request(url, {
-    headers: { 'Icy-MetaData': '1', 'User-Agent': 'radio-api-health/1 (+stream check)' },
-    signal: AbortSignal.timeout(timeoutMs),
-    redirect: 'follow',
-  });
-  return fetcher(request);
+/** The error of an audio body that ended before enough bytes: which bound ended it, else not audio. */
+function shortBody({ read }: StreamResponse): string {
+  if (read.stoppedBy === 'deadline') return 'timeout';
+  if (read.stoppedBy === 'error') return 'connection';
+  return read.stoppedBy === 'reads' ? 'read_limit' : 'not_audio';
 }
 
-/** Checks a stream: 2xx, an audio or playlist content type, and audio bytes. Never throws. */
-export async function checkStream(
-  url: string,
-  { fetcher = (r: Request) => fetch(r), timeoutMs = STREAM_TIMEOUT_MS, maxBytes = STREAM_MAX_BYTES } = {},
-): Promise<CheckResult> {
-  const checkedAt = new Date().toISOString();
-  const result: CheckResult = {
+/** Checks a stream (see `judge`). Never throws. */
+export async function checkStream(url: string, options: StreamFetchOptions = {}): Promise<CheckResult> {
+  const checked_at = new Date().toISOString();
+  const outcome = await fetchStream(url, judge, options);
+  if (outcome.ok) return { ...outcome.value, checked_at };
+  return {
     ok: false,
     status_code: null,
     content_type: null,
     bitrate: null,
     name: null,
-    error: null,
-    checked_at: checkedAt,
+    error: outcome.error,
+    checked_at,
   };
-  let response: Response;
-  try {
-    response = await openStream(url, fetcher, timeoutMs);
-  } catch (error) {
-    return { ...result, error: fetchError(error) };
-  }
-  result.status_code = response.status;
-  result.content_type = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase() || null;
-  const bitrate = Number.parseInt(response.headers.get('icy-br') ?? '', 10);
-  result.bitrate = Number.isFinite(bitrate) && bitrate > 0 && bitrate < 100_000 ? bitrate : null;
-  result.name = response.headers.get('icy-name')?.trim().slice(0, 200) || null;
-  if (response.status < 200 || response.status > 299) {
-    await response.body?.cancel().catch(() => undefined);
-    return { ...result, error: `http_${response.status}` };
-  }
-  if (!result.content_type || !PLAYABLE.test(result.content_type)) {
-    await response.body?.cancel().catch(() => undefined);
-    return { ...result, error: 'not_audio' };
-  }
-  let bytes = 0;
-  let head = '';
-  try {
-    if (response.body) {
-      for await (const chunk of readBounded(response.body, maxBytes)) {
-        if (bytes === 0) head = new TextDecoder('latin1').decode(chunk.subarray(0, 16));
-        bytes += chunk.length;
-        if (bytes >= MIN_AUDIO_BYTES && !PLAYLIST.test(result.content_type)) break;
-      }
-    }
-  } catch (error) {
-    return { ...result, error: fetchError(error) };
-  }
-  const playlist = PLAYLIST.test(result.content_type);
-  const ok = playlist ? bytes > 0 && /^(#EXTM3U|\[playlist\]|http)/i.test(head.trim()) : bytes >= MIN_AUDIO_BYTES;
-  return { ...result, ok, error: ok ? null : 'not_audio' };
 }
 
 /**
- * The stream's current title from its first ICY metadata block, nulls when it sends
- * none (no `icy-metaint`, an HLS playlist, an error, a timeout). Never throws.
+ * The stream's current title from its first ICY metadata block, cleaned; nulls when it
+ * sends none (no `icy-metaint`, an HLS playlist, an error, a refused address, the
+ * deadline or a bound reached first). Never throws.
  */
-export async function fetchNowPlaying(
-  url: string,
-  { fetcher = (r: Request) => fetch(r), timeoutMs = STREAM_TIMEOUT_MS, maxBytes = STREAM_MAX_BYTES } = {},
-): Promise<NowPlaying> {
-  try {
-    const response = await openStream(url, fetcher, timeoutMs);
-    const metaInt = Number.parseInt(response.headers.get('icy-metaint') ?? '', 10);
-    if (!response.ok || !response.body || !Number.isFinite(metaInt)) {
-      await response.body?.cancel().catch(() => undefined);
-      return NOTHING_PLAYING;
-    }
-    const block = await firstMetadataBlock(readBounded(response.body, maxBytes), metaInt, maxBytes);
-    return block ? splitTitle(streamTitle(decodeMetadata(block))) : NOTHING_PLAYING;
-  } catch {
-    return NOTHING_PLAYING;
-  }
+export async function fetchNowPlaying(url: string, options: StreamFetchOptions = {}): Promise<NowPlaying> {
+  const outcome = await fetchStream(
+    url,
+    async (response) => {
+      const metaInt = Number.parseInt(response.headers.get('icy-metaint') ?? '', 10);
+      if (response.status < 200 || response.status > 299 || !Number.isFinite(metaInt)) return NOTHING_PLAYING;
+      const block = await firstMetadataBlock(response.chunks, metaInt, options.maxBytes ?? STREAM_MAX_BYTES);
+      return block ? splitTitle(streamTitle(decodeMetadata(block))) : NOTHING_PLAYING;
+    },
+    options,
+  );
+  return outcome.ok ? outcome.value : NOTHING_PLAYING;
 }

@@ -1,3 +1,5 @@
+import { cleanStreamText } from './fetch-stream';
+
 /**
  * ICY metadata (Shoutcast/Icecast): a server asked with `Icy-MetaData: 1` answers
  * `icy-metaint: N` and then, after every N bytes of audio, one length byte L and L × 16
@@ -5,7 +7,6 @@
  * NULs. Pure functions over bytes, so that they are tested on recorded byte sequences
  * (test/icy.test.ts) without a network.
  */
-
 /** What a stream's first metadata block said, split for a player screen. */
 export interface NowPlaying {
   stream_title: string | null;
@@ -28,9 +29,10 @@ export function decodeMetadata(bytes: Uint8Array): string {
 }
 
 /**
- * The `StreamTitle` of a metadata block, or null when it has none or it is empty. The
- * value ends at the `';` that is followed by another `Key='` or by the end of the block,
- * so a title holding `'` or `;` is kept whole.
+ * The `StreamTitle` of a metadata block, cleaned (fetch-stream.ts `cleanStreamText`: no
+ * control or bidi characters, at most 256 characters), or null when it has none or
+ * nothing is left. The value ends at the `';` that is followed by another `Key='` or by
+ * the end of the block, so a title holding `'` or `;` is kept whole.
  */
 export function streamTitle(metadata: string): string | null {
   const start = metadata.indexOf("StreamTitle='");
@@ -43,8 +45,7 @@ export function streamTitle(metadata: string): string | null {
     const close = rest.lastIndexOf("';");
     value = close === -1 ? rest.replace(/'$/, '') : rest.slice(0, close);
   }
-  const title = value.trim();
-  return title === '' ? null : title;
+  return cleanStreamText(value);
 }
 
 /** A StreamTitle split at the first ` - ` into artist and title (the usual `Artist - Title`). */

@@ -8,7 +8,24 @@
  * - `reset.test`: the connection is dropped (what a refused connection looks like to workerd);
  * - `html.test`: a 200 web page, not audio;
  * - `hls.test`: an HLS playlist;
- * - `count.test/<host>/<name>`: how many requests the fake has had for that stream.
+ * - `count.test/<host>/<name>`: how many requests the fake has had for that stream;
+ * - `sent.test/<host>/<name>`: `{ sent, closed }`, the body bytes the fake wrote for that stream
+ *   (drip and stall streams) and whether the Worker has closed the connection.
+ *
+ * Hostile streams (contract 11, "Every fetch of a stream"):
+ * - `drip.test/<name>`: audio with `icy-metaint: 65536`, 70,000 bytes sent one byte per write, a
+ *   write every millisecond (a slow stream); `drip.test/burst/<name>`: the same 70,000 one-byte
+ *   writes all at once (each is an HTTP chunk of its own, so each of the Worker's reads gets one
+ *   byte, already buffered);
+ * - `stall.test/body/<name>`: the headers of an ICY stream and 10 bytes at once, then nothing, ever;
+ *   `stall.test/headers/<name>`: the connection is accepted and nothing is answered, ever;
+ * - `hostile.test/<name>`: an ICY stream like `icy.test` whose `icy-name` header holds a bidi
+ *   override, a C1 control, a tab and 300 more letters, titles from TITLES (`nul`, `esc`, `crlf`, `bidi`, `long`);
+ * - `redirect.test/<n>/<target>/<name>`: a 302 to `redirect.test/<n-1>/...`, and at 0 a 302 to the
+ *   target: `public` (`icy.test`), or a private one (PRIVATE_TARGETS: 127.0.0.1, 10.0.0.7, [::1],
+ *   localhost, ...), relative when `<target>` is `relative`;
+ * - a private address (PRIVATE_HOSTS) answers a stream titled `Private - secret page`, which
+ *   must never reach an answer.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -17,46 +34,140 @@ const TITLES: Record<string, string> = {
   quotes: "StreamTitle='Guns N' Roses - Sweet Child o' Mine; live';StreamUrl='http://x';",
   plain: "StreamTitle='Station jingle';",
   empty: "StreamTitle='';",
+  nul: "StreamTitle='Miles\u0000Davis - So\u0000What';",
+  esc: "StreamTitle='\u001b[31mMiles Davis\u001b[0m - So What\u001b]0;pwned\u0007';",
+  crlf: "StreamTitle='Miles Davis\r\nSet-Cookie: a=b - So What\r\n';",
+  bidi: "StreamTitle='Miles Davis - \u202eSo What\u202c';",
+  long: `StreamTitle='${'Artist '.repeat(20)}- ${'x'.repeat(1000)}';`,
 };
+/** The title every private address answers: a test fails if it shows up anywhere. */
+export const PRIVATE_TITLE = 'Private - secret page';
+/** Where `redirect.test/0/<target>` sends the Worker. */
+export const PRIVATE_TARGETS: Record<string, string> = {
+  loopback: 'http://127.0.0.1/stream',
+  private: 'http://10.0.0.7/stream',
+  ipv6: 'http://[::1]/stream',
+  localhost: 'http://localhost/stream',
+  sub: 'http://radio.localhost/stream',
+  mapped: 'http://[::ffff:127.0.0.1]/stream',
+  linklocal: 'http://169.254.169.254/latest/meta-data',
+  cgnat: 'http://100.64.0.1/stream',
+  zero: 'http://0.0.0.0/stream',
+  decimal: 'http://2130706433/stream',
+};
+const PRIVATE_HOSTS = new Set([
+  '127.0.0.1',
+  '10.0.0.7',
+  '[::1]',
+  'localhost',
+  'radio.localhost',
+  '[::ffff:7f00:1]',
+  '169.254.169.254',
+  '100.64.0.1',
+  '0.0.0.0',
+]);
 const METAINT = 64;
 const counts = new Map<string, number>();
+const sent = new Map<string, { sent: number; closed: boolean }>();
 
-function frame(title: string): Buffer {
-  const bytes = Buffer.from(title, 'latin1');
+/** Keeps `{ sent, closed }` of a hostile stream for `sent.test`. */
+function track(key: string, res: ServerResponse) {
+  const state = { sent: 0, closed: false };
+  sent.set(key, state);
+  const write = res.write.bind(res) as (chunk: Buffer) => boolean;
+  res.write = ((chunk: Buffer) => {
+    state.sent += chunk.length;
+    return write(chunk);
+  }) as typeof res.write;
+  res.on('close', () => {
+    state.closed = true;
+  });
+}
+
+function frame(title: string, metaint = METAINT): Buffer {
+  const bytes = Buffer.from(title, 'utf8');
   const padded = Math.ceil(bytes.length / 16) * 16;
   const meta = Buffer.alloc(1 + padded);
   meta[0] = padded / 16;
   bytes.copy(meta, 1);
-  return Buffer.concat([Buffer.alloc(METAINT, 0xff), meta]);
+  return Buffer.concat([Buffer.alloc(metaint, 0xff), meta]);
+}
+
+/** Writes `body` in pieces of `size` bytes, one piece every `everyMs` (at least a timer tick). */
+function trickle(res: ServerResponse, body: Buffer, size: number, everyMs: number) {
+  let offset = 0;
+  const timer = setInterval(() => {
+    if (offset >= body.length) {
+      clearInterval(timer);
+      res.end();
+      return;
+    }
+    res.write(body.subarray(offset, offset + size));
+    offset += size;
+  }, everyMs);
+  res.on('close', () => clearInterval(timer));
+}
+
+/** An Icecast-style stream of 40 frames titled `title`, written in small pieces (blocks arrive split). */
+function icyStream(res: ServerResponse, title: string, headers: Record<string, string> = {}) {
+  res.writeHead(200, {
+    'content-type': 'audio/mpeg',
+    'icy-metaint': String(METAINT),
+    'icy-br': '128',
+    'icy-name': 'Fake Jazz FM',
+    ...headers,
+  });
+  trickle(res, Buffer.concat(Array.from({ length: 40 }, () => frame(title))), 37, 1);
 }
 
 export function fakeStreams(req: IncomingMessage, res: ServerResponse) {
   const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
   const key = `${url.hostname}${url.pathname}`;
   counts.set(key, (counts.get(key) ?? 0) + 1);
+  const [first = '', second = ''] = url.pathname.split('/').slice(1);
+  if (PRIVATE_HOSTS.has(url.hostname)) {
+    icyStream(res, `StreamTitle='${PRIVATE_TITLE}';`, { 'icy-name': PRIVATE_TITLE });
+    return;
+  }
   switch (url.hostname) {
-    case 'icy.test': {
-      const title = TITLES[url.pathname.split('/')[1] ?? ''] ?? TITLES.jazz!;
-      res.writeHead(200, {
-        'content-type': 'audio/mpeg',
-        'icy-metaint': String(METAINT),
-        'icy-br': '128',
-        'icy-name': 'Fake Jazz FM',
+    case 'icy.test':
+      icyStream(res, TITLES[first] ?? TITLES.jazz!);
+      return;
+    case 'hostile.test':
+      // Node sends a header string as Latin-1 bytes: these are the UTF-8 bytes of U+202E and U+0085 (a C1 control).
+      icyStream(res, TITLES[first] ?? TITLES.jazz!, {
+        'icy-name': Buffer.from(`Fake \u202eFM\u0085Jazz\t${'n'.repeat(300)}`, 'utf8').toString('latin1'),
       });
-      const chunk = frame(title);
-      // Written in small pieces, so that metadata blocks arrive split across chunks.
-      const body = Buffer.concat(Array.from({ length: 40 }, () => chunk));
-      let offset = 0;
-      const timer = setInterval(() => {
-        if (offset >= body.length) {
-          clearInterval(timer);
-          res.end();
-          return;
-        }
-        res.write(body.subarray(offset, offset + 37));
-        offset += 37;
-      }, 1);
-      res.on('close', () => clearInterval(timer));
+      return;
+    case 'drip.test':
+      track(key, res);
+      // No title within the 64 KiB a reader may read: only a bound can end the read.
+      res.writeHead(200, { 'content-type': 'audio/mpeg', 'icy-metaint': '65536' });
+      if (first === 'burst') {
+        for (let i = 0; i < 70_000; i++) res.write(Buffer.of(0xff));
+        return;
+      }
+      trickle(res, Buffer.alloc(70_000, 0xff), 1, 1);
+      return;
+    case 'stall.test':
+      track(key, res);
+      // Nothing more is written; the Worker's deadline has to end it.
+      if (first === 'body') {
+        // (Miniflare's outbound service passes the headers on with the first body bytes.)
+        res.writeHead(200, { 'content-type': 'audio/mpeg', 'icy-metaint': String(METAINT) });
+        res.write(Buffer.alloc(10, 0xff));
+      }
+      return;
+    case 'redirect.test': {
+      const hops = Number(first);
+      const rest = url.pathname.split('/').slice(3).join('/');
+      let location: string;
+      if (hops > 0) location = `http://redirect.test/${hops - 1}/${second}/${rest}`;
+      else if (second === 'public') location = `http://icy.test/${rest}`;
+      else if (second === 'relative') location = `/0/public/${rest}`;
+      else location = PRIVATE_TARGETS[second] ?? 'http://icy.test/jazz';
+      res.writeHead(302, { location, 'content-type': 'text/html' });
+      res.end('<a href="elsewhere">moved</a>');
       return;
     }
     case 'silent.test':
@@ -73,6 +184,10 @@ export function fakeStreams(req: IncomingMessage, res: ServerResponse) {
     case 'hls.test':
       res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' });
       res.end('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=128000\nhttp://hls.test/low.m3u8\n');
+      return;
+    case 'sent.test':
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(sent.get(url.pathname.slice(1)) ?? null));
       return;
     case 'count.test':
       res.writeHead(200, { 'content-type': 'text/plain' });
