@@ -297,6 +297,16 @@ describe('through HTTP', () => {
     expect(await check(slow!)).toMatchObject({ ok: false, status_code: 200, error: 'read_limit' });
   });
 
+  it('20 byte-at-a-time stations at once: every now playing answers nulls and every stream is hung up on', async () => {
+    // The one-byte-per-millisecond kind: 20 bursts of 70,000 writes would cost the fake (Node) seconds.
+    const urls = Array.from({ length: 20 }, () => streamUrl('drip.test'));
+    const ids = await seedChannels(urls.map(channel));
+    const user = await registerUser();
+    const titles = await Promise.all(ids.map((id) => nowPlaying(id, user.token)));
+    expect(titles).toEqual(ids.map(() => nothing));
+    for (const url of urls) expect((await closedAfter(url)).closed).toBe(true);
+  });
+
   it('redirects to private addresses and a private first URL: nulls and address_refused, never the private title', async () => {
     const urls = [
       ...Object.keys(PRIVATE_TARGETS).map((kind) => `http://redirect.test/1/${kind}/${unique()}`),
