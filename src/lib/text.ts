@@ -42,14 +42,29 @@ export function slugify(name: string, fallback = 'item'): string {
 }
 
 /**
- * Characters no text field may hold: C0 and C1 controls (NUL among them) and the bidi
- * overrides that make text display in another order than it is stored (a way to spoof
- * names). Line breaks and tabs are only allowed where text may span lines.
+ * Characters no one-line text field may hold, as the body of a regular-expression class
+ * (the server's check and the `pattern` the OpenAPI document publishes are both made
+ * from it, schemas/fields.ts): C0 and C1 controls (NUL among them), DEL, the line and
+ * paragraph separators U+2028 and U+2029 (players and other readers split lines at
+ * them), and the bidi controls that make text display in another order than it is
+ * stored (a way to spoof names).
  */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const FORBIDDEN_ONE_LINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const FORBIDDEN_MULTILINE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
+export const FORBIDDEN_ONE_LINE_CLASS = '\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069';
+/** The same where text may span lines (descriptions): tab, LF, CR and the two separators are allowed. */
+export const FORBIDDEN_MULTILINE_CLASS =
+  '\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069';
+
+const FORBIDDEN_ONE_LINE = new RegExp(`[${FORBIDDEN_ONE_LINE_CLASS}]`, 'u');
+const FORBIDDEN_MULTILINE = new RegExp(`[${FORBIDDEN_MULTILINE_CLASS}]`, 'u');
+const FORBIDDEN_RUNS = new RegExp(`[${FORBIDDEN_ONE_LINE_CLASS}]+`, 'gu');
+
+/**
+ * Whitespace as JavaScript's `trim()` and `\s` know it (ECMAScript's WhiteSpace and
+ * LineTerminator), as a class body: the published patterns spell it out, because other
+ * languages' `\s` differ (Python's takes in U+001C-U+001F and NEL, leaves out U+FEFF).
+ */
+export const WHITESPACE_CLASS =
+  '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
 
 /**
  * The one text normaliser for what clients send (queries, names, descriptions): NFC
@@ -68,15 +83,7 @@ export function normaliseText(text: string, options: { multiline?: boolean } = {
  * removed instead of refused, line breaks and runs of spaces made single spaces.
  */
 export function cleanImportedText(text: string): string {
-  return (
-    text
-      .toWellFormed()
-      .normalize('NFC')
-      // eslint-disable-next-line no-control-regex -- finding control characters is the point
-      .replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+/gu, ' ')
-      .replace(/\s+/g, ' ')
-      .trim()
-  );
+  return text.toWellFormed().normalize('NFC').replace(FORBIDDEN_RUNS, ' ').replace(/\s+/g, ' ').trim();
 }
 
 /**

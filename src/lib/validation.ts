@@ -3,8 +3,8 @@ import type { Hook } from '@hono/zod-openapi';
 import type { ZodError } from 'zod';
 import type { core } from 'zod';
 import { validationFailed, type FieldErrors } from './errors';
-import { canonicalHttpUrl, normaliseText } from './text';
-import { MULTILINE, ONE_LINE } from '../schemas/fields';
+import { FORBIDDEN_MULTILINE_CLASS, FORBIDDEN_ONE_LINE_CLASS, canonicalHttpUrl, normaliseText } from './text';
+import { textPattern } from '../schemas/fields';
 import type { AppEnv } from '../env';
 
 /** `password_confirmation` → "password confirmation", as the messages name fields. */
@@ -106,23 +106,50 @@ export function intParam(options: { min?: number; max?: number } = {}) {
     .openapi({ type: 'integer', format, minimum: min, maximum: max });
 }
 
+/** Characters as the document counts them (JSON Schema's `maxLength`): code points, not UTF-16 units. */
+const characters = (text: string) => {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+};
+
 /**
- * A text field (query or body): trimmed, NFC-normalised, `min`..`max` characters, and
- * 422 when it holds control characters or invalid Unicode (lib/text.ts
- * `normaliseText`), so that nothing of the kind reaches the search index, storage or
- * an export.
+ * A text field (query or body): at most `max` characters as sent, not a control, bidi or
+ * (on one line) line-separating character nor a lone surrogate (lib/text.ts
+ * `normaliseText`), and at least `min` characters as sent once trimmed; stored trimmed and in
+ * NFC form. The document publishes the same rules (`maxLength`, `minLength` and the
+ * `pattern` of schemas/fields.ts `textPattern`), so the two agree on every string. One
+ * rule the document cannot say: text whose NFC form is longer than `max` (a few
+ * characters, such as Hebrew presentation forms, decompose under NFC) is refused too.
  */
 export function textField(options: { min?: number; max: number; multiline?: boolean }) {
-  let schema = z.string().trim().normalize('NFC');
-  if (options.min !== undefined) schema = schema.min(options.min);
-  schema = schema.max(options.max);
-  return schema
-    .superRefine((value, context) => {
-      if (normaliseText(value, { multiline: options.multiline }) === null) {
-        context.addIssue({ code: 'custom', params: { rule: 'text' }, input: value });
+  const { min = 0, max, multiline = false } = options;
+  const tooLong = { code: 'too_big', origin: 'string', maximum: max, inclusive: true } as const;
+  return z
+    .string()
+    .transform((sent, context) => {
+      const normal = normaliseText(sent, { multiline });
+      if (normal === null) {
+        context.addIssue({ code: 'custom', params: { rule: 'text' }, input: sent });
+        return z.NEVER;
       }
+      const trimmed = normal.trim();
+      // Counted as sent, as the document counts; NFC may make a few characters longer, or shorter.
+      if (characters(sent) > max || characters(trimmed) > max) {
+        context.addIssue({ ...tooLong, input: sent });
+        return z.NEVER;
+      }
+      if (characters(sent.trim()) < min) {
+        context.addIssue({ code: 'too_small', origin: 'string', minimum: min, inclusive: true, input: sent });
+        return z.NEVER;
+      }
+      return trimmed;
     })
-    .openapi({ pattern: options.multiline ? MULTILINE : ONE_LINE });
+    .openapi({
+      ...(min > 0 ? { minLength: min } : {}),
+      maxLength: max,
+      pattern: textPattern(multiline ? FORBIDDEN_MULTILINE_CLASS : FORBIDDEN_ONE_LINE_CLASS, min),
+    });
 }
 
 /** An http(s) URL, stored in its canonical form (lib/text.ts `canonicalHttpUrl`). */
@@ -138,7 +165,7 @@ export const httpUrlField = () =>
       }
       return url;
     })
-    .openapi({ type: 'string', format: 'uri', maxLength: 2048 });
+    .openapi({ format: 'uri', maxLength: 2048 });
 
 /** A positive integer identifier in a path, documented as `{id}`. */
 export const idParam = (name: string) => intParam({ min: 1 }).openapi({ param: { name, in: 'path' }, example: 42 });

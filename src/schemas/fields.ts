@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { FORBIDDEN_MULTILINE_CLASS, FORBIDDEN_ONE_LINE_CLASS, WHITESPACE_CLASS } from '../lib/text';
 
 /**
  * The building blocks of every schema the document shows, each with the bounds the API
@@ -8,10 +9,31 @@ import { z } from '@hono/zod-openapi';
  * against the document).
  */
 
-/** Text without control characters (lib/text.ts refuses them on the way in). */
-export const ONE_LINE = '^[^\\u0000-\\u001f\\u007f]*$';
+/**
+ * The `pattern` of a text: any character but the `forbidden` class, and no lone
+ * surrogate (a surrogate only as the first half of a pair followed by the second, for
+ * validators that read UTF-16 units). Exactly what lib/text.ts `normaliseText` refuses,
+ * so a client that follows the document is never refused, and one that sends what the
+ * document forbids always is. `atLeast` (1 or more) adds that many characters once the
+ * text is trimmed, as the server counts them.
+ */
+export function textPattern(forbidden: string, atLeast = 0): string {
+  const char = `(?:[^${forbidden}\\ud800-\\udfff]|[\\ud800-\\udbff][\\udc00-\\udfff])`;
+  const notBlank = `[^${WHITESPACE_CLASS}]`;
+  // Trimmed, the text runs from its first character that is not whitespace to its last.
+  const filled =
+    atLeast === 0
+      ? ''
+      : atLeast === 1
+        ? `(?=[${WHITESPACE_CLASS}]*${notBlank})`
+        : `(?=[${WHITESPACE_CLASS}]*${notBlank}[\\s\\S]{${atLeast - 2},}${notBlank})`;
+  return `^${filled}${char}*$`;
+}
+
+/** Text on one line: no control, bidi or line-separating character (lib/text.ts refuses them on the way in). */
+export const ONE_LINE = textPattern(FORBIDDEN_ONE_LINE_CLASS);
 /** The same, with line breaks and tabs (descriptions). */
-export const MULTILINE = '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$';
+export const MULTILINE = textPattern(FORBIDDEN_MULTILINE_CLASS);
 
 /** A free text of at most `max` characters, one line unless `multiline`. */
 export const text = (max: number, example: string, options: { multiline?: boolean } = {}) =>

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { BASE, call } from '../helpers/client';
 import { importStations, seedChannels, station } from '../helpers/catalogue';
 import { quickUser } from '../helpers/users';
+import { openApiDocument } from '../helpers/openapi';
+import { textField } from '../../src/lib/validation';
 
 /**
  * Text reaches the search index, storage and exports only normalised (one normaliser:
@@ -43,6 +45,104 @@ describe('control characters', () => {
       headers: { 'Content-Type': 'application/json' },
     });
     expect(res.status).toBe(422);
+  });
+});
+
+describe('the document and the server agree on text', () => {
+  /** Every request text field of the document: where it is, and what its schema publishes. */
+  async function documentTextFields() {
+    const doc = (await openApiDocument()) as unknown as {
+      paths: Record<
+        string,
+        Record<string, { parameters?: Param[]; requestBody?: { content: Record<string, { schema: Ref }> } }>
+      >;
+      components: {
+        schemas: Record<string, { properties?: Record<string, Field> }>;
+        parameters?: Record<string, Param>;
+      };
+    };
+    type Field = { type?: string | string[]; pattern?: string; minLength?: number; maxLength?: number };
+    type Param = { name: string; in: string; schema?: Field; $ref?: string };
+    type Ref = { $ref?: string; properties?: Record<string, Field> };
+    const fields: { where: string; schema: Field }[] = [];
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(operations)) {
+        for (const param of op.parameters ?? []) {
+          if (param.in === 'query' && param.schema?.pattern)
+            fields.push({ where: `${method} ${path} ?${param.name}`, schema: param.schema });
+        }
+        const body = op.requestBody?.content['application/json']?.schema;
+        const resolved = body?.$ref ? doc.components.schemas[body.$ref.split('/').pop()!] : body;
+        for (const [name, schema] of Object.entries(resolved?.properties ?? {})) {
+          if (schema.pattern && [schema.type].flat().includes('string'))
+            fields.push({ where: `${method} ${path} ${name}`, schema });
+        }
+      }
+    }
+    return fields;
+  }
+
+  /** Strings around every character a text check could care about. */
+  function battery(): string[] {
+    const points = [
+      ...Array.from({ length: 0x2100 }, (_, i) => i),
+      0x202a,
+      0x202e,
+      0x2066,
+      0x2069,
+      0x206a,
+      0x3000,
+      0xfeff,
+      0xfffd,
+      0x1f600,
+    ];
+    const strings = points.flatMap((cp) => {
+      const ch = String.fromCodePoint(cp);
+      return [ch, `ab${ch}cd`, ` ${ch} `];
+    });
+    strings.push('\ud800', 'a\udc00b', '\ud83d\ude00', ' ', '   ', '', 'a', ' a ', 'ab', ' a', 'a b', '😀', '😀😀');
+    strings.push('x'.repeat(100), 'x'.repeat(101), '😀'.repeat(100), '😀'.repeat(101), ` ${'x'.repeat(100)} `);
+    return strings;
+  }
+
+  it("every text field's pattern and lengths accept exactly what the server accepts", async () => {
+    const fields = await documentTextFields();
+    const strings = battery();
+    const seen = new Set<string>();
+    // The text fields (codes, slugs, cursors and ids have patterns of their own, which refuse a sentence).
+    const texts = fields.filter((field) => new RegExp(field.schema.pattern!, 'u').test('Any text, here.'));
+    expect(texts.length).toBeGreaterThanOrEqual(15);
+    for (const { where, schema } of texts) {
+      const key = JSON.stringify([schema.pattern, schema.minLength, schema.maxLength]);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      // A field's rule as the server applies it, from the same options the document was made from.
+      const multiline = new RegExp(schema.pattern!, 'u').test('a\nb');
+      const server = textField({ min: schema.minLength, max: schema.maxLength!, multiline });
+      const pattern = new RegExp(schema.pattern!, 'u');
+      for (const text of strings) {
+        const length = [...text].length;
+        const documented = pattern.test(text) && length <= schema.maxLength! && length >= (schema.minLength ?? 0);
+        expect([where, text, server.safeParse(text).success]).toEqual([where, text, documented]);
+      }
+    }
+  });
+
+  it('C1 controls, bidi controls and line separators in a name are refused, as the document says', async () => {
+    const user = await quickUser();
+    for (const name of ['Mix\u0085', 'Mix\u009b31m', '\u202eMix', 'Mix\u2066', 'Mix\u2028Two', 'Mix\u2029']) {
+      const res = await call('POST', '/api/v1/playlists', { token: user.token, json: { name } });
+      expect([name, res.status, res.body.data.errors?.name]).toEqual([
+        name,
+        422,
+        ['The name field must not contain control characters.'],
+      ]);
+    }
+    // Characters outside the BMP count once, as the document counts them: 100 emoji are a 100-character name.
+    const emoji = await call('POST', '/api/v1/playlists', { token: user.token, json: { name: '😀'.repeat(100) } });
+    expect(emoji.status).toBe(201);
+    const blank = await call('POST', '/api/v1/playlists', { token: user.token, json: { name: '\u3000 \ufeff' } });
+    expect(blank.body.data.errors.name).toEqual(['The name field may not be empty.']);
   });
 });
 
