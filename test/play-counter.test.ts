@@ -52,11 +52,11 @@ describe('the PlayCounter Durable Object', () => {
     expect(await plays.record(1, five!, now + 59_999)).toEqual({ found: true, counted: false, ranked: false });
     expect(await plays.record(2, five!, now + 1)).toEqual({ found: true, counted: true, ranked: true });
     expect(await plays.record(1, six!, now + 2)).toEqual({ found: true, counted: true, ranked: true });
-    // Past 60 seconds the user's history counts it again; the ranking only in the next hour.
-    expect(await plays.record(1, five!, now + 60_000)).toEqual({ found: true, counted: true, ranked: false });
+    // Past 60 seconds it counts again, in the history and the ranking alike.
+    expect(await plays.record(1, five!, now + 60_000)).toEqual({ found: true, counted: true, ranked: true });
     expect(await plays.record(1, five!, now + HOUR)).toEqual({ found: true, counted: true, ranked: true });
     expect(await plays.top(2, 10, now + HOUR)).toEqual([
-      { channelId: five, plays: 3 },
+      { channelId: five, plays: 4 },
       { channelId: six, plays: 1 },
     ]);
   });

@@ -204,9 +204,9 @@ export class PlayCounter extends DurableObject<Bindings> {
   /**
    * Records a play of `channelId` by `userId` from `network` at `now`: not found when the
    * channel cannot be played; otherwise counted in the user's history unless it repeats a
-   * counted play within 60 seconds, and ranked (`play_count`, trending, charts) when the
-   * crowd rule admits it: once per user and channel per hour, at most 10 per network and
-   * channel per hour. Either way the user's last play moves to `now`. Durable on return.
+   * counted play within 60 seconds, and ranked (`play_count`, trending, charts) when it
+   * is counted and the crowd rule admits it: at most 10 per network and channel per hour
+   * (a user's own plays count by the 60-second rule, as the contract of plays says). Either way the user's last play moves to `now`. Durable on return.
    */
   async record(
     userId: number,
@@ -220,7 +220,7 @@ export class PlayCounter extends DurableObject<Bindings> {
       .exec<{ at: number }>('SELECT at FROM recent WHERE user_id = ? AND channel_id = ?', userId, channelId)
       .toArray()[0];
     const counted = !last || now - last.at >= REPEAT_WINDOW_MS;
-    const ranked = counted && this.crowd.admit(String(channelId), String(userId), network, now);
+    const ranked = counted && this.crowd.admit(String(channelId), String(userId), network, now, { oncePerUser: false });
     if (counted) {
       sql.exec(
         'INSERT INTO recent (user_id, channel_id, at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET at = excluded.at',

@@ -5,7 +5,8 @@ import { clientNetwork } from './client-ip';
  * (plays in `play_count`, trending and charts; searched terms in trending; players'
  * failure reports asking for a stream check). Accounts are cheap (60 an hour from one
  * address), so a signal counts by who sends it and from where, not by how often:
- * - a user counts once per subject (a channel, a term) per window (the hour);
+ * - a user counts once per subject per window (the hour) where nothing else says how often
+ *   they count (a searched term); a play counts by its own rule (again after 60 seconds);
  * - one network (lib/client-ip.ts `clientNetwork`: IPv4 /24, IPv6 /48) counts at most
  *   `CROWD_MAX_PER_NETWORK` times per subject per window, however many accounts it holds;
  * - what decides (a stream check) needs distinct users on distinct networks
@@ -48,11 +49,11 @@ export class CrowdLedger {
 
   /**
    * Whether `user` on `network` counts toward `subject` at `now`, recording it when it
-   * does: not when the user already counted for it this window, nor when their network
-   * already counted `CROWD_MAX_PER_NETWORK` times. A user refused for their network may
-   * still count later in the window from another one.
+   * does: not when their network already counted `CROWD_MAX_PER_NETWORK` times this
+   * window, nor (`oncePerUser`) when the user already counted for it this window. A user
+   * refused for their network may still count later in the window from another one.
    */
-  admit(subject: string, user: string, network: string, now: number): boolean {
+  admit(subject: string, user: string, network: string, now: number, { oncePerUser = true } = {}): boolean {
     const hour = Math.floor(now / CROWD_WINDOW_MS);
     const counted = this.sql
       .exec<{ count: number }>(
@@ -63,13 +64,15 @@ export class CrowdLedger {
       )
       .toArray()[0]?.count;
     if ((counted ?? 0) >= CROWD_MAX_PER_NETWORK) return false;
-    const inserted = this.sql.exec(
-      'INSERT OR IGNORE INTO crowd_users (hour, subject, user) VALUES (?, ?, ?)',
-      hour,
-      subject,
-      user,
-    ).rowsWritten;
-    if (inserted === 0) return false;
+    if (oncePerUser) {
+      const inserted = this.sql.exec(
+        'INSERT OR IGNORE INTO crowd_users (hour, subject, user) VALUES (?, ?, ?)',
+        hour,
+        subject,
+        user,
+      ).rowsWritten;
+      if (inserted === 0) return false;
+    }
     this.sql.exec(
       `INSERT INTO crowd_networks (hour, subject, network, count) VALUES (?, ?, ?, 1)
        ON CONFLICT DO UPDATE SET count = count + 1`,

@@ -213,9 +213,22 @@ describe('plays in play_count, trending and charts', () => {
     const trending = await call('GET', '/api/v1/radios/trending?hours=1&limit=100', { token: crowd[0]!.token });
     const mine = trending.body.data.find((r: { id: number }) => r.id === id);
     expect(mine.recent_plays).toBe(CROWD_MAX_PER_NETWORK);
+    // Fifteen listeners each on their own network all count: the play takes its network from the request.
+    const [other] = await seedChannels([station()]);
+    const spread = await Promise.all(
+      crowd.slice(0, 15).map((user, i) =>
+        call('POST', `/api/v1/radios/${other}/play`, {
+          token: user.token,
+          headers: { 'CF-Connecting-IP': ownNetwork(i) },
+        }),
+      ),
+    );
+    expect(spread.map((res) => res.status)).toEqual(Array<number>(15).fill(200));
+    await flushPlays();
+    expect(await playCount(other!)).toBe(15);
   });
 
-  it('each user counts once per channel and hour, each network at most 10 times', async () => {
+  it('each network counts at most 10 plays per channel and hour; a user counts again past 60 seconds', async () => {
     const [crowded, spread, roaming] = await seedChannels([station(), station(), station()]);
     const crowd = await users(60);
     const start = Math.floor(Date.now() / HOUR) * HOUR;
@@ -224,14 +237,14 @@ describe('plays in play_count, trending and charts', () => {
     // One network: 10 an hour, also when the same accounts play again past the 60-second rule.
     await playAll(crowded!, start, () => '198.51.100.0/24');
     await playAll(crowded!, start + 2 * MINUTE, () => '198.51.100.0/24');
-    // 60 networks: all 60, once each in the hour.
+    // 60 networks: all 60, and again two minutes later (the 60-second rule of plays).
     await playAll(spread!, start, (i) => `net-${i}`);
     await playAll(spread!, start + 2 * MINUTE, (i) => `net-${i}`);
-    // One user moving between networks: once.
+    // One user moving between networks, a play every two minutes: each counts.
     for (const [i, network] of ['a', 'b', 'c'].entries())
       await recordPlay(env, crowd[0]!.id, roaming!, { now: start + i * 2 * MINUTE, network });
     await flushPlays();
-    expect([await playCount(crowded!), await playCount(spread!), await playCount(roaming!)]).toEqual([10, 60, 1]);
+    expect([await playCount(crowded!), await playCount(spread!), await playCount(roaming!)]).toEqual([10, 120, 3]);
     // The next hour counts again.
     await playAll(crowded!, start + HOUR, () => '198.51.100.0/24');
     await flushPlays();

@@ -23,6 +23,7 @@ import { isoTimestamp } from '../../lib/time';
 import { markCaller, noteCountWrite, readForCaller, shown, withAccountCheck, withMarks } from '../../services/caller';
 import { activeCountries, findCountryByName } from '../../search/search';
 import type * as routes from './routes';
+import { requestNetwork } from '../../lib/crowd';
 
 export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async (c) => {
   const query = c.req.valid('query');
@@ -194,7 +195,8 @@ export const likedRadios: RouteHandler<typeof routes.likedRadios, AppEnv> = asyn
 export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   // One call to the channel's counter: it knows which channels can be played (activity/plays.ts).
-  const { found } = await recordPlay(c.env, c.get('userId'), id);
+  // Its network, for the crowd rule of rankings (lib/crowd.ts).
+  const { found } = await recordPlay(c.env, c.get('userId'), id, { network: requestNetwork(c) });
   if (!found) throw notFound('Radio channel');
   return ok(c, null, 'Play tracked successfully.');
 };
