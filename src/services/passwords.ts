@@ -27,17 +27,29 @@ export const hashWaitMs = (env: { PASSWORD_HASH_WAIT_MS?: string }) => Number(en
 const HASH_RETRY_AFTER_SECONDS = 2;
 
 /**
- * Password hashes run one at a time per isolate, in arrival order. In workerd,
- * node:crypto's scrypt computes on the isolate's own thread (16 MiB and 100-700 ms of CPU
- * each), so hashes in parallel only add memory (70 at once exceed the isolate's 128 MB and
- * restart it) while every other request of the isolate waits behind all of them. One at a
- * time, with a turn of the event loop between two hashes, a request that hashes nothing
- * waits for one hash at most. A hash that waited `waitMs` for its turn gives up: 503 with
- * `Retry-After`, an answer instead of a dropped connection (docs/security.md).
+ * The pause after each hash before the next may start. workerd's clock does not move while
+ * JavaScript runs, so a hash cannot time itself; a fixed pause about as long as a hash on
+ * a deployed Worker leaves the isolate at least half its time for requests that hash
+ * nothing (their I/O completions need turns of the event loop too).
+ */
+export const HASH_REST_MS = 200;
+
+/**
+ * Password hashes run one at a time per isolate, in arrival order, with a pause between
+ * two (`HASH_REST_MS`). In workerd, node:crypto's scrypt computes on the isolate's own
+ * thread (16 MiB and 100-700 ms of CPU each), so hashes in parallel only add memory (70
+ * at once exceed the isolate's 128 MB and restart it) while every other request of the
+ * isolate waits behind all of them; back to back, they would still leave other requests
+ * only the gaps between them. A hash that waited `waitMs` for its turn gives up: 503
+ * with `Retry-After`, an answer instead of a dropped connection (docs/security.md).
  */
 export class HashQueue {
   #busy = false;
+  /** When the pause after the last hash ends (ms), for a hash that finds the queue empty. */
+  #restUntil = 0;
   readonly #waiting: (() => void)[] = [];
+
+  constructor(private readonly restMs = HASH_REST_MS) {}
 
   /** Hashes waiting for their turn (for tests and logs). */
   get waiting(): number {
@@ -45,29 +57,35 @@ export class HashQueue {
   }
 
   async run<T>(work: () => Promise<T>, waitMs: number): Promise<T> {
-    if (this.#busy || this.#waiting.length > 0) await this.#turn(waitMs);
-    this.#busy = true;
+    let rest = 0;
+    if (this.#busy || this.#waiting.length > 0) {
+      await this.#turn(waitMs);
+      rest = this.restMs;
+    } else {
+      this.#busy = true;
+      rest = Math.max(0, this.#restUntil - Date.now());
+    }
     try {
+      // Each request waits out the pause on its own timer: workerd cancels a request's
+      // timers when its answer is sent, so the hash before must not hold it.
+      if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
       return await work();
     } finally {
-      this.#busy = false;
-      // The next hash starts on a later turn of the event loop, after the requests that
-      // arrived during this one: resolving it at once would chain hashes back to back.
-      if (this.#waiting.length > 0) setTimeout(() => this.#next(), 0);
+      // The turn passes straight to the next waiter (the queue stays taken), or the queue
+      // frees with the pause ahead of whoever comes next.
+      const next = this.#waiting.shift();
+      if (next) next();
+      else {
+        this.#busy = false;
+        this.#restUntil = Date.now() + this.restMs;
+      }
     }
-  }
-
-  #next() {
-    if (this.#busy) return;
-    this.#waiting.shift()?.();
   }
 
   #turn(waitMs: number): Promise<void> {
     return new Promise((resolve, reject) => {
       const start = () => {
         clearTimeout(timer);
-        // Taken now: nothing else may start before this waiter's continuation runs.
-        this.#busy = true;
         resolve();
       };
       const timer = setTimeout(() => {

@@ -18,7 +18,7 @@ function gate() {
 
 describe('the hash queue', () => {
   it('runs one hash at a time, in arrival order, however many arrive at once', async () => {
-    const queue = new HashQueue();
+    const queue = new HashQueue(0);
     let running = 0;
     let most = 0;
     const order: number[] = [];
@@ -39,7 +39,7 @@ describe('the hash queue', () => {
   });
 
   it('a hash that waits past its limit is refused with 503 and Retry-After; the others go on', async () => {
-    const queue = new HashQueue();
+    const queue = new HashQueue(0);
     const held = gate();
     const first = queue.run(() => held.opened.then(() => 'first'), 60_000);
     const impatient = queue.run(async () => 'never', 1);
@@ -54,7 +54,7 @@ describe('the hash queue', () => {
   });
 
   it('a hash that throws gives its turn to the next', async () => {
-    const queue = new HashQueue();
+    const queue = new HashQueue(0);
     const failed = queue.run(async () => Promise.reject(new Error('scrypt failed')), 60_000);
     const next = queue.run(async () => 'next', 60_000);
     await expect(failed).rejects.toThrow('scrypt failed');
