@@ -45,6 +45,8 @@ export interface Bindings {
   RATE_LIMIT_WRITES_PER_MINUTE: string;
   RATE_LIMIT_SEARCHES_PER_MINUTE: string;
   RATE_LIMIT_READS_PER_MINUTE: string;
+  /** Requests per client address per minute to the anonymous routes without a token (contract 10). */
+  RATE_LIMIT_ANONYMOUS_PER_MINUTE: string;
   /** Milliseconds D1, KV or a Durable Object may take before the request answers 503. */
   DEPENDENCY_TIMEOUT_MS: string;
   /** Milliseconds a password hash may wait for its turn in the isolate before the answer is 503. */
@@ -79,6 +81,8 @@ export interface Variables extends TimingVariables, LanguageVariables {
   etagPrefix?: string;
   /** When the read of a public answer began, here or before the Cache API stored it (middleware/caching.ts). */
   publicReadAt?: number;
+  /** The key of this anonymous request's shared copy, and how long it may be served (middleware/caching.ts). */
+  publicCopy?: { key: string; maxAgeMs: number; plain: boolean };
   /** The presented token's record (middleware/auth.ts). */
   token: TokenRecord;
   /** The tightest login or registration quota in this answer's `RateLimit` headers (services/rate-limits.ts). */

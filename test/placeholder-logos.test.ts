@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { withPlaceholderLogos } from '../src/lib/envelope';
+import { fetchWorker } from './helpers/client';
+import { seedChannels, station } from './helpers/catalogue';
+import { quickUser } from './helpers/users';
 
 const origin = 'https://api.example.org';
 
@@ -75,5 +78,36 @@ describe('placeholder logos', () => {
         { id: 3, name: 'Jazz', slug: 'jazz', logo: `${origin}/api/v1/genres/3/logo.png` },
       ],
     });
+  });
+});
+
+describe("a caller's Host", () => {
+  /** GET `path` as sent to `origin` (its Host), and the placeholder logo URLs of the answer. */
+  async function logosAt(origin: string, path: string, headers: Record<string, string> = {}) {
+    const response = await fetchWorker(new Request(`${origin}${path}`, { headers }));
+    expect(response.status).toBe(200);
+    return [...(await response.text()).matchAll(/"logo":"([^"]*\/logo\.png)"/g)].map((match) => match[1]!);
+  }
+
+  it('never enters the answers of callers who sent another: shared answers and anonymous copies alike', async () => {
+    const [id] = await seedChannels([station({ name: 'Host Less', favicon: '' })]);
+    const user = await quickUser();
+    const auth = { Authorization: `Bearer ${user.token}` };
+    const ip = { 'CF-Connecting-IP': '192.0.2.10' };
+    for (const [path, headers] of [
+      [`/api/v1/radios/${id}`, auth],
+      [`/api/v1/radios?per_page=100&sort=newest`, auth],
+      ['/api/v1/genres', ip],
+    ] as const) {
+      // The first caller's Host, then another's: each answer names its own origin only.
+      const first = await logosAt('http://first.example', path, headers);
+      const second = await logosAt('http://second.example', path, headers);
+      const again = await logosAt('http://first.example', path, headers);
+      for (const url of [...first, ...again]) expect(url.startsWith('http://first.example/api/v1/')).toBe(true);
+      expect(second.length).toBeGreaterThan(0);
+      for (const url of second) expect(url.startsWith('http://second.example/api/v1/')).toBe(true);
+      if (path.startsWith('/api/v1/radios?'))
+        expect(second).toContain(`http://second.example/api/v1/radios/${id}/logo.png`);
+    }
   });
 });

@@ -289,6 +289,29 @@ describe('read caches', () => {
     expect((await send('GET', `/api/v1/radios/${id}`, { token: user.token, cacheMs: 1 })).body.data.name).toBe('After');
   });
 
+  it('an X-D1-Bookmark that is not a D1 bookmark is a 422 naming the header; a well-formed one still reads D1', async () => {
+    const [id] = await seedChannels([station({ name: 'Bookmarked Search' })]);
+    const user = await registerUser();
+    for (const path of [`/api/v1/radios/${id}`, '/api/v1/search?q=bookmarked']) {
+      await send('GET', path, { token: user.token });
+      await send('GET', path, { token: user.token });
+      expect(roundTrips((await send('GET', path, { token: user.token })).headers)).toBe(0);
+      // Anything else (it turned the caches off: the same search read 0, then 856 rows) is refused.
+      for (const malformed of ['x', 'nonsense', '00000001-00000002', `0000000g-00000000-00000000-${'a'.repeat(32)}`]) {
+        const refused = await send('GET', path, { token: user.token, headers: { 'X-D1-Bookmark': malformed } });
+        expect(refused.status).toBe(422);
+        expect(refused.body.data.errors).toEqual({
+          'X-D1-Bookmark': ['The X-D1-Bookmark header is not a D1 bookmark; send back the one an answer carried.'],
+        });
+        expect(JSON.stringify(refused.body)).not.toContain(malformed);
+      }
+      const bookmark = (await send('GET', '/api/v1/auth/me', { token: user.token })).headers.get('X-D1-Bookmark')!;
+      expect(bookmark).toMatch(/^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/);
+      const fresh = await send('GET', path, { token: user.token, headers: { 'X-D1-Bookmark': bookmark } });
+      expect([fresh.status, roundTrips(fresh.headers) > 0]).toEqual([200, true]);
+    }
+  });
+
   it('a ban made elsewhere holds within READ_CACHE_MS; one through the admin API at once', async () => {
     const [id] = await seedChannels([station()]);
     const [elsewhere, viaApi] = [await registerUser(), await registerUser()];

@@ -10,9 +10,24 @@ import type { CountryEntry, SearchResult } from '../search/search';
 import type { PlaylistDetail } from '../playlists/playlists';
 import type { Caller, CountWrite } from '../services/caller';
 import type { TokenRecord } from '../services/tokens';
+import { d1Bookmark } from '../db/client';
 import { CacheNamespace, type Windows } from './namespace';
 
 export { CacheNamespace, noteWrite, writesSeen, type Reading } from './namespace';
+
+/** An anonymous answer as the isolate keeps it (middleware/caching.ts). */
+export interface PublicCopy {
+  /** The origin it was answered for: its logo URLs name it, so it serves no other host. */
+  origin: string;
+  /** JSON text, or the bytes of an export or a PNG. */
+  body: string | ArrayBuffer;
+  headers: [string, string][];
+  tag: string;
+  /** When its read began (ms). */
+  readAt: number;
+  /** How long it may be served from its read. */
+  maxAgeMs: number;
+}
 
 /** `READ_CACHE_MS` (1 s by default; 0 turns the read caches off). */
 export const readCacheMs = (env: Bindings) => Math.max(0, Number(env.READ_CACHE_MS) || 0);
@@ -117,17 +132,12 @@ export const cache = {
   /** Merged top lists of the play counters, 2 s: one fan-out per isolate and window. */
   playTops: new CacheNamespace<ChannelPlays[], Bindings>('playTops', { windows: fixed(1000, 1000), max: 200 }),
   /**
-   * Anonymous answers of the public routes (genres): their text and headers, kept as long
-   * as shared caches may keep them (`PUBLIC_MAX_AGE`, middleware/caching.ts) and served in
-   * front of the router.
+   * Anonymous answers of the anonymous routes (middleware/caching.ts `publicCopies`), by
+   * path and canonical query: their body and headers, served while younger than their
+   * route's `maxAge` (at most `PUBLIC_MAX_AGE`, 60 s) and in front of the router at
+   * their plain URL.
    */
-  publicCopies: new CacheNamespace<{ body: string; headers: [string, string][]; tag: string }, Bindings>(
-    'publicCopies',
-    {
-      windows: fixed(60_000),
-      max: 200,
-    },
-  ),
+  publicCopies: new CacheNamespace<PublicCopy, Bindings>('publicCopies', { windows: fixed(60_000), max: 500 }),
   /** Active countries with folded names (reference data from a migration), an hour. */
   countries: new CacheNamespace<CountryEntry[], Bindings>('countries', { windows: fixed(3_600_000, 60_000), max: 4 }),
   /** GET /countries and /languages per locale (their counts change with the catalogue). */
@@ -172,7 +182,8 @@ export function forgetCatalogueAnswers(): void {
 /**
  * True when this request may be answered from the read caches: they are on, and the
  * request does not ask for reads at least as recent as a bookmark (`X-D1-Bookmark`,
- * read-your-writes across isolates), which only D1 can give.
+ * read-your-writes across isolates), which only D1 can give. A header that is not a D1
+ * bookmark is a 422 (db/client.ts `d1Bookmark`): it cannot turn the caches off.
  */
 export const mayReadCached = (c: Context<AppEnv>) =>
-  readCacheMs(c.env) > 0 && c.req.header('x-d1-bookmark') === undefined;
+  readCacheMs(c.env) > 0 && d1Bookmark(c.req.header('x-d1-bookmark')) === undefined;

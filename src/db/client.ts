@@ -1,11 +1,34 @@
 import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
 import { type Deadline, DependencyError, callDependency } from '../lib/dependencies';
+import { validationFailed } from '../lib/errors';
 
 /** The Drizzle database of a request: every D1 query goes through it (src/db/schema.ts). */
 export type Db = DrizzleD1Database & { $client: D1Database };
 
 /** Drizzle over a D1 binding (the instrumented one below, in requests). */
 export const createDb = (d1: D1Database): Db => drizzle(d1);
+
+/**
+ * A D1 bookmark, as D1 answers them: four hex groups, 8-8-8-32
+ * (`00000001-00000002-00004e2f-0a83ea2fceebc654de0640c422be4653`), lexicographically
+ * sortable (D1's Time Travel reference).
+ */
+const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
+
+/** Whether `value` has the shape of a D1 bookmark. */
+export const isD1Bookmark = (value: string): boolean => BOOKMARK.test(value);
+
+/**
+ * The request's `X-D1-Bookmark`, when it sent one: a D1 bookmark, or a 422 naming the
+ * header (its value is not echoed). Any other text must not change how a request is
+ * served (it used to turn the read caches off, so anyone could make every read hit D1).
+ */
+export function d1Bookmark(header: string | undefined): string | undefined {
+  if (header === undefined || isD1Bookmark(header)) return header;
+  throw validationFailed({
+    'X-D1-Bookmark': ['The X-D1-Bookmark header is not a D1 bookmark; send back the one an answer carried.'],
+  });
+}
 
 /** What one request asked of D1, reported in the request log (and `Server-Timing` for operators). */
 export interface DbStats {

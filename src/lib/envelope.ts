@@ -21,7 +21,7 @@ export interface SerialisedBody {
  * freeze what they keep and hand the same object to every caller whose own marks do
  * not change it, so such an answer is serialised and tagged once, not per request.
  */
-const serialised = new WeakMap<object, { message: string; body: SerialisedBody }>();
+const serialised = new WeakMap<object, { message: string; origin: string; body: SerialisedBody }>();
 
 /**
  * A JSON answer serialised once, here: its text is kept on the context so the entity
@@ -35,13 +35,16 @@ export function json<T, S extends ContentfulStatusCode>(
   reuse?: { key: object; message: string },
 ): JsonAnswer<T, S> {
   let body: SerialisedBody | undefined;
+  // Placeholder logo URLs name the request's origin: a text is reused only for the same
+  // origin, so no caller's Host ends up in the answers of callers who sent another.
+  const origin = new URL(c.req.url).origin;
   if (reuse) {
     const known = serialised.get(reuse.key);
-    if (known?.message === reuse.message) body = known.body;
+    if (known?.message === reuse.message && known.origin === origin) body = known.body;
   }
   if (!body) {
-    body = { text: withPlaceholderLogos(JSON.stringify(value), new URL(c.req.url).origin) };
-    if (reuse) serialised.set(reuse.key, { message: reuse.message, body });
+    body = { text: withPlaceholderLogos(JSON.stringify(value), origin) };
+    if (reuse) serialised.set(reuse.key, { message: reuse.message, origin, body });
   }
   c.set('body', body);
   // The text is JSON.stringify(value): the typed answer c.json(value) would give, without a second serialisation.

@@ -1,10 +1,13 @@
-import type { Context } from 'hono';
+import type { RouteConfig } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
 import { RETAINED_304_HEADERS, etag } from 'hono/etag';
 import { createMiddleware } from 'hono/factory';
-import { cache } from '../cache';
-import { genres } from '../db/schema';
-import { newDbStats } from '../db/client';
+import type { z } from 'zod';
+import { cache, type PublicCopy } from '../cache';
+import { d1Bookmark, isD1Bookmark, newDbStats } from '../db/client';
 import type { AppEnv, Bindings } from '../env';
+import { errorResponses, optionalAccess } from '../schemas/common';
+import { anonymousRateLimit, clientAddress, countRequest } from './rate-limit';
 import { logRequest, requestIdOf, responseHeaders } from './observability';
 
 const encoder = new TextEncoder();
@@ -46,114 +49,282 @@ export async function tagAnswer(c: Context<AppEnv>): Promise<void> {
   }
 }
 
-/** The 304 of Hono's `etag()`, keeping what clients need to go on caching. */
-export const conditionalGet = etag({ retainedHeaders: [...RETAINED_304_HEADERS, 'x-request-id', 'server-timing'] });
+/** The 304 of Hono's `etag()`, keeping what clients need to go on caching, and the `RateLimit` headers (contract 10). */
+export const conditionalGet = etag({
+  retainedHeaders: [...RETAINED_304_HEADERS, 'x-request-id', 'server-timing', 'ratelimit', 'ratelimit-policy'],
+});
 
-/** Seconds a public catalogue answer may be served from the edge cache. */
+/** Seconds an anonymous catalogue answer (genres, countries, languages, logos) may be served from a shared copy. */
 export const PUBLIC_MAX_AGE = 60;
+
+/** Seconds a public playlist's export may be served from a shared copy: how long it can outlive a change elsewhere. */
+export const EXPORT_MAX_AGE = 30;
+
+/**
+ * How an anonymous route's answers are shared (contract 10): how long a copy may be
+ * served, what keys it beyond the path, and which writes it must be newer than.
+ */
+export interface PublicCopyPolicy {
+  /** Seconds a copy may be served, here and by clients (`Cache-Control: public, max-age`). */
+  maxAge: number;
+  /**
+   * The route's query (its zod object): a copy is keyed by the query as the route reads
+   * it, defaults included, so `/genres/5`, `?limit=50` and `?limit=050` are one copy and
+   * `?limit=100` another. A query the schema refuses is not looked up (the route's 422).
+   */
+  query?: z.ZodObject;
+  /** What else the answer depends on (the language `Accept-Language` negotiated). */
+  vary?: (c: Context<AppEnv>) => string;
+  /** The writes besides the catalogue's that a copy must be newer than (a playlist's, `playlistScope`). */
+  scopes?: (c: Context<AppEnv>) => string[];
+  /** The answer is the same with or without a token (logos: image loaders send none): no token is read. */
+  ignoresToken?: true;
+}
+
+/** The scope of a playlist's writes (its export follows them: `forgetPlaylistCopies`). */
+export const playlistScope = (id: number | string) => `playlist-${id}`;
 
 const edge = () => caches.default;
 
-/** The data centre's record of the last catalogue write (a path no route serves). */
-const writtenKey = (origin: string) => new Request(`${origin}/api/v1/_catalogue-written`, { method: 'GET' });
+/** The data centre's record of the last write of `scope` (a path no route serves). */
+const writtenKey = (origin: string, scope: string) =>
+  new Request(`${origin}/api/v1/_written/${scope}`, { method: 'GET' });
 
-/** When the data centre last saw a catalogue write (ms), 0 when not within `PUBLIC_MAX_AGE`. */
-async function lastCatalogueWrite(origin: string): Promise<number> {
-  const marker = await edge().match(writtenKey(origin));
+/** When the data centre last saw a write of `scope` (ms), 0 when none within the longest copy's life. */
+async function lastWrite(origin: string, scope: string): Promise<number> {
+  const marker = await edge().match(writtenKey(origin, scope));
   return marker ? Number(await marker.text()) || 0 : 0;
 }
 
-/**
- * Public catalogue reads (genres) asked without a token and without a query string are
- * the same for everyone: they are served from the Cache API of the data centre when
- * there, and stored there for `PUBLIC_MAX_AGE` seconds otherwise. Only these canonical
- * URLs are stored, so a catalogue write can delete every one it changed
- * (`forgetPublicAnswers`). A stored answer carries when its read began, and is served
- * only when that is after the data centre's last catalogue write: an answer read before
- * a write but stored after its deletes is never served. A request with a token skips the
- * cache, since its token must be checked.
- */
-export const edgeCache = createMiddleware<AppEnv>(async (c, next) => {
-  const url = new URL(c.req.url);
-  if (c.req.method !== 'GET' || c.req.header('authorization') !== undefined || url.search !== '') return next();
-  // The isolate's own copy is served before the router (servePublicCopy); next, the data centre's.
-  const key = new Request(url, { method: 'GET' });
-  const [hit, writtenAt] = await Promise.all([edge().match(key), lastCatalogueWrite(url.origin)]);
-  if (hit && Number(hit.headers.get(READ_AT)) > writtenAt) {
-    const body = await hit.text();
-    c.res = new Response(body, { status: 200, headers: hit.headers });
-    c.res.headers.delete(READ_AT);
-    c.res.headers.set('X-Cache', 'HIT');
-    c.set('body', { text: body, tag: hit.headers.get('ETag') ?? undefined });
-    c.set('publicReadAt', Number(hit.headers.get(READ_AT)));
-    return;
-  }
-  const readAt = Date.now();
-  c.set('publicReadAt', readAt);
-  await next();
-  if (c.res.status !== 200) return;
-  const headers = responseHeaders(c);
-  headers.set('Cache-Control', `public, max-age=${PUBLIC_MAX_AGE}, s-maxage=${PUBLIC_MAX_AGE}`);
-  const text = c.get('body')?.text ?? (await c.res.clone().text());
-  headers.set('ETag', await bodyTag(text));
-  const stored = c.res.clone();
-  stored.headers.set(READ_AT, String(readAt));
-  c.executionCtx.waitUntil(edge().put(key, stored));
-  headers.set('X-Cache', 'MISS');
-});
-
-const READ_AT = 'X-Read-At';
-
-const PER_REQUEST_HEADERS = new Set(['x-request-id', 'server-timing', 'x-d1-bookmark', 'x-cache']);
-
-/**
- * Keeps in the isolate, once every middleware has put its headers on it, a public answer
- * (`Cache-Control: public`) to a GET without a token, for `servePublicCopy`.
- */
-export const keepPublicCopy = createMiddleware<AppEnv>(async (c, next) => {
-  await next();
-  if (c.req.method !== 'GET' || c.res.status !== 200 || c.req.header('authorization') !== undefined) return;
-  if (!c.res.headers.get('Cache-Control')?.startsWith('public')) return;
-  const text = c.get('body')?.text;
-  if (text === undefined) return;
-  // What every copy carries; the per-request ones (id, timing, D1 bookmark) are not kept.
-  const headers = [...c.res.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name));
-  headers.push(['x-cache', 'HIT']);
-  const tag = c.res.headers.get('ETag') ?? '';
-  // As old as its read (a catalogue write since then keeps it out: cache/namespace.ts).
-  cache.publicCopies.set(c.req.url, { body: text, headers, tag }, c.get('publicReadAt') ?? Date.now());
-});
-
-/**
- * After a catalogue write: the public answers it may have changed go from this isolate
- * and from the data centre's Cache API: the genre list, and the detail of `genreIds`
- * (every genre when `'all'`: a channel write or an import may move channels between
- * genres, and genres are a curated list of tens), and the time of the write is recorded
- * for `edgeCache`. Other isolates' copies and other data centres' caches expire within
- * `PUBLIC_MAX_AGE` (docs/consistency-and-caching.md).
- */
-export async function forgetPublicAnswers(c: Context<AppEnv>, genreIds: number[] | 'all'): Promise<void> {
-  cache.publicCopies.clear();
-  const ids =
-    genreIds === 'all' ? (await c.get('db').select({ id: genres.id }).from(genres)).map((genre) => genre.id) : genreIds;
-  const origin = new URL(c.req.url).origin;
-  const keys = [`${origin}/api/v1/genres`, ...ids.map((id) => `${origin}/api/v1/genres/${id}`)].map(
-    (url) => new Request(url, { method: 'GET' }),
-  );
-  const marker = new Response(String(Date.now()), { headers: { 'Cache-Control': `max-age=${PUBLIC_MAX_AGE}` } });
-  await Promise.all([edge().put(writtenKey(origin), marker), ...keys.map((key) => edge().delete(key))]);
+/** Records a write of each scope in the data centre: copies read before it are not served there any more. */
+async function recordWrite(origin: string, scopes: string[]): Promise<void> {
+  const marker = () => new Response(String(Date.now()), { headers: { 'Cache-Control': `max-age=${PUBLIC_MAX_AGE}` } });
+  await Promise.all(scopes.map((scope) => edge().put(writtenKey(origin, scope), marker())));
 }
 
 /**
- * The isolate's copy of a public answer, served in front of the router: a hit costs no
- * routing, no middleware and no I/O, only the per-request headers and the log line that
- * every answer gets. Null when there is no fresh copy (the request then takes the normal
- * path through `edgeCache`).
+ * The key of an anonymous request's copy: the path, then the query as the route reads
+ * it (every parameter, defaults included, by name), then what it varies on. Null when
+ * the query is not one the route takes (repeated or refused parameters): the request
+ * then goes on to the route's own 422.
+ */
+function copyKey(c: Context<AppEnv>, policy: PublicCopyPolicy): string | null {
+  const url = new URL(c.req.url);
+  const given = [...url.searchParams];
+  const names = new Set(given.map(([name]) => name));
+  const known = policy.query?.shape ?? {};
+  // Repeated or unknown parameters (zod would drop the unknown ones): the route answers its 422.
+  if (names.size !== given.length || [...names].some((name) => !(name in known))) return null;
+  let query = '';
+  if (policy.query) {
+    const parsed = policy.query.safeParse(Object.fromEntries(given));
+    if (!parsed.success) return null;
+    const entries = Object.entries(parsed.data)
+      .filter(([, value]) => value !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([name, value]): [string, string] => [name, String(value)]);
+    query = new URLSearchParams(entries).toString();
+  }
+  const vary = policy.vary?.(c);
+  const search = [query, vary === undefined ? '' : `vary=${encodeURIComponent(vary)}`].filter(Boolean).join('&');
+  return search ? `${url.pathname}?${search}` : url.pathname;
+}
+
+/** The isolate's copy under `key`, for a request to `origin`, while it may be served. */
+function liveCopy(env: Bindings, key: string, origin: string, now = Date.now()): PublicCopy | undefined {
+  const copy = cache.publicCopies.get(env, key);
+  // A copy belongs to the host it was answered for: its logo URLs name that origin (lib/envelope.ts).
+  if (!copy || copy.origin !== origin || now - copy.readAt >= copy.maxAgeMs) return undefined;
+  return copy;
+}
+
+const READ_AT = 'X-Read-At';
+
+/**
+ * The anonymous-route policy's shared copies (contract 10). A request without a token
+ * is answered from the isolate's copy, else from the data centre's (the Cache API), else
+ * by the route, whose 200 is then kept in both (`keepPublicCopy` keeps the isolate's
+ * once every middleware has put its headers on it). Each copy carries when its read
+ * began and is served only while younger than `maxAge` and newer than the data centre's
+ * last write of every scope it follows (`forgetPublicAnswers`, `forgetPlaylistCopies`),
+ * so an answer read before a write but stored after it is never served there. A request
+ * with a token skips the copies (its token must be checked, and it may see more). A
+ * well-formed `X-D1-Bookmark` does not skip them: they are public answers at most
+ * `maxAge` old, and a bookmark must not let anyone make every request read D1.
+ */
+const publicCopies = (policy: PublicCopyPolicy) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    if (c.req.method !== 'GET' || (!policy.ignoresToken && c.req.header('authorization') !== undefined)) return next();
+    d1Bookmark(c.req.header('x-d1-bookmark')); // a malformed one is a 422 here too
+    const key = copyKey(c, policy);
+    if (key === null) return next();
+    const url = new URL(c.req.url);
+    const maxAgeMs = policy.maxAge * 1000;
+    c.set('publicCopy', { key, maxAgeMs, plain: url.search === '' && policy.vary === undefined });
+    const own = liveCopy(c.env, key, url.origin);
+    if (own) {
+      c.res = new Response(own.body, { status: 200, headers: own.headers });
+      if (typeof own.body === 'string') c.set('body', { text: own.body, tag: own.tag });
+      c.set('publicReadAt', own.readAt);
+      return;
+    }
+    const edgeKey = new Request(`${url.origin}${key}`, { method: 'GET' });
+    const scopes = ['catalogue', ...(policy.scopes?.(c) ?? [])];
+    const [hit, ...written] = await Promise.all([
+      edge().match(edgeKey),
+      ...scopes.map((scope) => lastWrite(url.origin, scope)),
+    ]);
+    const now = Date.now();
+    const hitReadAt = Number(hit?.headers.get(READ_AT));
+    if (hit && hitReadAt > Math.max(...written) && now - hitReadAt < maxAgeMs) {
+      const isText = hit.headers.get('Content-Type')?.startsWith('application/json') ?? false;
+      const body = isText ? await hit.text() : await hit.arrayBuffer();
+      c.res = new Response(body, { status: 200, headers: hit.headers });
+      c.res.headers.delete(READ_AT);
+      c.res.headers.set('X-Cache', 'HIT');
+      if (typeof body === 'string') c.set('body', { text: body, tag: hit.headers.get('ETag') ?? undefined });
+      c.set('publicReadAt', hitReadAt);
+      return;
+    }
+    const readAt = Date.now();
+    c.set('publicReadAt', readAt);
+    await next();
+    if (c.res.status !== 200) return;
+    const headers = responseHeaders(c);
+    if (!headers.get('Cache-Control')?.startsWith('public')) {
+      headers.set('Cache-Control', `public, max-age=${policy.maxAge}, s-maxage=${policy.maxAge}`);
+    }
+    if (!headers.has('ETag')) {
+      const text = c.get('body')?.text;
+      headers.set('ETag', await bodyTag(text ?? (await c.res.clone().arrayBuffer())));
+    }
+    const stored = c.res.clone();
+    stored.headers.set(READ_AT, String(readAt));
+    // The Cache API keeps it no longer than the policy's age, counted from its read.
+    stored.headers.set('Cache-Control', `public, max-age=${policy.maxAge}`);
+    stored.headers.delete('Vary'); // its key already holds what it varies on
+    c.executionCtx.waitUntil(edge().put(edgeKey, stored));
+    headers.set('X-Cache', 'MISS');
+  });
+
+/**
+ * The one policy of the anonymous routes (contract 10): a token may be sent (and must then
+ * be valid); every request is counted, per client address without a token
+ * (`RATE_LIMIT_ANONYMOUS_PER_MINUTE`) and as the user's reads with one, with the
+ * `RateLimit` headers on its answer and 429 past the quota; anonymous answers come from
+ * shared copies (`publicCopies`). Its middleware, in order, for a route wired by hand.
+ */
+export const anonymousAccess = (policy: PublicCopyPolicy): MiddlewareHandler<AppEnv>[] => [
+  ...(policy.ignoresToken ? [] : optionalAccess.middleware),
+  anonymousRateLimit,
+  publicCopies(policy),
+];
+
+/**
+ * `route` under the anonymous-route policy (`anonymousAccess`), its own middleware after:
+ * what `createRoute` takes in place of `optionalAccess`. The document lists the 429 and
+ * the `RateLimit` headers.
+ */
+export function anonymousRoute<R extends RouteConfig>(route: R, policy: PublicCopyPolicy) {
+  const own: MiddlewareHandler[] = route.middleware === undefined ? [] : [route.middleware].flat();
+  return {
+    ...route,
+    security: policy.ignoresToken ? [] : optionalAccess.security,
+    middleware: [...anonymousAccess(policy), ...own],
+    responses: { ...route.responses, ...errorResponses(429) },
+    'x-rate-limited': true as const,
+  };
+}
+
+/** Headers of a request's own, never kept in a copy. */
+const PER_REQUEST_HEADERS = new Set([
+  'x-request-id',
+  'server-timing',
+  'x-d1-bookmark',
+  'x-cache',
+  'ratelimit',
+  'ratelimit-policy',
+]);
+
+/**
+ * Keeps in the isolate the 200 of an anonymous route's request that `publicCopies`
+ * keyed, once every middleware has put its headers on it, for the next requests
+ * (`publicCopies`, and `servePublicCopy` for the plain URL).
+ */
+export const keepPublicCopy = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  const target = c.get('publicCopy');
+  if (!target || c.res.status !== 200 || c.res.headers.get('X-Cache') === 'HIT') return;
+  const body = c.get('body')?.text ?? (await c.res.clone().arrayBuffer());
+  // What every copy carries; the per-request ones (id, timing, D1 bookmark, quota) are not kept.
+  const headers = [...c.res.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name));
+  headers.push(['x-cache', 'HIT']);
+  const readAt = c.get('publicReadAt') ?? Date.now();
+  const copy: PublicCopy = {
+    origin: new URL(c.req.url).origin,
+    body,
+    headers,
+    tag: c.res.headers.get('ETag') ?? '',
+    readAt,
+    maxAgeMs: target.maxAgeMs,
+  };
+  // As old as its read (a write since then keeps it out: cache/namespace.ts).
+  cache.publicCopies.set(target.key, copy, readAt);
+  // The URL as apps send it (no query) is also served in front of the router.
+  if (target.plain && target.key !== c.req.path) cache.publicCopies.set(c.req.path, copy, readAt);
+});
+
+/**
+ * After a catalogue write: every anonymous copy follows the catalogue, so the isolate's
+ * go, and the data centre records the write, after which it serves no copy read before
+ * it (`publicCopies`). The genre answers `genreIds` changed (every genre's when `'all'`)
+ * are also deleted from the data centre's cache at their plain URLs. Other isolates' copies
+ * and other data centres' caches expire within `PUBLIC_MAX_AGE` (docs/consistency-and-caching.md).
+ */
+export async function forgetPublicAnswers(c: Context<AppEnv>, genreIds: number[] | 'all'): Promise<void> {
+  cache.publicCopies.clear();
+  const origin = new URL(c.req.url).origin;
+  const plain = genreIds === 'all' ? [] : genreIds.map((id) => `/api/v1/genres/${id}`);
+  await Promise.all([
+    recordWrite(origin, ['catalogue']),
+    ...['/api/v1/genres', ...plain].map((path) => edge().delete(new Request(`${origin}${path}`))),
+  ]);
+}
+
+/**
+ * After a playlist changed (its name, items or visibility, or it was deleted): its
+ * exports' copies go from the isolate, and the data centre records the write. Other
+ * isolates and data centres stop serving them within `EXPORT_MAX_AGE`.
+ */
+export async function forgetPlaylistCopies(c: Context<AppEnv>, id: number): Promise<void> {
+  for (const format of ['m3u', 'pls']) cache.publicCopies.remove(`/api/v1/playlists/${id}.${format}`);
+  await recordWrite(new URL(c.req.url).origin, [playlistScope(id)]);
+}
+
+/**
+ * The isolate's copy of an anonymous answer at its plain URL (no query, no token),
+ * served in front of the router: a hit costs no routing, no middleware and no I/O, only
+ * its count against the client address, the per-request headers and the log line that
+ * every answer gets. Null when there is no live copy, or the request must take the
+ * router's path: past its quota (the 429), without a client address (the 400), with a
+ * malformed `X-D1-Bookmark` (the 422).
  */
 export function servePublicCopy(request: Request, env: Bindings): Response | null {
   if (request.method !== 'GET' || request.headers.has('authorization')) return null;
-  const copy = cache.publicCopies.get(env, request.url);
+  const url = new URL(request.url);
+  if (url.search !== '') return null;
+  const bookmark = request.headers.get('x-d1-bookmark');
+  if (bookmark !== null && !isD1Bookmark(bookmark)) return null;
+  const copy = liveCopy(env, url.pathname, url.origin);
   if (!copy) return null;
+  let address: string;
+  try {
+    address = clientAddress(request, env);
+  } catch {
+    return null;
+  }
+  const counted = countRequest(env, 'anonymous', address);
+  if (!counted.ok) return null;
   const startedAt = Date.now();
   const requestId = requestIdOf(request);
   const ifNoneMatch = request.headers.get('if-none-match');
@@ -163,6 +334,7 @@ export function servePublicCopy(request: Request, env: Bindings): Response | nul
   const response = new Response(fresh ? null : copy.body, { status: fresh ? 304 : 200, headers: copy.headers });
   response.headers.set('X-Request-Id', requestId);
   response.headers.set('Server-Timing', 'db;dur=0.0,total;dur=0.0');
+  for (const [name, value] of Object.entries(counted.headers)) response.headers.set(name, value);
   if (fresh) response.headers.delete('Content-Type');
   logRequest(env.LOG_LEVEL, request, {
     requestId,

@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv, Bindings } from '../env';
-import { tooManyRequests } from '../lib/errors';
+import { clientIpKey } from '../lib/client-ip';
+import { ApiError, tooManyRequests } from '../lib/errors';
 import { Memo } from '../lib/memo';
 import { responseHeaders } from './observability';
 
@@ -18,17 +19,42 @@ export const USER_POLICIES = {
 } as const satisfies Record<string, keyof Bindings>;
 export type UserPolicy = keyof typeof USER_POLICIES;
 
-const WINDOW_SECONDS = 60;
-const DEFAULTS: Record<UserPolicy, number> = { plays: 60, writes: 120, searches: 120, reads: 1200 };
+/**
+ * Every policy counted in the isolate: the per-user ones, and `anonymous`, the requests
+ * without a token to the anonymous routes (genres, countries, languages, playlist
+ * exports, logos), per client address (`RATE_LIMIT_ANONYMOUS_PER_MINUTE`).
+ */
+const POLICIES = { ...USER_POLICIES, anonymous: 'RATE_LIMIT_ANONYMOUS_PER_MINUTE' } as const satisfies Record<
+  string,
+  keyof Bindings
+>;
+type Policy = keyof typeof POLICIES;
 
-const quota = (env: Bindings, policy: UserPolicy) => Number(env[USER_POLICIES[policy]]) || DEFAULTS[policy];
+const WINDOW_SECONDS = 60;
+const DEFAULTS: Record<Policy, number> = { plays: 60, writes: 120, searches: 120, reads: 1200, anonymous: 300 };
+
+const quota = (env: Bindings, policy: Policy) => Number(env[POLICIES[policy]]) || DEFAULTS[policy];
 
 /**
- * Requests per user and policy in the current window, counted in this isolate. The
- * contract allows these limits to be approximate: counting here costs no I/O on the
- * request path, and a client's requests mostly reach the same isolate; one spread over
+ * The client address the per-address limits are keyed by (lib/client-ip.ts: IPv4, or an
+ * IPv6 /64). Cloudflare sets `CF-Connecting-IP` on every request from the internet; a
+ * request without it cannot come from a client, so outside local development it is
+ * refused (400) rather than put in one bucket shared by everyone who lacks it.
+ */
+export function clientAddress(request: Request, env: Bindings): string {
+  const key = clientIpKey(request.headers.get('cf-connecting-ip'));
+  if (key) return key;
+  if (env.ENVIRONMENT === 'development') return 'local';
+  throw new ApiError(400, 'The request does not carry the client address (CF-Connecting-IP).');
+}
+
+/**
+ * Requests per user (or client address) and policy in the current window, counted in
+ * this isolate. The contract allows these limits to be approximate: counting here costs
+ * no I/O on the request path (an anonymous copy served in front of the router stays
+ * free of I/O), and a client's requests mostly reach the same isolate; one spread over
  * several isolates gets up to the quota in each (docs: residual risks). A window starts
- * with the user's first request in it, so `t` below is exact for this isolate.
+ * with the subject's first request in it, so `t` below is exact for this isolate.
  */
 const windows = new Memo<{ start: number; used: number }>(WINDOW_SECONDS * 1000, 20_000);
 
@@ -49,10 +75,13 @@ export function rateLimitHeaders(
   };
 }
 
-/** Counts the caller's request under `policy`; 429 with `Retry-After` once the quota is used. */
-function count(c: Context<AppEnv>, policy: UserPolicy, now = Date.now()) {
-  const limit = quota(c.env, policy);
-  const key = `${policy}:${c.get('userId')}`;
+/** The headers of a counted request, or the 429 (with them and `Retry-After`) once the quota is used. */
+export type Counted = { ok: true; headers: Record<string, string> } | { ok: false; refused: ApiError };
+
+/** Counts a request of `subject` (a user id, a client address) under `policy`. */
+export function countRequest(env: Bindings, policy: Policy, subject: string | number, now = Date.now()): Counted {
+  const limit = quota(env, policy);
+  const key = `${policy}:${subject}`;
   let window = windows.get(key, now);
   if (!window) {
     window = { start: now, used: 0 };
@@ -62,10 +91,17 @@ function count(c: Context<AppEnv>, policy: UserPolicy, now = Date.now()) {
   if (window.used >= limit) {
     const refused = tooManyRequests(resetSeconds, 'Too many requests. Please slow down.');
     Object.assign(refused.headers, rateLimitHeaders(policy, limit, 0, resetSeconds));
-    throw refused;
+    return { ok: false, refused };
   }
   window.used += 1;
-  return rateLimitHeaders(policy, limit, limit - window.used, resetSeconds);
+  return { ok: true, headers: rateLimitHeaders(policy, limit, limit - window.used, resetSeconds) };
+}
+
+/** Counts the caller's request under `policy`; throws the 429 once the quota is used. */
+function count(c: Context<AppEnv>, policy: UserPolicy) {
+  const counted = countRequest(c.env, policy, c.get('userId'));
+  if (!counted.ok) throw counted.refused;
+  return counted.headers;
 }
 
 /**
@@ -80,3 +116,21 @@ export const userRateLimit = (policy: UserPolicy | ((c: Context<AppEnv>) => User
     const target = responseHeaders(c);
     for (const [name, value] of Object.entries(headers)) target.set(name, value);
   });
+
+/**
+ * The limit of the anonymous routes (contract 10), after `optionalToken`: a request
+ * without a token counts against its client address (`anonymous`), one with a token
+ * against its user's `reads`. Runs before the route's shared copies are looked up, so a
+ * copy costs its quota like any answer.
+ */
+export const anonymousRateLimit = createMiddleware<AppEnv>(async (c, next) => {
+  const userId = c.get('userId');
+  const counted =
+    userId === undefined
+      ? countRequest(c.env, 'anonymous', clientAddress(c.req.raw, c.env))
+      : countRequest(c.env, 'reads', userId);
+  if (!counted.ok) throw counted.refused;
+  await next();
+  const target = responseHeaders(c);
+  for (const [name, value] of Object.entries(counted.headers)) target.set(name, value);
+});

@@ -1,9 +1,8 @@
 import type { Context } from 'hono';
 import type { LimitRule, Quota, Reservation } from '../durable-objects/rate-limiter';
 import type { AppEnv, Bindings } from '../env';
-import { clientIpKey } from '../lib/client-ip';
-import { ApiError, tooManyRequests } from '../lib/errors';
-import { rateLimitHeaders } from '../middleware/rate-limit';
+import { tooManyRequests } from '../lib/errors';
+import { clientAddress, rateLimitHeaders } from '../middleware/rate-limit';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -16,18 +15,8 @@ const number = (value: string | undefined, fallback: number) => {
   return Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
 };
 
-/**
- * The client address the limits are keyed by (lib/client-ip.ts). Cloudflare sets
- * `CF-Connecting-IP` on every request from the internet; a request without it cannot
- * come from a client, so outside local development it is refused rather than put in
- * one bucket shared by everyone who lacks it.
- */
-export function clientIp(c: Context<AppEnv>): string {
-  const key = clientIpKey(c.req.header('cf-connecting-ip'));
-  if (key) return key;
-  if (c.env.ENVIRONMENT === 'development') return 'local';
-  throw new ApiError(400, 'The request does not carry the client address (CF-Connecting-IP).');
-}
+/** The client address the limits are keyed by (middleware/rate-limit.ts `clientAddress`). */
+export const clientIp = (c: Context<AppEnv>): string => clientAddress(c.req.raw, c.env);
 
 /**
  * A reservation held on one limiter object. Its hits stay unless given back, so keeping

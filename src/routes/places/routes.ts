@@ -1,52 +1,66 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { countryCode, count, id, list, text } from '../../schemas/fields';
-import { errorResponses, jsonResponse, optionalAccess } from '../../schemas/common';
+import type { Context } from 'hono';
+import type { AppEnv } from '../../env';
+import { PUBLIC_MAX_AGE, anonymousRoute } from '../../middleware/caching';
+import { errorResponses, jsonResponse } from '../../schemas/common';
 
 const tags = ['Radio channels'];
 const localised =
-  "Names in the caller's language (`Accept-Language`, e.g. `de`, `pt-BR`), English otherwise; the answer says which in `Content-Language`. Only what visible channels have; readable without a token.";
+  "Names in the caller's language (`Accept-Language`, e.g. `de`, `pt-BR`), English otherwise; the answer says which in `Content-Language`. Only what visible channels have; readable without a token (then a shared copy per language, up to 60 seconds old, limited per client address).";
 
-export const listCountries = createRoute({
-  method: 'get',
-  path: '/api/v1/countries',
-  operationId: 'listCountries',
-  tags,
-  summary: 'Countries with stations, for filter screens',
-  description: `Every country that has visible channels, with \`stations_count\`, by name. ${localised}`,
-  ...optionalAccess,
-  responses: {
-    200: jsonResponse(
-      list(
-        z.object({ id: id(41), code: countryCode, name: text(200, 'Deutschland'), stations_count: count(120) }),
-        300,
-      ),
-      'Countries',
-    ),
-    ...errorResponses(401, 403),
-  },
-});
+/** Anonymous copies are kept per language, as `hono/language` picked it (./index.ts). */
+const perLanguage = { maxAge: PUBLIC_MAX_AGE, vary: (c: Context<AppEnv>) => c.get('language') };
 
-export const listLanguages = createRoute({
-  method: 'get',
-  path: '/api/v1/languages',
-  operationId: 'listLanguages',
-  tags,
-  summary: 'Languages stations broadcast in, for filter screens',
-  description: `Every ISO 639-1 language of visible channels, with \`stations_count\`, by name. ${localised}`,
-  ...optionalAccess,
-  responses: {
-    200: jsonResponse(
-      list(
-        z.object({
-          code: z.string().length(2).openapi({ pattern: '^[a-z]{2}$', example: 'de' }),
-          name: text(200, 'German'),
-          native_name: text(200, 'Deutsch').openapi({ description: 'the language’s name in itself' }),
-          stations_count: count(95),
-        }),
-        200,
-      ),
-      'Languages',
-    ),
-    ...errorResponses(401, 403),
-  },
-});
+export const listCountries = createRoute(
+  anonymousRoute(
+    {
+      method: 'get',
+      path: '/api/v1/countries',
+      operationId: 'listCountries',
+      tags,
+      summary: 'Countries with stations, for filter screens',
+      description: `Every country that has visible channels, with \`stations_count\`, by name. ${localised}`,
+      responses: {
+        200: jsonResponse(
+          list(
+            z.object({ id: id(41), code: countryCode, name: text(200, 'Deutschland'), stations_count: count(120) }),
+            300,
+          ),
+          'Countries',
+        ),
+        ...errorResponses(401, 403),
+      },
+    },
+    perLanguage,
+  ),
+);
+
+export const listLanguages = createRoute(
+  anonymousRoute(
+    {
+      method: 'get',
+      path: '/api/v1/languages',
+      operationId: 'listLanguages',
+      tags,
+      summary: 'Languages stations broadcast in, for filter screens',
+      description: `Every ISO 639-1 language of visible channels, with \`stations_count\`, by name. ${localised}`,
+      responses: {
+        200: jsonResponse(
+          list(
+            z.object({
+              code: z.string().length(2).openapi({ pattern: '^[a-z]{2}$', example: 'de' }),
+              name: text(200, 'German'),
+              native_name: text(200, 'Deutsch').openapi({ description: 'the language’s name in itself' }),
+              stations_count: count(95),
+            }),
+            200,
+          ),
+          'Languages',
+        ),
+        ...errorResponses(401, 403),
+      },
+    },
+    perLanguage,
+  ),
+);

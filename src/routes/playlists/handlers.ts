@@ -4,6 +4,7 @@ import { cache, mayReadCached, writesSeen } from '../../cache';
 import { runRead } from '../../db/read';
 import type { AppEnv } from '../../env';
 import { created, ok } from '../../lib/envelope';
+import { forgetPlaylistCopies } from '../../middleware/caching';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
 import { idParam } from '../../lib/validation';
@@ -48,10 +49,11 @@ function markItems(detail: playlists.PlaylistDetail, caller: Caller): playlists.
     : { ...detail, items: detail.items.map((item, i) => ({ ...item, radio_channel: marked[i]! })) };
 }
 
-/** After a playlist changed: its cached copies go (shared and per reader). */
-function forgetPlaylist(id: number) {
+/** After a playlist changed: its cached copies go (shared and per reader, and its exports' anonymous copies). */
+async function forgetPlaylist(c: Context<AppEnv>, id: number) {
   cache.playlists.remove(String(id));
   cache.playlists.removePrefix(`${id}:`);
+  await forgetPlaylistCopies(c, id);
 }
 
 export const listPlaylists: RouteHandler<typeof routes.listPlaylists, AppEnv> = async (c) =>
@@ -103,7 +105,7 @@ export const updatePlaylist: RouteHandler<typeof routes.updatePlaylist, AppEnv> 
     (guards) => playlists.updatePlaylist(c.get('db'), id, c.get('userId'), c.req.valid('json'), isoTimestamp(), guards),
     { playlistId: id },
   );
-  forgetPlaylist(id);
+  await forgetPlaylist(c, id);
   tagVersion(c, playlist);
   return ok(c, playlist, 'Playlist updated successfully.');
 };
@@ -113,7 +115,7 @@ export const deletePlaylist: RouteHandler<typeof routes.deletePlaylist, AppEnv> 
   await guardedWrite(c, (guards) => playlists.deletePlaylist(c.get('db'), id, c.get('userId'), guards), {
     playlistId: id,
   });
-  forgetPlaylist(id);
+  await forgetPlaylist(c, id);
   return ok(c, null, 'Playlist deleted successfully.');
 };
 
@@ -125,7 +127,7 @@ export const addItem: RouteHandler<typeof routes.addItem, AppEnv> = async (c) =>
     (guards) => playlists.addItem(c.get('db'), id, c.get('userId'), radio_channel_id, position, isoTimestamp(), guards),
     { playlistId: id },
   );
-  forgetPlaylist(id);
+  await forgetPlaylist(c, id);
   tagVersion(c, detail);
   return created(
     c,
@@ -142,7 +144,7 @@ export const removeItem: RouteHandler<typeof routes.removeItem, AppEnv> = async 
     (guards) => playlists.removeItem(c.get('db'), id, c.get('userId'), channel_id, isoTimestamp(), guards),
     { playlistId: id },
   );
-  forgetPlaylist(id);
+  await forgetPlaylist(c, id);
   tagVersion(c, detail);
   return ok(c, detail, 'Radio channel removed from the playlist.');
 };
@@ -155,7 +157,7 @@ export const reorderItems: RouteHandler<typeof routes.reorderItems, AppEnv> = as
       playlists.reorderItems(c.get('db'), id, c.get('userId'), c.req.valid('json').items, isoTimestamp(), guards),
     { playlistId: id },
   );
-  forgetPlaylist(id);
+  await forgetPlaylist(c, id);
   tagVersion(c, detail);
   return ok(c, detail, 'Playlist reordered successfully.');
 };

@@ -1,20 +1,36 @@
 import { createRouter, rejectUnknownQuery } from '../../lib/router';
-import { optionalToken } from '../../middleware/auth';
+import { EXPORT_MAX_AGE, anonymousAccess, anonymousRoute, playlistScope } from '../../middleware/caching';
+import type { Context } from 'hono';
+import { every } from 'hono/combine';
+import type { AppEnv } from '../../env';
 import * as handlers from './handlers';
 import * as routes from './routes';
+
+/**
+ * The export is an anonymous route (media players send no token): limited per client
+ * address, and a public playlist's file is served from shared copies for up to
+ * `EXPORT_MAX_AGE` seconds, which follow the playlist's writes (`forgetPlaylistCopies`).
+ */
+const exportPolicy = {
+  maxAge: EXPORT_MAX_AGE,
+  scopes: (c: Context<AppEnv>) => [playlistScope(c.req.param('file')?.split('.')[0] ?? '')],
+};
 
 /**
  * `/api/v1/playlists/*` and the membership summary `/api/v1/radios/{id}/playlists`
  * (contract 5). The `{id}.m3u`/`{id}.pls` export is registered before `{id}`.
  */
 export const playlistsRouter = createRouter();
+const EXPORT_PATH = '/api/v1/playlists/:file{[0-9]+\\.(?:m3u|pls)}';
 playlistsRouter.get(
-  '/api/v1/playlists/:file{[0-9]+\\.(?:m3u|pls)}',
-  optionalToken,
+  EXPORT_PATH,
+  every(...anonymousAccess(exportPolicy)),
   rejectUnknownQuery(new Set()),
   handlers.exportPlaylist,
 );
-for (const route of routes.exportPlaylistDocs) playlistsRouter.openAPIRegistry.registerPath(route);
+for (const route of routes.exportPlaylistDocs) {
+  playlistsRouter.openAPIRegistry.registerPath(anonymousRoute(route, exportPolicy));
+}
 playlistsRouter
   .openapi(routes.listPlaylists, handlers.listPlaylists)
   .openapi(routes.createPlaylist, handlers.createPlaylist)

@@ -1,15 +1,21 @@
 import { createRouter } from '../../lib/router';
+import { PUBLIC_MAX_AGE, anonymousRoute } from '../../middleware/caching';
 import * as handlers from './handlers';
 import * as routes from './routes';
 
 /**
  * Streams that play (contract 11) and logos that always render (contract 3): players'
  * reports, now playing, the placeholder PNGs, and the operators' check. The scheduled
- * checks are in src/scheduled.ts; the status rule in src/streams/health.ts.
+ * checks are in src/scheduled.ts; the status rule in src/streams/health.ts. The
+ * placeholders are anonymous routes (image loaders send no token): limited per client
+ * address and served from shared copies (middleware/caching.ts `anonymousRoute`).
  */
+/** The same PNG for everyone: a token is not read, and every request counts against its address. */
+const logos = { maxAge: PUBLIC_MAX_AGE, ignoresToken: true } as const;
+
 export const streamsRouter = createRouter()
   .openapi(routes.reportStream, handlers.reportStream)
   .openapi(routes.nowPlaying, handlers.nowPlaying)
-  .openapi(routes.radioLogo, handlers.radioLogo)
-  .openapi(routes.genreLogo, handlers.genreLogo)
+  .openapi(anonymousRoute(routes.radioLogo, logos), handlers.radioLogo)
+  .openapi(anonymousRoute(routes.genreLogo, logos), handlers.genreLogo)
   .openapi(routes.checkStreamNow, handlers.checkStreamNow);
