@@ -8,7 +8,7 @@ import {
   STREAM_MAX_READS,
   type ReadCount,
 } from '../../src/streams/fetch-stream';
-import { call } from '../helpers/client';
+import { BASE, call } from '../helpers/client';
 import { seedChannels, station } from '../helpers/catalogue';
 import { PRIVATE_TARGETS, PRIVATE_TITLE } from '../helpers/fake-streams';
 import { registerUser } from '../helpers/users';
@@ -332,6 +332,13 @@ describe('through HTTP', () => {
       ...ids.slice(0, -1).map(() => ({ error: 'address_refused', name: null })),
       { error: 'too_many_redirects', name: null },
     ]);
+  });
+
+  it("a stream on the Worker's own host is never fetched: nulls and address_refused", async () => {
+    const [id] = await seedChannels([channel(`${BASE}/api/v1/genres?own=${unique()}`)]);
+    const user = await registerUser();
+    expect(await nowPlaying(id!, user.token)).toEqual(nothing);
+    expect(await check(id!)).toMatchObject({ ok: false, status_code: null, error: 'address_refused' });
   });
 
   it('stalling streams: now playing answers 200 with nulls, the check fails with timeout, both at the 5 s deadline', async () => {

@@ -14,6 +14,9 @@ import { placeholderPng } from '../../streams/placeholder';
 import { checkUpdate, recordReport, streamOf } from '../../streams/service';
 import type * as routes from './routes';
 
+/** The Worker's own host: a stream fetch never goes there (streams/fetch-stream.ts). */
+const ownHosts = (c: Context<AppEnv>) => [new URL(c.req.url).hostname];
+
 export const reportStream: RouteHandler<typeof routes.reportStream, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   const db = c.get('db');
@@ -30,7 +33,9 @@ export const nowPlaying: RouteHandler<typeof routes.nowPlaying, AppEnv> = async 
   const target = await streamOf(db, id);
   if (!target) throw notFound('Radio channel');
   // One object per channel: one fetch per channel and 15-second window (durable-objects/now-playing.ts).
-  const answer = await c.env.NOW_PLAYING.get(c.env.NOW_PLAYING.idFromName(String(id))).current(target.streamUrl);
+  const answer = await c.env.NOW_PLAYING.get(c.env.NOW_PLAYING.idFromName(String(id))).current(target.streamUrl, {
+    ownHosts: ownHosts(c),
+  });
   c.header('Cache-Control', 'private, max-age=15');
   return ok(c, answer, 'Now playing.');
 };
@@ -80,7 +85,7 @@ export const checkStreamNow: RouteHandler<typeof routes.checkStreamNow, AppEnv> 
   const db = c.get('db');
   const target = await streamOf(db, id, { visibleOnly: false });
   if (!target) throw notFound('Radio channel');
-  const result = await checkStream(target.streamUrl);
+  const result = await checkStream(target.streamUrl, { ownHosts: ownHosts(c) });
   const { query, status } = checkUpdate(db, target, result);
   await query;
   if (status !== target.status) forgetCatalogueAnswers();

@@ -100,7 +100,8 @@ const CheckSchema = z
     content_type: text(200, 'audio/mpeg').nullable(),
     bitrate: smallInt(1, 100_000, 128).nullable(),
     error: text(100, 'timeout').nullable().openapi({
-      description: 'dns, tls, timeout, connection, http_<status> or not_audio; null when it passed',
+      description:
+        'dns, tls, timeout, connection, address_refused (not a public address, at any hop), too_many_redirects (more than 3), read_limit (no audio within 64 KiB in 256 reads), http_<status> or not_audio; null when it passed',
     }),
     checked_at: timestamp,
     status: z.enum(['online', 'offline', 'unknown']),
