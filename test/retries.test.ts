@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { call } from './helpers/client';
+import { BASE, call, fetchWorker } from './helpers/client';
 import { seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
 
@@ -244,8 +244,8 @@ describe('If-Match on playlists', () => {
   it('every item write takes If-Match and raises the version; * and no header proceed', async () => {
     const user = await registerUser();
     const [a, b] = await channels(2);
-    const { id } = await playlistOf(user.token);
-    const stale = { 'If-Match': '"v1-old"' };
+    const { id, etag } = await playlistOf(user.token);
+    const stale = { 'If-Match': etag };
     const add = (headers: Record<string, string>, channel: number) =>
       call('POST', `/api/v1/playlists/${id}/items`, {
         token: user.token,
@@ -253,7 +253,7 @@ describe('If-Match on playlists', () => {
         json: { radio_channel_id: channel },
       });
 
-    const added = await add({ 'If-Match': '"v1"' }, a!);
+    const added = await add({ 'If-Match': etag }, a!);
     expect([added.status, added.body.data.version]).toEqual([201, 2]);
     expect((await add(stale, b!)).status).toBe(412);
     expect((await add({ 'If-Match': '*' }, b!)).body.data.version).toBe(3);
@@ -278,6 +278,56 @@ describe('If-Match on playlists', () => {
       json: { items: [{ radio_channel_id: b, position: 0 }] },
     });
     expect(moved.body.data.version).toBe(4);
+  });
+
+  it("compares strongly and whole: a weak tag, a bare version or another playlist's tag never match", async () => {
+    const user = await registerUser();
+    const mine = await playlistOf(user.token);
+    const other = await playlistOf(user.token);
+    // Both at version 1: only the playlist's own tag names it.
+    expect(mine.etag).toBe(`"v1-p${mine.id}"`);
+    expect(other.etag).toBe(`"v1-p${other.id}"`);
+    const rename = (ifMatch: string) =>
+      call('PUT', `/api/v1/playlists/${mine.id}`, { token: user.token, headers: { 'If-Match': ifMatch }, json: {} });
+    const refused = [
+      `W/${mine.etag}`,
+      other.etag,
+      '"v1"',
+      '"1"',
+      `"v1-p${mine.id}-extra"`,
+      mine.etag.slice(1, -1),
+      `${mine.etag} garbage`,
+      `W/${mine.etag}, ${other.etag}`,
+      '',
+      '"*"',
+    ];
+    for (const ifMatch of refused) {
+      const res = await rename(ifMatch);
+      expect([ifMatch, res.status, res.body.data]).toEqual([ifMatch, 412, { version: 1 }]);
+    }
+    // A list that holds the current tag matches; so does `*`.
+    const listed = await rename(`${other.etag}, W/"x", ${mine.etag}`);
+    expect([listed.status, listed.body.data.version]).toEqual([200, 2]);
+    expect((await rename('*')).body.data.version).toBe(3);
+  });
+
+  it("a write's answer and a read's carry the same ETag for the same state", async () => {
+    const user = await registerUser();
+    const [channel] = await channels(1);
+    const { id } = await playlistOf(user.token);
+    const added = await call('POST', `/api/v1/playlists/${id}/items`, {
+      token: user.token,
+      json: { radio_channel_id: channel },
+    });
+    const read = await call('GET', `/api/v1/playlists/${id}`, { token: user.token });
+    expect(added.headers.get('ETag')).toBe(`"v2-p${id}"`);
+    expect(read.headers.get('ETag')).toBe(added.headers.get('ETag'));
+    const unchanged = await fetchWorker(
+      new Request(`${BASE}/api/v1/playlists/${id}`, {
+        headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': read.headers.get('ETag')! },
+      }),
+    );
+    expect(unchanged.status).toBe(304);
   });
 
   it('two devices writing from the same version at once: exactly one wins, the other gets 412', async () => {

@@ -6,16 +6,7 @@ import type { AppEnv } from '../env';
 import { USER_ROW_BOUNDS, userRowBoundTable } from '../db/row-bounds';
 import { ApiError, notFound, validationFailed } from '../lib/errors';
 import { claimStatements } from '../middleware/idempotency';
-
-/**
- * The versions an `If-Match` header accepts: the `ETag`s of playlist answers are
- * `"v<version>-<hash>"` (a bare `"<version>"` is taken too); `*` is any version, so no
- * condition (null). Tags of another shape match no version.
- */
-export function acceptedVersions(header: string | undefined): number[] | null {
-  if (header === undefined || header.trim() === '*') return null;
-  return [...header.matchAll(/(?:W\/)?"v?(\d{1,15})(?:-[^"]*)?"/g)].map((match) => Number(match[1]));
-}
+import { acceptedVersions } from '../playlists/entity-tags';
 
 /** 412 with the playlist's current version (contract 1 and 10); 404 when it is gone. */
 async function preconditionFailed(c: Context<AppEnv>, playlistId: number): Promise<never> {
@@ -42,7 +33,8 @@ export async function guardedWrite<T>(
   target: { playlistId?: number } = {},
 ): Promise<T> {
   const guards = claimStatements(c);
-  const versions = target.playlistId === undefined ? null : acceptedVersions(c.req.header('if-match'));
+  const versions =
+    target.playlistId === undefined ? null : acceptedVersions(c.req.header('if-match'), target.playlistId);
   if (target.playlistId !== undefined && versions !== null) {
     const db = c.get('db');
     // Fails the batch unless the playlist is at one of the accepted versions (none: always fails).

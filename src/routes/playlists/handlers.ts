@@ -8,6 +8,7 @@ import { forgetPlaylistCopies } from '../../middleware/caching';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
 import { idParam } from '../../lib/validation';
+import { playlistTag } from '../../playlists/entity-tags';
 import { EXPORT_FORMATS, exportFormat, toM3u, toPls } from '../../playlists/export';
 import * as playlists from '../../playlists/playlists';
 import { readingFor, withAccountCheck, withMarks, type Caller } from '../../services/caller';
@@ -63,8 +64,12 @@ export const listPlaylists: RouteHandler<typeof routes.listPlaylists, AppEnv> = 
     'Playlists retrieved successfully.',
   );
 
-/** The `ETag` of a playlist answer carries its version, for `If-Match` (middleware/caching.ts adds the hash). */
-const tagVersion = (c: Context<AppEnv>, playlist: { version: number }) => c.set('etagPrefix', `v${playlist.version}-`);
+/**
+ * The `ETag` of a playlist answer: the playlist's own tag (playlists/entity-tags.ts), the
+ * same on a write's answer and a read's for the same version, for `If-Match`.
+ */
+const tagVersion = (c: Context<AppEnv>, playlist: { id: number; version: number }) =>
+  c.header('ETag', playlistTag(playlist));
 
 export const showPlaylist: RouteHandler<typeof routes.showPlaylist, AppEnv> = async (c) => {
   const detail = playlists.mustRead(await readPlaylist(c, c.req.valid('param').id));

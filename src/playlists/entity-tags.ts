@@ -1,0 +1,47 @@
+/**
+ * The entity tag of a playlist (contract 10): derived from the playlist's id and its
+ * `version`, so every answer that shows the playlist in one state, a write's and a
+ * read's alike, carries the same tag, and a client can send it back in `If-Match`.
+ * Ids are never reused (AUTOINCREMENT), so a tag names one state of one playlist.
+ */
+export const playlistTag = (playlist: { id: number; version: number }) => `"v${playlist.version}-p${playlist.id}"`;
+
+/** One entity tag of a list (RFC 9110 8.8.3: an optional `W/`, then quoted characters without `"`), and the comma after it. */
+const LIST_MEMBER = /[ \t]*(W\/)?("[\x21\x23-\x7e\x80-\xff]*")[ \t]*(?:,|$)/y;
+
+/**
+ * The strong entity tags of an `If-Match` value, or null for `*` (any current
+ * representation). Weak tags are left out: `If-Match` uses the strong comparison of
+ * RFC 9110, and a weak tag never matches. A value that is not a list of entity tags
+ * gives no tag at all (the condition then fails, as for a stale tag).
+ */
+export function strongTags(header: string): string[] | null {
+  if (header.trim() === '*') return null;
+  const tags: string[] = [];
+  LIST_MEMBER.lastIndex = 0;
+  while (LIST_MEMBER.lastIndex < header.length) {
+    const start = LIST_MEMBER.lastIndex;
+    const member = LIST_MEMBER.exec(header);
+    if (!member || LIST_MEMBER.lastIndex === start) return [];
+    if (member[1] === undefined) tags.push(member[2]!);
+  }
+  return tags;
+}
+
+/**
+ * The versions of playlist `playlistId` that an `If-Match` header accepts: those whose
+ * whole tag (`playlistTag`) is in its list, compared strongly, so a weak tag, a bare
+ * version and the tag of another playlist at the same version accept none. Null when
+ * there is no condition (no header, or `*`).
+ */
+export function acceptedVersions(header: string | undefined, playlistId: number): number[] | null {
+  if (header === undefined) return null;
+  const tags = strongTags(header);
+  if (tags === null) return null;
+  const versions: number[] = [];
+  for (const tag of tags) {
+    const match = /^"v(\d{1,15})-p(\d{1,16})"$/.exec(tag);
+    if (match && Number(match[2]) === playlistId) versions.push(Number(match[1]));
+  }
+  return versions;
+}
