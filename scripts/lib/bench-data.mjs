@@ -67,6 +67,7 @@ export const workerOptions = ({ scriptPath, config, storage, adminToken, binding
     RATE_LIMIT_WRITES_PER_MINUTE: '100000000',
     RATE_LIMIT_SEARCHES_PER_MINUTE: '100000000',
     RATE_LIMIT_READS_PER_MINUTE: '100000000',
+    RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
     ...bindings,
   },
 });

@@ -64,7 +64,7 @@ export const exportPlaylistDocs = (['m3u', 'pls'] as const).map((format) => ({
   tags,
   summary: format === 'm3u' ? 'The playlist as extended M3U, for players' : 'The playlist as PLS, for players',
   description:
-    'Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s.',
+    'Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, answered from a shared copy at most 30 s old and limited per client address (300 a minute).',
   security: [{}, { bearerAuth: [] }] as Record<string, string[]>[],
   request: { params: playlistParams },
   responses: {
@@ -85,7 +85,7 @@ export const exportPlaylistDocs = (['m3u', 'pls'] as const).map((format) => ({
         },
       },
     },
-    // Not rate-limited: media players fetch it without a token, and it is small and cached.
+    // The 429 and the RateLimit headers of the anonymous limit come with anonymousRoute (middleware/caching.ts).
     ...errorResponses(401, 403, 404, 422),
   },
 }));
