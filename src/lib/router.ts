@@ -131,7 +131,8 @@ export function exactPathMethods(options: {
   return async (c, next) => {
     table ??= pathTable(options.app.routes);
     const routed = routePath(c, -1);
-    if (table.methods.has(routed) && !table.shadowable.has(routed)) return next();
+    // The last route matched may be middleware on the path (`use`), not a handler of this method.
+    if (table.methods.get(routed)?.has(c.req.method) && !table.shadowable.has(routed)) return next();
     const [matches] = table.trie.match('ALL', c.req.path);
     let own: string | undefined;
     for (const [template] of matches) if (own === undefined || moreSpecific(template, own)) own = template;
