@@ -36,6 +36,9 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/scripts/**'],
           setupFiles: ['./test/apply-migrations.ts'],
+          // Generous, so that no outcome depends on the machine's speed (two suites at once on 2 cores):
+          // a test that hangs still fails, one that is slow on a busy machine does not.
+          testTimeout: 60_000,
         },
       },
       {

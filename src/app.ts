@@ -8,7 +8,7 @@ import { checkBody } from './middleware/body';
 import { timing } from 'hono/timing';
 import { conditionalGet, keepPublicCopy, tagJsonAnswers } from './middleware/caching';
 import { corsHeaders, securityHeaders } from './middleware/headers';
-import { assignRequestId, logLine, requestContext } from './middleware/observability';
+import { assignRequestId, checkBookmark, logLine, requestContext } from './middleware/observability';
 import { adminRouter } from './routes/admin';
 import { authRouter } from './routes/auth';
 import { favoritesRouter } from './routes/favorites';
@@ -93,6 +93,7 @@ export function createApp() {
     requestContext,
     corsHeaders,
     securityHeaders,
+    checkBookmark,
     exactPathMethods({ app, onMethodNotAllowed: answerMethodNotAllowed }),
     conditionalGet,
     tagJsonAnswers,

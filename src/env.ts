@@ -77,8 +77,6 @@ export interface Variables extends TimingVariables, LanguageVariables {
   idempotency?: IdempotencyClaim;
   /** Reads a resource through the app as the caller, for a replay too large to keep (app.ts). */
   readAgain?: ReadAgain;
-  /** Put before the body's hash in the answer's `ETag` (a playlist's `v<version>-`, middleware/caching.ts). */
-  etagPrefix?: string;
   /** When the read of a public answer began, here or before the Cache API stored it (middleware/caching.ts). */
   publicReadAt?: number;
   /** The key of this anonymous request's shared copy, and how long it may be served (middleware/caching.ts). */

@@ -25,6 +25,8 @@ describe('the error envelope', () => {
     const admin = await call('GET', '/api/v1/admin/users/5');
     expect(admin.status).toBe(405);
     expect(admin.headers.get('Allow')).toBe('PATCH, OPTIONS');
+    // No cache may keep a 405: it is answered before the routes that mark theirs no-store.
+    expect([res.headers.get('Cache-Control'), admin.headers.get('Cache-Control')]).toEqual(['no-store', 'no-store']);
   });
 
   it('405 with the Allow of the exact path, where a template with a parameter matches it too', async () => {
@@ -404,8 +406,8 @@ describe('caching', () => {
 describe('D1 sessions', () => {
   it('answers an X-D1-Bookmark that a client can send back for read-your-writes', async () => {
     const user = await registerUser();
-    const write = await call('PATCH', '/api/v1/auth/profile', { token: user.token, json: { name: 'Bookmarked' } });
-    const bookmark = write.headers.get('X-D1-Bookmark');
+    const patched = await call('PATCH', '/api/v1/auth/profile', { token: user.token, json: { name: 'Bookmarked' } });
+    const bookmark = patched.headers.get('X-D1-Bookmark');
     expect(bookmark).toMatch(/^[0-9a-f]{8}(-[0-9a-f]{8,})+$/);
     const read = await call('GET', '/api/v1/auth/me', { token: user.token, headers: { 'X-D1-Bookmark': bookmark! } });
     expect(read.body.data.name).toBe('Bookmarked');
@@ -417,5 +419,17 @@ describe('D1 sessions', () => {
     });
     expect([malformed.status, Object.keys(malformed.body.data.errors)]).toEqual([422, ['X-D1-Bookmark']]);
     expect(JSON.stringify(malformed.body)).not.toContain('nonsense');
+    // On every route, also those that never read the caches (a login, a write).
+    const login = await call('POST', '/api/v1/auth/login', {
+      json: { email: user.email, password: user.password },
+      headers: { 'X-D1-Bookmark': 'nonsense' },
+    });
+    expect([login.status, Object.keys(login.body.data.errors)]).toEqual([422, ['X-D1-Bookmark']]);
+    const write = await call('POST', '/api/v1/playlists', {
+      token: user.token,
+      json: { name: 'Never written' },
+      headers: { 'X-D1-Bookmark': '00000001-00000002-00004e2f' },
+    });
+    expect(write.status).toBe(422);
   });
 });

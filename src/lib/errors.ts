@@ -58,8 +58,17 @@ export const forbidden = (message = 'This action is not allowed.') => new ApiErr
 /** `kind` names the resource: `notFound('Playlist')` → "Playlist not found." */
 export const notFound = (kind: string) => new ApiError(404, `${kind} not found.`);
 export const routeNotFound = () => new ApiError(404, 'Not found.');
+/**
+ * 405 with the path's `Allow`. `no-store`: HTTP lets a shared cache keep a 405, and it is
+ * answered before the routes that would mark their answers `no-store` (auth, admin).
+ */
 export const methodNotAllowed = (allow: string[]) =>
-  new ApiError(405, 'The method is not allowed for this route.', {}, { Allow: allow.join(', ') });
+  new ApiError(
+    405,
+    'The method is not allowed for this route.',
+    {},
+    { Allow: allow.join(', '), 'Cache-Control': 'no-store' },
+  );
 export const conflict = (message: string) => new ApiError(409, message);
 export const payloadTooLarge = (limitBytes: number) =>
   new ApiError(

@@ -24,28 +24,25 @@ export async function bodyTag(body: ArrayBuffer | string): Promise<string> {
 /**
  * The entity tag of a JSON answer, from its text as lib/envelope.ts serialised it (a
  * shared answer's tag is computed once and reused), so Hono's `etag()` (outer) needs no
- * copy of the body to hash: it answers `If-None-Match` with 304. A handler that set
- * `etagPrefix` (a playlist: `v<version>-`) gets it in front of the hash, on its writes'
- * answers too, for `If-Match`. Answers to GETs are `Cache-Control: private, no-cache`
- * unless a route chose otherwise: clients may keep them and revalidate, shared caches
- * may not.
+ * copy of the body to hash: it answers `If-None-Match` with 304. A route that sets its
+ * own `ETag` keeps it (a playlist's names its version: playlists/entity-tags.ts). Answers
+ * to GETs are `Cache-Control: private, no-cache` unless a route chose otherwise: clients
+ * may keep them and revalidate, shared caches may not.
  */
 export const tagJsonAnswers = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   await tagAnswer(c);
 });
 
-/** What `tagJsonAnswers` does, for an answer that must carry its tag sooner (a stored idempotent answer). */
-export async function tagAnswer(c: Context<AppEnv>): Promise<void> {
-  const prefix = c.get('etagPrefix');
-  const read = c.req.method === 'GET';
-  if (read ? c.res.status !== 200 : prefix === undefined || c.res.status >= 300) return;
+/** What `tagJsonAnswers` does to a 200 of a GET. */
+async function tagAnswer(c: Context<AppEnv>): Promise<void> {
+  if (c.req.method !== 'GET' || c.res.status !== 200) return;
   const headers = responseHeaders(c);
-  if (read && !headers.has('Cache-Control')) headers.set('Cache-Control', 'private, no-cache');
+  if (!headers.has('Cache-Control')) headers.set('Cache-Control', 'private, no-cache');
   const body = c.get('body');
   if (body && !headers.has('ETag')) {
     body.tag ??= await bodyTag(body.text);
-    headers.set('ETag', prefix === undefined ? body.tag : `"${prefix}${body.tag.slice(1)}`);
+    headers.set('ETag', body.tag);
   }
 }
 

@@ -8,7 +8,6 @@ import type { AppEnv } from '../env';
 import { sha256Hex } from '../lib/crypto';
 import { ApiError, fieldInvalid } from '../lib/errors';
 import { parseIdempotencyKey } from '../lib/idempotency-key';
-import { tagAnswer } from './caching';
 import { responseHeaders } from './observability';
 
 /** How long a key holds its answer (contract 10). */
@@ -112,8 +111,7 @@ async function answerKnown(
     // the one of what is shown.
     const current = await readAgain(kept.readAgain.path);
     if (current.status !== 200) throw lostAnswer();
-    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the app's own JSON envelope
-    const envelope = (await current.json()) as Record<string, unknown>;
+    const envelope = await current.json<Record<string, unknown>>();
     body = JSON.stringify({ ...envelope, message: kept.readAgain.message });
     const etag = current.headers.get('etag');
     if (etag) headers.set('etag', etag);
@@ -172,7 +170,6 @@ export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   // Server errors are not kept: the claim, if the write made one, stays open (see RUNNING_MS).
   if (c.res.status >= 500) return;
-  await tagAnswer(c);
   const headers = responseHeaders(c);
   const replayed = REPLAYED_HEADERS.flatMap((name): [string, string][] => {
     const value = headers.get(name);

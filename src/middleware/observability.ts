@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { requestId } from 'hono/request-id';
 import { setMetric } from 'hono/timing';
-import { createDb, instrumentD1, newDbStats, type DbStats } from '../db/client';
+import { createDb, d1Bookmark, instrumentD1, isD1Bookmark, newDbStats, type DbStats } from '../db/client';
 import type { AppEnv, Bindings } from '../env';
 import { constantTimeEqual } from '../lib/crypto';
 import { Deadline, dependencyTimeoutMs } from '../lib/dependencies';
@@ -29,8 +29,6 @@ export function isDebugRequest(request: Request, env: Bindings): boolean {
   return presented !== null && expected.length >= 16 && constantTimeEqual(presented, expected);
 }
 
-const BOOKMARK = /^[0-9a-f]{8}(-[0-9a-f]{8,})+$/i;
-
 /**
  * A D1 session per request, so that reads may be served by read replicas. Without a
  * bookmark the session starts at any replica ('first-unconstrained'); with the
@@ -39,8 +37,19 @@ const BOOKMARK = /^[0-9a-f]{8}(-[0-9a-f]{8,})+$/i;
  * primary, and within one request D1 keeps every read after its writes.
  */
 export function openSession(db: D1Database, bookmark: string | undefined): D1DatabaseSession {
-  return db.withSession(bookmark && BOOKMARK.test(bookmark) ? bookmark : 'first-unconstrained');
+  return db.withSession(bookmark !== undefined && isD1Bookmark(bookmark) ? bookmark : 'first-unconstrained');
 }
+
+/**
+ * A malformed `X-D1-Bookmark` is a 422 on every route, before the route runs (db/client.ts
+ * `d1Bookmark`), not only where the read caches would look at it. Mounted after
+ * `requestContext` and the CORS and security headers, so the 422 carries them, its
+ * request id and its log line.
+ */
+export const checkBookmark = createMiddleware<AppEnv>(async (c, next) => {
+  d1Bookmark(c.req.header('x-d1-bookmark'));
+  await next();
+});
 
 /** One structured line per request, or per failure, as `LOG_LEVEL` allows. */
 export function logLine(level: string, entry: Record<string, unknown>): void {

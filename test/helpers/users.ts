@@ -19,18 +19,15 @@ export interface TestUser {
   token: string;
 }
 
-/** Registers a user through the API and returns its token. */
+/**
+ * A user and its token, made without a password hash of its own (see `quickUser`): most
+ * tests need an account, not scrypt. Registration itself is tested through the API in
+ * test/auth.test.ts and test/security/limits.test.ts.
+ */
 export async function registerUser(
   overrides: { name?: string; email?: string; password?: string } = {},
 ): Promise<TestUser> {
-  const email = overrides.email ?? uniqueEmail();
-  const password = overrides.password ?? 'correct horse battery';
-  const response = await call('POST', '/api/v1/auth/register', {
-    json: { name: overrides.name ?? 'Test User', email, password, password_confirmation: password },
-    headers: { 'CF-Connecting-IP': randomIp() },
-  });
-  if (response.status !== 201) throw new Error(`register failed: ${JSON.stringify(response.body)}`);
-  return { id: response.body.data.user.id, email, password, token: response.body.data.token };
+  return quickUser(overrides.password, overrides);
 }
 
 export async function login(email: string, password: string) {
@@ -52,17 +49,19 @@ let knownHash: Promise<string> | undefined;
  * writes, without a scrypt per user (one hash per file), for suites that need many
  * users. Registration itself is tested through the API in auth.test.ts.
  */
-export async function quickUser(password = 'correct horse battery'): Promise<TestUser> {
+export async function quickUser(
+  password = 'correct horse battery',
+  { name = 'Quick User', email = uniqueEmail('quick') }: { name?: string; email?: string } = {},
+): Promise<TestUser> {
   const { hashPassword } = await import('../../src/services/passwords');
   const { issueToken } = await import('../../src/services/tokens');
   knownHash ??= hashPassword('correct horse battery');
   const hash = password === 'correct horse battery' ? await knownHash : await hashPassword(password);
-  const email = uniqueEmail('quick');
   const now = new Date().toISOString().replace(/Z$/, '000Z');
   const row = await env.DB.prepare(
-    "INSERT INTO users (name, email, password_hash, status, created_at, updated_at) VALUES ('Quick User', ?1, ?2, 'active', ?3, ?3) RETURNING id",
+    "INSERT INTO users (name, email, password_hash, status, created_at, updated_at) VALUES (?4, ?1, ?2, 'active', ?3, ?3) RETURNING id",
   )
-    .bind(email, hash, now)
+    .bind(email.trim().toLowerCase(), hash, now, name)
     .first<{ id: number }>();
   const { token } = await issueToken(env.TOKENS, { id: row!.id, credentialGeneration: 0 }, Number(env.TOKEN_TTL_DAYS));
   return { id: row!.id, email, password, token };

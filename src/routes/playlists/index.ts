@@ -29,7 +29,9 @@ playlistsRouter.get(
   handlers.exportPlaylist,
 );
 for (const route of routes.exportPlaylistDocs) {
-  playlistsRouter.openAPIRegistry.registerPath(anonymousRoute(route, exportPolicy));
+  // The document takes the route's description only; its middleware is mounted above.
+  const { middleware: _mounted, ...documented } = anonymousRoute(route, exportPolicy);
+  playlistsRouter.openAPIRegistry.registerPath(documented);
 }
 playlistsRouter
   .openapi(routes.listPlaylists, handlers.listPlaylists)

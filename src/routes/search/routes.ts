@@ -65,7 +65,8 @@ export const trending = createRoute({
   operationId: 'listTrendingSearches',
   tags,
   summary: 'The most searched terms of the last 24 hours',
-  description: 'The 10 terms most searched (each user counted once per term and hour, each network at most 10 times) that found something.',
+  description:
+    'The 10 terms most searched (each user counted once per term and hour, each network at most 10 times) that found something.',
   ...readAccess,
   responses: { 200: jsonResponse(list(text(100, 'jazz'), 10), 'Trending terms'), ...errorResponses(401, 403, 429) },
 });
