@@ -109,6 +109,10 @@ export function createApp() {
         const value = c.req.header(name);
         if (value !== undefined) headers.set(name, value);
       }
+      // At least as recent as the key this request found (stored after the write it
+      // guards), and past the read caches: the read shows the write, on any replica.
+      const bookmark = c.get('sessionBookmark')?.();
+      if (bookmark) headers.set('X-D1-Bookmark', bookmark);
       return Promise.resolve(app.request(new URL(path, c.req.url).href, { headers }, c.env, c.executionCtx));
     });
     await next();

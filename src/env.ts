@@ -75,6 +75,8 @@ export interface Variables extends TimingVariables, LanguageVariables {
   body?: SerialisedBody;
   /** This request's new `Idempotency-Key`, for its write batch to claim (middleware/idempotency.ts). */
   idempotency?: IdempotencyClaim;
+  /** Where the request's D1 session is (a bookmark), once it asked D1 something; else null. */
+  sessionBookmark?: () => string | null;
   /** Reads a resource through the app as the caller, for a replay too large to keep (app.ts). */
   readAgain?: ReadAgain;
   /** When the read of a public answer began, here or before the Cache API stored it (middleware/caching.ts). */

@@ -55,15 +55,21 @@ describe('tokens', () => {
 
   it('a password change revokes tokens of older generations, except the kept one, whatever their clocks', () => {
     const record = { id: 'a', userId: 1, generation: 0, secretHash: '', createdAt: 100, expiresAt: 1_000 };
-    expect(isRevokedByUser(record, { credentialGeneration: 0, tokenKeptId: null })).toBe(false);
-    expect(isRevokedByUser(record, { credentialGeneration: 1, tokenKeptId: 'b' })).toBe(true);
-    expect(isRevokedByUser(record, { credentialGeneration: 1, tokenKeptId: 'a' })).toBe(false);
+    const row = (credentialGeneration: number, tokenKeptId: string | null, tokensRevokedBefore = 0) => ({
+      credentialGeneration,
+      tokenKeptId,
+      tokensRevokedBefore,
+    });
+    expect(isRevokedByUser(record, row(0, null))).toBe(false);
+    expect(isRevokedByUser(record, row(1, 'b'))).toBe(true);
+    expect(isRevokedByUser(record, row(1, 'a'))).toBe(false);
     // Minted after the change by a login that checked the old password: revoked all the same.
-    expect(isRevokedByUser({ ...record, createdAt: 10_000 }, { credentialGeneration: 1, tokenKeptId: 'b' })).toBe(true);
-    expect(isRevokedByUser({ ...record, generation: 1 }, { credentialGeneration: 1, tokenKeptId: 'b' })).toBe(false);
-    // Records from before generations existed count as generation 0.
+    expect(isRevokedByUser({ ...record, createdAt: 10_000 }, row(1, 'b', 5_000))).toBe(true);
+    expect(isRevokedByUser({ ...record, generation: 1 }, row(1, 'b'))).toBe(false);
+    // Records from before generations existed keep the clock rule they were minted under.
     const { generation: _, ...old } = record;
-    expect(isRevokedByUser(old, { credentialGeneration: 1, tokenKeptId: null })).toBe(true);
-    expect(isRevokedByUser(old, { credentialGeneration: 0, tokenKeptId: null })).toBe(false);
+    expect(isRevokedByUser(old, row(1, null, 100))).toBe(true);
+    expect(isRevokedByUser(old, row(1, null, 99))).toBe(false);
+    expect(isRevokedByUser(old, row(1, 'a', 100))).toBe(false);
   });
 });

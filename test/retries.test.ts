@@ -300,6 +300,9 @@ describe('If-Match on playlists', () => {
       `W/${mine.etag}, ${other.etag}`,
       '',
       '"*"',
+      // The same numbers spelled otherwise are other characters: not the tag.
+      `"v01-p${mine.id}"`,
+      `"v1-p0${mine.id}"`,
     ];
     for (const ifMatch of refused) {
       const res = await rename(ifMatch);

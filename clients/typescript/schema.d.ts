@@ -152,7 +152,7 @@ export interface paths {
     put?: never;
     /**
      * Report whether the stream played
-     * @description For players: whether the channel's stream started (`ok`), with an optional error of up to 200 characters. One report per user, channel and hour counts; when most of at least 5 users' reports in the last hour failed, the channel shows as offline until a check passes. Answers 202 at once.
+     * @description For players: whether the channel's stream started (`ok`), with an optional error of up to 200 characters. One report per user, channel and hour counts (at most 60 per user and hour). Reports never change the status themselves: when most of the last hour's reports failed, from at least 5 users on at least 3 networks, the stream is checked within a minute and the check decides. Answers 202 at once.
      */
     post: operations['reportRadioStream'];
     delete?: never;
@@ -392,7 +392,7 @@ export interface paths {
     put?: never;
     /**
      * Record a play
-     * @description Counts a play of the channel for its counts, charts and the user's history. A repeat by the same user within 60 seconds is acknowledged and not counted, so a retry is always safe (an `Idempotency-Key` is accepted and not needed).
+     * @description Counts a play of the channel for its counts, charts and the user's history. A repeat by the same user within 60 seconds is acknowledged and not counted, so a retry is always safe (an `Idempotency-Key` is accepted and not needed). One network (IPv4 /24, IPv6 /48) adds at most 10 plays of a channel per hour to its counts and charts.
      */
     post: operations['playRadio'];
     delete?: never;
@@ -594,7 +594,7 @@ export interface paths {
     };
     /**
      * The playlist as extended M3U, for players
-     * @description Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s.
+     * @description Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, answered from a shared copy at most 30 s old and limited per client address (300 a minute).
      */
     get: operations['exportPlaylistM3u'];
     put?: never;
@@ -614,7 +614,7 @@ export interface paths {
     };
     /**
      * The playlist as PLS, for players
-     * @description Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s.
+     * @description Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, answered from a shared copy at most 30 s old and limited per client address (300 a minute).
      */
     get: operations['exportPlaylistPls'];
     put?: never;
@@ -766,7 +766,7 @@ export interface paths {
     };
     /**
      * Active genres by name
-     * @description Readable without a token (then served from the edge cache for up to 60 seconds); a token, when sent, must be valid.
+     * @description Readable without a token: then served from a shared copy up to 60 seconds old and limited per client address. A token, when sent, must be valid.
      */
     get: operations['listGenres'];
     put?: never;
@@ -786,7 +786,7 @@ export interface paths {
     };
     /**
      * A genre with its most played channels
-     * @description Up to `limit` (1 to 100, default 50) of its most played channels. Readable without a token; an inactive genre is 404.
+     * @description Up to `limit` (1 to 100, default 50) of its most played channels. Readable without a token (a shared copy per `limit`, up to 60 seconds old; limited per client address); an inactive genre is 404.
      */
     get: operations['getGenre'];
     put?: never;
@@ -806,7 +806,7 @@ export interface paths {
     };
     /**
      * Countries with stations, for filter screens
-     * @description Every country that has visible channels, with `stations_count`, by name. Names in the caller's language (`Accept-Language`, e.g. `de`, `pt-BR`), English otherwise; the answer says which in `Content-Language`. Only what visible channels have; readable without a token.
+     * @description Every country that has visible channels, with `stations_count`, by name. Names in the caller's language (`Accept-Language`, e.g. `de`, `pt-BR`), English otherwise; the answer says which in `Content-Language`. Only what visible channels have; readable without a token (then a shared copy per language, up to 60 seconds old, limited per client address).
      */
     get: operations['listCountries'];
     put?: never;
@@ -826,7 +826,7 @@ export interface paths {
     };
     /**
      * Languages stations broadcast in, for filter screens
-     * @description Every ISO 639-1 language of visible channels, with `stations_count`, by name. Names in the caller's language (`Accept-Language`, e.g. `de`, `pt-BR`), English otherwise; the answer says which in `Content-Language`. Only what visible channels have; readable without a token.
+     * @description Every ISO 639-1 language of visible channels, with `stations_count`, by name. Names in the caller's language (`Accept-Language`, e.g. `de`, `pt-BR`), English otherwise; the answer says which in `Content-Language`. Only what visible channels have; readable without a token (then a shared copy per language, up to 60 seconds old, limited per client address).
      */
     get: operations['listLanguages'];
     put?: never;
@@ -886,7 +886,7 @@ export interface paths {
     };
     /**
      * The most searched terms of the last 24 hours
-     * @description The 10 terms most searched (each user counted once per term and hour) that found something.
+     * @description The 10 terms most searched (each user counted once per term and hour, each network at most 10 times) that found something.
      */
     get: operations['listTrendingSearches'];
     put?: never;
@@ -1238,7 +1238,7 @@ export interface components {
        */
       bitrate: number | null;
       /**
-       * @description dns, tls, timeout, connection, http_<status> or not_audio; null when it passed
+       * @description dns, tls, timeout, connection, address_refused (not a public address, at any hop), too_many_redirects (more than 3), read_limit (no audio within 64 KiB in 256 reads), http_<status> or not_audio; null when it passed
        * @example timeout
        */
       error: string | null;
@@ -1650,7 +1650,7 @@ export interface components {
       /** Format: uri */
       stream_url: string;
       /** Format: uri */
-      logo?: string;
+      logo?: string | null;
       /**
        * Format: int64
        * @example 41
@@ -1685,13 +1685,13 @@ export interface components {
       } | null;
       social_links?: {
         /** Format: uri */
-        website?: string;
+        website?: string | null;
         /** Format: uri */
-        facebook?: string;
+        facebook?: string | null;
         /** Format: uri */
-        twitter?: string;
+        twitter?: string | null;
         /** Format: uri */
-        instagram?: string;
+        instagram?: string | null;
       };
       genre_ids?: number[];
     };
@@ -1703,7 +1703,7 @@ export interface components {
       /** Format: uri */
       stream_url?: string;
       /** Format: uri */
-      logo?: string;
+      logo?: string | null;
       /**
        * Format: int64
        * @example 41
@@ -1738,13 +1738,13 @@ export interface components {
       } | null;
       social_links?: {
         /** Format: uri */
-        website?: string;
+        website?: string | null;
         /** Format: uri */
-        facebook?: string;
+        facebook?: string | null;
         /** Format: uri */
-        twitter?: string;
+        twitter?: string | null;
         /** Format: uri */
-        instagram?: string;
+        instagram?: string | null;
       };
       genre_ids?: number[];
     };
@@ -1756,7 +1756,7 @@ export interface components {
       /** @example jazz-radio */
       slug?: string;
       /** Format: uri */
-      logo?: string;
+      logo?: string | null;
       description?: string;
       is_active?: boolean;
     };
@@ -1765,7 +1765,7 @@ export interface components {
       /** @example jazz-radio */
       slug?: string;
       /** Format: uri */
-      logo?: string;
+      logo?: string | null;
       description?: string;
       is_active?: boolean;
     };
@@ -3440,6 +3440,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           ETag: components['headers']['ETag'];
           'Cache-Control': components['headers']['Cache-Control'];
           [name: string]: unknown;
@@ -3454,6 +3456,8 @@ export interface operations {
           ETag: components['headers']['ETag'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content?: never;
@@ -3464,6 +3468,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
@@ -3476,10 +3482,27 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
         };
       };
       /** @description Unexpected failure. */
@@ -3533,6 +3556,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           ETag: components['headers']['ETag'];
           'Cache-Control': components['headers']['Cache-Control'];
           [name: string]: unknown;
@@ -3547,6 +3572,8 @@ export interface operations {
           ETag: components['headers']['ETag'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content?: never;
@@ -3557,6 +3584,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
@@ -3569,10 +3598,27 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
         };
       };
       /** @description Unexpected failure. */
@@ -7222,6 +7268,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           ETag: components['headers']['ETag'];
           'Cache-Control': components['headers']['Cache-Control'];
           [name: string]: unknown;
@@ -7236,6 +7284,8 @@ export interface operations {
           ETag: components['headers']['ETag'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content?: never;
@@ -7246,6 +7296,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
@@ -7259,6 +7311,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
@@ -7271,6 +7325,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
@@ -7283,10 +7339,27 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
         };
       };
       /** @description Unexpected failure. */
@@ -7340,6 +7413,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           ETag: components['headers']['ETag'];
           'Cache-Control': components['headers']['Cache-Control'];
           [name: string]: unknown;
@@ -7354,6 +7429,8 @@ export interface operations {
           ETag: components['headers']['ETag'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content?: never;
@@ -7364,6 +7441,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
@@ -7377,6 +7456,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
@@ -7389,6 +7470,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
@@ -7401,10 +7484,27 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
         };
       };
       /** @description Unexpected failure. */
@@ -9506,6 +9606,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           ETag: components['headers']['ETag'];
           'Cache-Control': components['headers']['Cache-Control'];
           [name: string]: unknown;
@@ -9543,6 +9645,8 @@ export interface operations {
           ETag: components['headers']['ETag'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content?: never;
@@ -9553,6 +9657,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
@@ -9566,6 +9672,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
@@ -9578,10 +9686,27 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
         };
       };
       /** @description Unexpected failure. */
@@ -9638,6 +9763,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           ETag: components['headers']['ETag'];
           'Cache-Control': components['headers']['Cache-Control'];
           [name: string]: unknown;
@@ -9681,6 +9808,8 @@ export interface operations {
           ETag: components['headers']['ETag'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content?: never;
@@ -9691,6 +9820,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
@@ -9704,6 +9835,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
@@ -9716,6 +9849,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
@@ -9728,10 +9863,27 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
         };
       };
       /** @description Unexpected failure. */
@@ -9783,6 +9935,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           ETag: components['headers']['ETag'];
           'Cache-Control': components['headers']['Cache-Control'];
           [name: string]: unknown;
@@ -9832,6 +9986,8 @@ export interface operations {
           ETag: components['headers']['ETag'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content?: never;
@@ -9842,6 +9998,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
@@ -9855,6 +10013,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
@@ -9867,10 +10027,27 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
         };
       };
       /** @description Unexpected failure. */
@@ -9922,6 +10099,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           ETag: components['headers']['ETag'];
           'Cache-Control': components['headers']['Cache-Control'];
           [name: string]: unknown;
@@ -9971,6 +10150,8 @@ export interface operations {
           ETag: components['headers']['ETag'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content?: never;
@@ -9981,6 +10162,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
@@ -9994,6 +10177,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
@@ -10006,10 +10191,27 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
         };
       };
       /** @description Unexpected failure. */

@@ -2,6 +2,4 @@ ALTER TABLE `radio_channels` ADD `health_check_requested_at` integer;--> stateme
 CREATE INDEX `radio_channels_health_requested` ON `radio_channels` (`health_check_requested_at`) WHERE "radio_channels"."health_check_requested_at" IS NOT NULL;--> statement-breakpoint
 ALTER TABLE `stream_reports` ADD `network` text DEFAULT '' NOT NULL;--> statement-breakpoint
 ALTER TABLE `users` ADD `credential_generation` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
-CREATE INDEX `idempotency_keys_expiry` ON `idempotency_keys` (`created_at`);--> statement-breakpoint
--- Accounts whose password changed before generations existed: their older tokens carry none (0) and stay revoked.
-UPDATE `users` SET `credential_generation` = 1 WHERE `tokens_revoked_before` > 0;
+CREATE INDEX `idempotency_keys_expiry` ON `idempotency_keys` (`created_at`);

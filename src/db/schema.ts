@@ -9,7 +9,7 @@ export type UserStatus = (typeof USER_STATUSES)[number];
  * Accounts. `email` is stored trimmed and lower-case, so the unique index makes it
  * unique case-insensitively. Timestamps are ISO 8601 text with microseconds.
  *
- * `tokens_revoked_before` and `token_kept_id` enforce a password change at once,
+ * `credential_generation` and `token_kept_id` enforce a password change at once,
  * everywhere: every authenticated request reads this row, while KV deletes of the
  * other tokens may take up to 60 s to reach every location.
  */
@@ -24,6 +24,12 @@ export const users = sqliteTable(
     avatarUrl: text('avatar_url'),
     status: text('status', { enum: USER_STATUSES }).notNull().default('active'),
     applicationId: integer('application_id'),
+    /**
+     * Tokens minted before generations existed (their records carry none) are revoked when
+     * minted before this instant (ms), except `token_kept_id`. Every password change still
+     * sets it; once those tokens have expired (30 days after this release), it can go.
+     */
+    tokensRevokedBefore: integer('tokens_revoked_before').notNull().default(0),
     /**
      * Raised by one with every password change. A token carries the generation of the row
      * that checked its password; only tokens of the current generation (and

@@ -151,6 +151,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   let session: D1DatabaseSession | undefined;
   const openOnce = () => (session ??= openSession(c.env.DB, c.req.header('x-d1-bookmark')));
   c.set('db', createDb(instrumentD1(openOnce, dbStats, new Deadline('D1', dependencyTimeoutMs(c.env)))));
+  c.set('sessionBookmark', () => session?.getBookmark() ?? null);
 
   await next();
 

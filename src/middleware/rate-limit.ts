@@ -57,6 +57,11 @@ export function clientAddress(request: Request, env: Bindings): string {
  * with the subject's first request in it, so `t` below is exact for this isolate.
  */
 const windows = new Memo<{ start: number; used: number }>(WINDOW_SECONDS * 1000, 20_000);
+/**
+ * The anonymous windows, apart: a client rotating through addresses fills these only, and
+ * cannot push the signed-in users' windows out (which would reset their counts).
+ */
+const addressWindows = new Memo<{ start: number; used: number }>(WINDOW_SECONDS * 1000, 20_000);
 
 /**
  * The headers of the IETF draft `httpapi-ratelimit-headers`: the policy (`q` requests per
@@ -82,10 +87,11 @@ export type Counted = { ok: true; headers: Record<string, string> } | { ok: fals
 export function countRequest(env: Bindings, policy: Policy, subject: string | number, now = Date.now()): Counted {
   const limit = quota(env, policy);
   const key = `${policy}:${subject}`;
-  let window = windows.get(key, now);
+  const kept = policy === 'anonymous' ? addressWindows : windows;
+  let window = kept.get(key, now);
   if (!window) {
     window = { start: now, used: 0 };
-    windows.set(key, window, now);
+    kept.set(key, window, now);
   }
   const resetSeconds = Math.max(1, Math.ceil((window.start + WINDOW_SECONDS * 1000 - now) / 1000));
   if (window.used >= limit) {

@@ -41,7 +41,9 @@ export function acceptedVersions(header: string | undefined, playlistId: number)
   const versions: number[] = [];
   for (const tag of tags) {
     const match = /^"v(\d{1,15})-p(\d{1,16})"$/.exec(tag);
-    if (match && Number(match[2]) === playlistId) versions.push(Number(match[1]));
+    const version = Number(match?.[1]);
+    // The exact characters of the tag this playlist would carry: "v01-p5" is not "v1-p5".
+    if (match && tag === playlistTag({ id: playlistId, version })) versions.push(version);
   }
   return versions;
 }

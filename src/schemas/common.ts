@@ -125,6 +125,12 @@ export const playAccess = {
   security: bearer,
   ...limited,
 };
+/** Player reports: like a write, but idempotent by their own rule (one per user, channel and hour counts): a key is validated, not stored. */
+export const reportAccess = {
+  middleware: [requireAccount(), userRateLimit('writes'), idempotentByRule],
+  security: bearer,
+  ...limited,
+};
 /** Reads: a live token; the account check rides in the handler's first D1 batch (services/caller.ts). */
 export const readAccess = { middleware: [requireToken, userRateLimit('reads')], security: bearer, ...limited };
 /** Searches: like a read, counted as searches. */

@@ -43,13 +43,26 @@ export const HASH_REST_MS = 200;
  * only the gaps between them. A hash that waited `waitMs` for its turn gives up: 503
  * with `Retry-After`, an answer instead of a dropped connection (docs/security.md).
  */
+/**
+ * How long a turn may be held (its pause and its hash) before the next request may take
+ * it over. workerd drops a request's timers and continuations when its client goes away,
+ * so a request cancelled during its pause or its wait never passes its turn on; without
+ * a lease every later hash of the isolate would wait its full `waitMs` and answer 503.
+ */
+export const HASH_LEASE_MS = 10_000;
+
 export class HashQueue {
   #busy = false;
+  /** When the current turn's lease ends (ms). */
+  #leaseEnds = 0;
   /** When the pause after the last hash ends (ms), for a hash that finds the queue empty. */
   #restUntil = 0;
   readonly #waiting: (() => void)[] = [];
 
-  constructor(private readonly restMs = HASH_REST_MS) {}
+  constructor(
+    private readonly restMs = HASH_REST_MS,
+    private readonly leaseMs = HASH_LEASE_MS,
+  ) {}
 
   /** Hashes waiting for their turn (for tests and logs). */
   get waiting(): number {
@@ -58,13 +71,16 @@ export class HashQueue {
 
   async run<T>(work: () => Promise<T>, waitMs: number): Promise<T> {
     let rest = 0;
-    if (this.#busy || this.#waiting.length > 0) {
+    // A turn held past its lease belongs to a request that went away: this one takes it.
+    const abandoned = this.#busy && Date.now() > this.#leaseEnds;
+    if (!abandoned && (this.#busy || this.#waiting.length > 0)) {
       await this.#turn(waitMs);
       rest = this.restMs;
     } else {
       this.#busy = true;
-      rest = Math.max(0, this.#restUntil - Date.now());
+      rest = abandoned ? this.restMs : Math.max(0, this.#restUntil - Date.now());
     }
+    this.#leaseEnds = Date.now() + rest + this.leaseMs;
     try {
       // Each request waits out the pause on its own timer: workerd cancels a request's
       // timers when its answer is sent, so the hash before must not hold it.
@@ -74,8 +90,11 @@ export class HashQueue {
       // The turn passes straight to the next waiter (the queue stays taken), or the queue
       // frees with the pause ahead of whoever comes next.
       const next = this.#waiting.shift();
-      if (next) next();
-      else {
+      if (next) {
+        // Its lease starts now: if its request went away meanwhile, it never renews it.
+        this.#leaseEnds = Date.now() + this.restMs + this.leaseMs;
+        next();
+      } else {
         this.#busy = false;
         this.#restUntil = Date.now() + this.restMs;
       }

@@ -120,11 +120,15 @@ export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId:
  * True when a password change on the user row has revoked this token: it was minted under
  * an older credential generation and is not the token that made the change. Generations,
  * not clocks: a login that checked the old password while the change ran mints a token
- * of the old generation, whatever the clocks of the two locations say.
+ * of the old generation, whatever the clocks of the two locations say. A record minted
+ * before generations existed carries none and keeps the rule it was minted under (revoked
+ * when minted before the last change), until it expires.
  */
 export function isRevokedByUser(
   record: TokenRecord,
-  user: { credentialGeneration: number; tokenKeptId: string | null },
+  user: { credentialGeneration: number; tokensRevokedBefore: number; tokenKeptId: string | null },
 ): boolean {
-  return (record.generation ?? 0) !== user.credentialGeneration && record.id !== user.tokenKeptId;
+  if (record.id === user.tokenKeptId) return false;
+  if (record.generation === undefined) return record.createdAt <= user.tokensRevokedBefore;
+  return record.generation !== user.credentialGeneration;
 }

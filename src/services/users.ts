@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { prepared } from '../db/prepared';
 import { users, type UserRow, type UserStatus } from '../db/schema';
@@ -130,9 +130,15 @@ export async function changePassword(
   ]);
 }
 
-/** Upgrades a hash made with older parameters; tokens are untouched. */
-export async function replacePasswordHash(db: Db, id: number, passwordHash: string) {
-  await db.update(users).set({ passwordHash }).where(eq(users.id, id));
+/**
+ * Upgrades a hash made with older parameters; tokens are untouched. Only while the row
+ * still holds the hash the login checked: a password change meanwhile is never undone.
+ */
+export async function replacePasswordHash(db: Db, id: number, passwordHash: string, checkedHash: string) {
+  await db
+    .update(users)
+    .set({ passwordHash })
+    .where(and(eq(users.id, id), eq(users.passwordHash, checkedHash)));
 }
 
 export async function setUserStatus(

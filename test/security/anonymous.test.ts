@@ -251,6 +251,8 @@ describe("a public playlist's export after its owner changes it", () => {
     });
     const id = created.body.data.id;
     const path = `/api/v1/playlists/${id}.m3u`;
+    // Only the canonical id is an export: a leading zero would be a copy that no write of the playlist ends.
+    expect((await anonymous(`/api/v1/playlists/0${id}.m3u`, { ip })).status).not.toBe(200);
     expect((await anonymous(path, { ip })).text).toContain('#PLAYLIST:Soon Private');
     expect((await anonymous(path, { ip })).rows).toBe(0);
     await call('PUT', `/api/v1/playlists/${id}`, { token: owner.token, json: { name: 'Renamed Mix' } });

@@ -53,6 +53,17 @@ describe('the hash queue', () => {
     expect(await Promise.all([first, patient])).toEqual(['first', 'patient']);
   });
 
+  it('a turn whose request went away (its work never ends) is taken over once its lease has run out', async () => {
+    const queue = new HashQueue(0, 30);
+    void queue.run(() => new Promise<never>(() => undefined), 60_000);
+    // Queued behind the lost turn: started by whoever takes it over.
+    const waiting = queue.run(async () => 'waited', 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(await queue.run(async () => 'took over', 60_000)).toBe('took over');
+    expect(await waiting).toBe('waited');
+    expect(queue.waiting).toBe(0);
+  });
+
   it('a hash that throws gives its turn to the next', async () => {
     const queue = new HashQueue(0);
     const failed = queue.run(async () => Promise.reject(new Error('scrypt failed')), 60_000);

@@ -92,6 +92,29 @@ describe('what an idempotency key keeps', () => {
     expect(again.body).toEqual(first.body);
   });
 
+  it('plays and player reports validate a key and store none: they are idempotent by their own rule', async () => {
+    const user = await quickUser();
+    const [id] = await seedChannels([station()]);
+    const headers = { 'Idempotency-Key': key() };
+    const report = await call('POST', `/api/v1/radios/${id}/report`, {
+      token: user.token,
+      headers,
+      json: { ok: true },
+    });
+    const play = await call('POST', `/api/v1/radios/${id}/play`, { token: user.token, headers });
+    expect([report.status, play.status]).toEqual([202, 200]);
+    const stored = await env.DB.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE user_id = ?')
+      .bind(user.id)
+      .first<{ n: number }>();
+    expect(stored?.n).toBe(0);
+    const malformed = await call('POST', `/api/v1/radios/${id}/report`, {
+      token: user.token,
+      headers: { 'Idempotency-Key': 'x'.repeat(256) },
+      json: { ok: true },
+    });
+    expect(malformed.status).toBe(422);
+  });
+
   it(`a user keeps at most ${USER_ROW_BOUNDS.idempotency_keys} live keys: the oldest goes first`, async () => {
     const user = await quickUser();
     const now = Date.now();
@@ -172,6 +195,48 @@ describe('rows a user can add', { timeout: 60_000 }, () => {
       expect(counts).toEqual({ marks: USER_ROW_BOUNDS[table], counted: 3 });
     },
   );
+
+  it('a favorite added again at the bound is no error: nothing would be added', async () => {
+    const user = await quickUser();
+    const [seed] = await seedChannels([station()]);
+    const ids = await copiesOf(seed!, USER_ROW_BOUNDS.favorites);
+    await env.DB.prepare(
+      `INSERT INTO favorites (user_id, channel_id, created_at) SELECT ?1, value, '2026-01-01T00:00:00.000000Z' FROM json_each(?2)`,
+    )
+      .bind(user.id, JSON.stringify(ids))
+      .run();
+    const again = await call('POST', '/api/v1/favorites', { token: user.token, json: { radio_channel_id: ids[0] } });
+    expect([again.status, again.body.data.is_favorited]).toEqual([200, true]);
+  });
+
+  it(`listening history keeps the ${USER_ROW_BOUNDS.user_plays} channels played last; reports stop at ${USER_ROW_BOUNDS.stream_reports} an hour`, async () => {
+    const user = await quickUser();
+    const [seed] = await seedChannels([station()]);
+    const ids = await copiesOf(seed!, USER_ROW_BOUNDS.user_plays + 5);
+    // One play per channel, a second apart: the first five played are the oldest.
+    await env.DB.prepare(
+      `INSERT INTO user_plays (user_id, channel_id, play_count, last_played_at)
+       SELECT ?1, value, 1, strftime('%Y-%m-%dT%H:%M:%S.000000Z', 1800000000 + key, 'unixepoch') FROM json_each(?2)`,
+    )
+      .bind(user.id, JSON.stringify(ids))
+      .run();
+    const history = await env.DB.prepare(
+      'SELECT count(*) AS n, min(channel_id) AS oldest FROM user_plays WHERE user_id = ?',
+    )
+      .bind(user.id)
+      .first<{ n: number; oldest: number }>();
+    expect(history).toEqual({ n: USER_ROW_BOUNDS.user_plays, oldest: ids[5] });
+    await env.DB.prepare(
+      `INSERT INTO stream_reports (user_id, channel_id, hour, ok, network, created_at)
+       SELECT ?1, value, 500000, 0, 'n', '2027-01-01T00:00:00.000Z' FROM json_each(?2)`,
+    )
+      .bind(user.id, JSON.stringify(ids.slice(0, USER_ROW_BOUNDS.stream_reports + 10)))
+      .run();
+    const reports = await env.DB.prepare('SELECT count(*) AS n FROM stream_reports WHERE user_id = ?')
+      .bind(user.id)
+      .first<{ n: number }>();
+    expect(reports?.n).toBe(USER_ROW_BOUNDS.stream_reports);
+  });
 
   it('the triggers carry the same numbers as the code', async () => {
     const { results } = await env.DB.prepare(

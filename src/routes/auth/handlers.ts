@@ -79,7 +79,7 @@ export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
 
   const rehash = needsRehash(user.passwordHash)
     ? hashPassword(password, hashTurn(c.env)).then((hash) =>
-        usersService.replacePasswordHash(c.get('db'), user.id, hash),
+        usersService.replacePasswordHash(c.get('db'), user.id, hash, user.passwordHash),
       )
     : undefined;
   const [{ token }] = await Promise.all([issueToken(c.env.TOKENS, user, ttlDays(c.env)), rehash]);

@@ -21,7 +21,9 @@ const exportPolicy = {
  * (contract 5). The `{id}.m3u`/`{id}.pls` export is registered before `{id}`.
  */
 export const playlistsRouter = createRouter();
-const EXPORT_PATH = '/api/v1/playlists/:file{[0-9]+\\.(?:m3u|pls)}';
+// The id as written canonically (no leading zero; no `*` either: lib/router.ts takes a path with one for middleware),
+// so its copies and the writes that end them share one key.
+const EXPORT_PATH = '/api/v1/playlists/:file{[1-9][0-9]{0,15}\\.(?:m3u|pls)}';
 playlistsRouter.get(
   EXPORT_PATH,
   every(...anonymousAccess(exportPolicy)),

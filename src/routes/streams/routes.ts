@@ -7,7 +7,7 @@ import {
   jsonResponse,
   NullData,
   readAccess,
-  writeAccess,
+  reportAccess,
 } from '../../schemas/common';
 import { smallInt, text, timestamp } from '../../schemas/fields';
 
@@ -22,7 +22,7 @@ export const reportStream = createRoute({
   summary: 'Report whether the stream played',
   description:
     "For players: whether the channel's stream started (`ok`), with an optional error of up to 200 characters. One report per user, channel and hour counts (at most 60 per user and hour). Reports never change the status themselves: when most of the last hour's reports failed, from at least 5 users on at least 3 networks, the stream is checked within a minute and the check decides. Answers 202 at once.",
-  ...writeAccess,
+  ...reportAccess,
   request: {
     params,
     body: jsonBody(

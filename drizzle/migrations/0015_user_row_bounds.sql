@@ -1,15 +1,19 @@
 -- Per-user bounds on the rows of every table a user writes, kept by the database itself so
 -- that no code path and no race can pass them (src/db/row-bounds.ts holds the same numbers;
--- test/security/row-bounds.test.ts checks both agree). Tables a user only adds to refuse
+-- test/security/storage-bounds.test.ts checks both agree). Tables a user only adds to refuse
 -- the row past the bound (the batch fails: 422); tables that record activity keep the
 -- newest rows and drop the oldest.
+-- SQLite runs a BEFORE INSERT trigger before ON CONFLICT decides, so a mark that is there
+-- already (a favorite added again) is let through to be ignored, not refused.
 CREATE TRIGGER likes_user_bound BEFORE INSERT ON likes
-WHEN (SELECT count(*) FROM likes WHERE user_id = NEW.user_id) >= 5000 BEGIN
+WHEN (SELECT count(*) FROM likes WHERE user_id = NEW.user_id) >= 5000
+  AND NOT EXISTS (SELECT 1 FROM likes WHERE user_id = NEW.user_id AND channel_id = NEW.channel_id) BEGIN
   SELECT RAISE(ABORT, 'user_row_bound:likes');
 END;
 --> statement-breakpoint
 CREATE TRIGGER favorites_user_bound BEFORE INSERT ON favorites
-WHEN (SELECT count(*) FROM favorites WHERE user_id = NEW.user_id) >= 5000 BEGIN
+WHEN (SELECT count(*) FROM favorites WHERE user_id = NEW.user_id) >= 5000
+  AND NOT EXISTS (SELECT 1 FROM favorites WHERE user_id = NEW.user_id AND channel_id = NEW.channel_id) BEGIN
   SELECT RAISE(ABORT, 'user_row_bound:favorites');
 END;
 --> statement-breakpoint

@@ -1,1 +1,0 @@
-ALTER TABLE `users` DROP COLUMN `tokens_revoked_before`;
