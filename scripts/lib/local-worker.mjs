@@ -200,10 +200,24 @@ export async function waitForApi(url, { timeoutMs = 90_000, child } = {}) {
  */
 export async function startLocalWorker(args = [], { quiet = true, port, vars = {} } = {}) {
   port ??= await freePort();
+  // A devtools port of its own too: wrangler otherwise tries 9229 and, when two start at
+  // once (two test runs side by side), the second can fail to bind it and exit.
+  const inspectorPort = await freePort();
   const varArgs = Object.entries(vars).flatMap(([name, value]) => ['--var', `${name}:${value}`]);
   const worker = spawnGroup(
     process.execPath,
-    [wranglerBin, 'dev', '--port', String(port), '--ip', '127.0.0.1', ...varArgs, ...args],
+    [
+      wranglerBin,
+      'dev',
+      '--port',
+      String(port),
+      '--ip',
+      '127.0.0.1',
+      '--inspector-port',
+      String(inspectorPort),
+      ...varArgs,
+      ...args,
+    ],
     {
       stdio: quiet ? 'ignore' : 'inherit',
       env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },

@@ -55,7 +55,7 @@ export class HashQueue {
   #busy = false;
   /** When the current turn's lease ends (ms). */
   #leaseEnds = 0;
-  /** When the pause after the last hash ends (ms), for a hash that finds the queue empty. */
+  /** Until when a hash that finds the queue empty pauses first (ms). */
   #restUntil = 0;
   readonly #waiting: (() => void)[] = [];
 
@@ -78,7 +78,7 @@ export class HashQueue {
       rest = this.restMs;
     } else {
       this.#busy = true;
-      rest = abandoned ? this.restMs : Math.max(0, this.#restUntil - Date.now());
+      rest = abandoned || Date.now() < this.#restUntil ? this.restMs : 0;
     }
     this.#leaseEnds = Date.now() + rest + this.leaseMs;
     try {
@@ -96,7 +96,9 @@ export class HashQueue {
         next();
       } else {
         this.#busy = false;
-        this.#restUntil = Date.now() + this.restMs;
+        // workerd's clock stood still while the hash ran (it moves only with I/O), so this
+        // is about when the hash began: a hash that comes within a second more pauses in full.
+        this.#restUntil = Date.now() + this.restMs + 1_000;
       }
     }
   }

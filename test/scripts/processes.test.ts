@@ -52,7 +52,7 @@ describe('scripts that start a local Worker', () => {
       ]),
     );
     const run = npmRun(['catalogue:import', '--', file, '--persist-to', join(state, 'import')]);
-    expect(await run.exited).toBe(0);
+    expect(await run.exited, run.output()).toBe(0);
     expect(run.output()).toContain('1 created');
     const groups = groupsIn(run.output());
     expect(groups).toHaveLength(1);
