@@ -23,7 +23,7 @@ export interface Bindings {
   HEALTH_CHECKS_PER_RUN: string;
   /** Objects the play counters are spread over (by channel id). */
   PLAY_COUNTER_SHARDS: string;
-  /** Milliseconds between flushes of counted plays to D1 (at most 5 s by contract). */
+  /** Milliseconds between flushes of counted plays to D1 (at most 5 s: docs/operations.md#configuration). */
   PLAY_FLUSH_MS: string;
   /** Objects the trending search terms are spread over (by term). */
   SEARCH_TREND_SHARDS: string;
@@ -33,19 +33,19 @@ export interface Bindings {
   ENVIRONMENT: string;
   TOKEN_TTL_DAYS: string;
   REGISTER_LIMIT_PER_HOUR: string;
-  /** Failed logins per email and client IP within the window (contract 2). */
+  /** Failed logins per email and client IP within the window (docs/security.md#limits). */
   LOGIN_MAX_FAILURES: string;
   /** Failed logins per email from all IPs within the window, after which only known IPs may try. */
   LOGIN_EMAIL_MAX_FAILURES: string;
   /** Failed logins per client IP over every email within the window (before any hash). */
   LOGIN_IP_MAX_FAILURES: string;
   LOGIN_WINDOW_MINUTES: string;
-  /** Per-user limits per minute (contract 10). */
+  /** Per-user limits per minute (docs/security.md#limits). */
   RATE_LIMIT_PLAYS_PER_MINUTE: string;
   RATE_LIMIT_WRITES_PER_MINUTE: string;
   RATE_LIMIT_SEARCHES_PER_MINUTE: string;
   RATE_LIMIT_READS_PER_MINUTE: string;
-  /** Requests per client address per minute to the anonymous routes without a token (contract 10). */
+  /** Requests per client address per minute to the anonymous routes without a token (docs/security.md#limits). */
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: string;
   /** Milliseconds D1, KV or a Durable Object may take before the request answers 503. */
   DEPENDENCY_TIMEOUT_MS: string;

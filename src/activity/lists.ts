@@ -56,7 +56,7 @@ type Played = RadioResource & { plays: number; lastPlayedAt: string };
 
 /**
  * The user's played channels, ordered by `order`, with the plays the counters hold that
- * D1 does not have yet (contract 4: a play shows in recent and top at once, while D1
+ * D1 does not have yet (a play shows in recent and top at once, docs/catalogue.md#plays, while D1
  * gets plays in batches). `pending` comes from the counters before this read is sent;
  * the read sees, in one snapshot, D1's `limit` first rows, the rows of the pending
  * channels, and which of the pending flushes D1 already applied (those are not added

@@ -19,7 +19,7 @@ const POOL = 1000;
 
 const qb = new QueryBuilder();
 
-/** The most played active channels (online before offline: contract 11). */
+/** The most played active channels (online before offline: docs/catalogue.md#lists). */
 const poolQuery = () =>
   qb
     .select({

@@ -39,16 +39,17 @@ export const readCacheMs = (env: Bindings) => Math.max(0, Number(env.READ_CACHE_
  */
 const readWindows = (env: Bindings): Windows => ({ freshMs: readCacheMs(env), staleMs: readCacheMs(env) / 2 });
 
-/** How old a user row an isolate may decide from (contract 2). */
+/** How old a user row an isolate may decide from (docs/consistency-and-caching.md#consistency-of-revocation). */
 export const USER_ROW_MAX_AGE_MS = 2000;
 
 /**
  * The caller's windows: fresh for `READ_CACHE_MS`, then stale as long again, but never
- * past the row's 2 s (contract 2; `READ_CACHE_MS` above 2,000 breaks it). The stale time
- * is the room a reload has to come back before a request must wait on D1 for the
- * account: at 1 s, a reload slowed by a busy primary or a burst of play flushes still
- * lands in time, where half a second let rows expire and sent every caller's next
- * request to D1 at once (measured under load: 4 in 10 plays waited on D1).
+ * past the row's 2 s (docs/consistency-and-caching.md#consistency-of-revocation;
+ * `READ_CACHE_MS` above 2,000 breaks it). The stale time is the room a reload has to come
+ * back before a request must wait on D1 for the account: at 1 s, a reload slowed by a
+ * busy primary or a burst of play flushes still lands in time, where half a second let
+ * rows expire and sent every caller's next request to D1 at once (measured under load: 4
+ * in 10 plays waited on D1).
  */
 const callerWindows = (env: Bindings): Windows => {
   const freshMs = readCacheMs(env);

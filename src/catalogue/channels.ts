@@ -27,7 +27,7 @@ export type ChannelSort = (typeof CHANNEL_SORTS)[number];
 
 /** Offset pages reach this many channels deep; past it a list continues with `cursor` (keyset). */
 export const MAX_OFFSET_ITEMS = 1000;
-/** A search on GET /radios considers at most this many matches (contract 3). */
+/** A search on GET /radios considers at most this many matches (docs/catalogue.md#listing-get-radios). */
 export const SEARCH_MATCH_CAP = 1000;
 /** Text matches a filtered search considers before its filters drop some (most popular first). */
 const FILTERED_SEARCH_CANDIDATES = 3000;
@@ -418,7 +418,7 @@ export const visibleIds = (db: Db, ids: number[]) =>
 export type ReadRunner = <Q extends Queries, T>(pending: Read<Q, T>) => Promise<T>;
 
 /**
- * A page of GET /radios (contract 3), in one D1 round trip: a search's capped page; or a
+ * A page of GET /radios (docs/catalogue.md#listing-get-radios), in one D1 round trip: a search's capped page; or a
  * page by offset, up to `MAX_OFFSET_ITEMS` deep (a deeper page is 422 unless it is past
  * the end, which is answered from the total alone); or a page after a cursor's key.
  * `meta.next_cursor` leads on from a full page that is not the last.

@@ -21,7 +21,7 @@ import { genreDefinition, genresForTags } from './genre-map';
 import { isLanguageCode } from './reference-data';
 import { indexChannels } from './search-index';
 
-/** Most stations one import request takes (contract 7). */
+/** Most stations one import request takes (docs/catalogue.md#importing-stations). */
 export const MAX_IMPORT_STATIONS = 5000;
 
 /** A station as the catalogue stores it, mapped from one Radio Browser record. */
@@ -100,7 +100,7 @@ function coordinates(lat: unknown, lng: unknown) {
 
 /**
  * A station's logo, unless it is a `.ico` favicon: iOS and most Android image loaders do
- * not decode ICO, so such a channel gets the PNG placeholder instead (contract 3).
+ * not decode ICO, so such a channel gets the PNG placeholder instead (docs/catalogue.md#importing-stations).
  */
 function logoUrl(value: unknown): string | null {
   const url = httpUrl(value);

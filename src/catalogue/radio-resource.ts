@@ -104,7 +104,7 @@ export function radioResourceColumns(viewerId: ViewerId) {
   };
 }
 
-/** Visible to clients: an active channel in an active country (contract 3). */
+/** Visible to clients: an active channel in an active country (docs/catalogue.md#channels). */
 export const channelVisible = and(eq(radioChannels.isActive, true), eq(countries.isActive, true));
 
 /** The join every RadioResource select makes: the channel's country. */
@@ -119,7 +119,7 @@ export const channelInGenre = (channelId: AnyColumn, genreId: number) =>
       .where(and(eq(radioChannelGenres.channelId, channelId), eq(radioChannelGenres.genreId, genreId))),
   );
 
-/** True when genre `genreId` is active (an inactive genre filters to nothing, contract 3). */
+/** True when genre `genreId` is active (an inactive genre filters to nothing: docs/catalogue.md#channels). */
 export const genreActive = (genreId: number) =>
   exists(
     qb

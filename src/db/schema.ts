@@ -33,7 +33,7 @@ export const users = sqliteTable(
     /**
      * Raised by one with every password change. A token carries the generation of the row
      * that checked its password; only tokens of the current generation (and
-     * `token_kept_id`, the token that made the change) are live (contract 2).
+     * `token_kept_id`, the token that made the change) are live (docs/security.md#accounts-passwords-and-tokens).
      */
     credentialGeneration: integer('credential_generation').notNull().default(0),
     tokenKeptId: text('token_kept_id'),
@@ -48,11 +48,11 @@ export const users = sqliteTable(
 
 export type UserRow = typeof users.$inferSelect;
 
-/** Stream formats the catalogue knows (contract 3). */
+/** Stream formats the catalogue knows (docs/catalogue.md#channels). */
 export const STREAM_FORMATS = ['mp3', 'aac', 'aac+', 'ogg', 'opus', 'flac', 'hls'] as const;
 export type StreamFormat = (typeof STREAM_FORMATS)[number];
 
-/** Whether a channel's stream plays, as its checks and listeners' reports say (contract 11). */
+/** Whether a channel's stream plays, as its checks and listeners' reports say (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos). */
 export const HEALTH_STATUSES = ['online', 'offline', 'unknown'] as const;
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 
@@ -139,7 +139,7 @@ export const radioChannels = sqliteTable(
     /** When the stream was last checked, and when it last passed a check (ISO 8601). */
     healthCheckedAt: text('health_checked_at'),
     healthOnlineAt: text('health_online_at'),
-    /** Where the station is (decimal degrees; both or neither), for `radios/nearby` (contract 12). */
+    /** Where the station is (decimal degrees; both or neither), for `radios/nearby` (docs/catalogue.md#nearby-get-radiosnearby). */
     geoLat: real('geo_lat'),
     geoLng: real('geo_lng'),
     /**
@@ -151,7 +151,7 @@ export const radioChannels = sqliteTable(
       sql`CASE WHEN geo_lat IS NULL OR geo_lng IS NULL THEN NULL ELSE CAST((geo_lat + 90) * 10 AS INTEGER) * 4000 + CAST((geo_lng + 180) * 10 AS INTEGER) END`,
       { mode: 'virtual' },
     ),
-    /** Failed checks in a row (two make the channel offline, contract 11). */
+    /** Failed checks in a row (two make the channel offline: docs/catalogue.md#streams-that-play-health-reports-now-playing-logos). */
     healthFailures: integer('health_failures').notNull().default(0),
     /** What the last check saw (src/streams/check.ts): for operators and the status rule. */
     healthStatusCode: integer('health_status_code'),
@@ -292,9 +292,10 @@ export type GenreRow = typeof genres.$inferSelect;
 export type RadioChannelRow = typeof radioChannels.$inferSelect;
 
 /**
- * Country and language names per locale (contract 12), generated from the maintained
- * packages into a migration (scripts/generate-names-migration.mjs): kept in D1, not in
- * the Worker bundle. English names of countries are also `countries.name`.
+ * Country and language names per locale
+ * (docs/catalogue.md#countries-and-languages-get-countries-get-languages), generated from
+ * the maintained packages into a migration (scripts/generate-names-migration.mjs): kept
+ * in D1, not in the Worker bundle. English names of countries are also `countries.name`.
  */
 const namesTable = (name: string) =>
   sqliteTable(
@@ -373,7 +374,7 @@ export const playlists = sqliteTable(
     description: text('description'),
     isPublic: integer('is_public', { mode: 'boolean' }).notNull().default(false),
     itemsCount: integer('items_count').notNull().default(0),
-    /** Raised by one in the batch of every change of the playlist or its items (contract 10: `If-Match`). */
+    /** Raised by one in the batch of every change of the playlist or its items (`If-Match`: docs/api.md#conditional-playlist-writes-version-etag-if-match). */
     version: integer('version').notNull().default(1),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
@@ -406,7 +407,7 @@ export const playlistItems = sqliteTable(
 );
 
 /**
- * `Idempotency-Key`s of signed-in writes (contract 10). The row is inserted in the batch
+ * `Idempotency-Key`s of signed-in writes (docs/api.md#safe-retries-idempotency-key). The row is inserted in the batch
  * of the write it guards (a second request with the key fails on the primary key, so the
  * write happens once); the answer is stored once the handler has it. Rows older than 24
  * hours are ignored and deleted by the next claim of their user.

@@ -4,7 +4,7 @@ import { fetchNowPlaying } from '../streams/check';
 import type { StreamFetchOptions } from '../streams/fetch-stream';
 import type { NowPlaying } from '../streams/icy';
 
-/** How long a title is kept for everyone (contract 11). */
+/** How long a title is kept for everyone (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos). */
 export const NOW_PLAYING_TTL_MS = 15_000;
 
 export interface NowPlayingAnswer extends NowPlaying {

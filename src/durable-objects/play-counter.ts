@@ -12,7 +12,7 @@ import type { Bindings } from '../env';
 import { CrowdLedger, UNKNOWN_NETWORK } from '../lib/crowd';
 
 const HOUR_MS = 3_600_000;
-/** A repeat play of a channel by the same user within this window is not counted (contract 4). */
+/** A repeat play of a channel by the same user within this window is not counted (docs/catalogue.md#plays). */
 export const REPEAT_WINDOW_MS = 60_000;
 /** Hourly buckets are kept for the longest chart period. */
 const KEEP_HOURS = 30 * 24;
@@ -206,7 +206,8 @@ export class PlayCounter extends DurableObject<Bindings> {
    * channel cannot be played; otherwise counted in the user's history unless it repeats a
    * counted play within 60 seconds, and ranked (`play_count`, trending, charts) when it
    * is counted and the crowd rule admits it: at most 10 per network and channel per hour
-   * (a user's own plays count by the 60-second rule, as the contract of plays says). Either way the user's last play moves to `now`. Durable on return.
+   * (a user's own plays count by the 60-second rule: docs/security.md#crowd-signals).
+   * Either way the user's last play moves to `now`. Durable on return.
    */
   async record(
     userId: number,

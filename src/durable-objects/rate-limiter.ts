@@ -10,7 +10,7 @@ export interface LimitRule {
   unlessMarked?: string;
 }
 
-/** What is left of the tightest rule: the `RateLimit` header's `r` and `t` (contract 10). */
+/** What is left of the tightest rule: the `RateLimit` header's `r` and `t` (docs/api.md#what-every-answer-carries). */
 export interface Quota {
   limit: number;
   windowMs: number;

@@ -2,7 +2,7 @@ import type { Bindings } from '../env';
 
 /**
  * Calls to what the Worker depends on (D1, KV, the Durable Objects) fail closed and loud
- * (contract 10): a call that throws or does not answer within the timeout becomes a
+ * (docs/security.md#dependencies-that-fail): a call that throws or does not answer within the timeout becomes a
  * `DependencyError`, which `onError` answers with 503 and `Retry-After`, logging the
  * cause. Nothing is half-written by it: every write that belongs together is one D1
  * batch or one Durable Object call, which lands whole or not at all.

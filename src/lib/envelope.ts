@@ -66,7 +66,7 @@ const NO_LOGO = /\{"id":(\d+)((?:,"\w+":(?:"(?:[^"\\]|\\.)*"|[-+.\deE]+|null|tru
 
 /**
  * A channel or genre without a logo of its own answers the URL of its placeholder PNG
- * (contract 3: `logo` is never null), made here where the answer is serialised, because
+ * (`logo` is never null: docs/catalogue.md#logos-that-always-render), made here where the answer is serialised, because
  * the URL needs the request's origin. Channels are the objects with a `stream_url`. Only
  * answers that hold a `"logo":null` or `"logo":""` are rewritten, in one pass over the
  * text (a second JSON.stringify with a replacer cost cached reads of 20-50 channels
@@ -90,7 +90,7 @@ export function ok<D>(c: Context, data: D, message: string) {
   return json(c, envelope(data, message), 200, reusable(data, message));
 }
 
-/** 201 with a success envelope and the `Location` of what the request created (contract 1). */
+/** 201 with a success envelope and the `Location` of what the request created (docs/api.md#what-every-answer-carries). */
 export function created<D>(c: Context, data: D, message: string, location: string) {
   c.header('Location', location);
   return json(c, envelope(data, message), 201);

@@ -3,7 +3,7 @@ import { cleanImportedText } from './text';
 
 /**
  * Every failure the API reports. The status is the one source of truth for `code`
- * in the envelope; `data` and `headers` carry what the contract adds per status.
+ * in the envelope; `data` and `headers` carry what each status adds (docs/api.md#the-envelope-and-errors).
  */
 export class ApiError extends Error {
   constructor(
@@ -23,7 +23,7 @@ export const ECHO_MAX_CHARS = 64;
 
 /**
  * Text taken from a request to be quoted in an answer (an unknown parameter's name, in
- * a message and as an `errors` key), contract 1: cleaned as imported text is (control,
+ * a message and as an `errors` key), docs/security.md#echoes-and-input: cleaned as imported text is (control,
  * bidi and invalid characters removed, whitespace made single spaces) and cut to
  * `ECHO_MAX_CHARS` characters (whole code points). Whatever a client sends, the answer
  * stays one short line that a log, a terminal or an app's alert shows as it is.

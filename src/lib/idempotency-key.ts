@@ -1,5 +1,5 @@
 /**
- * An `Idempotency-Key` (contract 10, IETF draft `httpapi-idempotency-key-header`): 1 to
+ * An `Idempotency-Key` (docs/api.md#safe-retries-idempotency-key, IETF draft `httpapi-idempotency-key-header`): 1 to
  * 255 printable ASCII characters. The draft sends it as a structured-field string
  * (`"8e03978e-…"`); the quotes are taken off, so quoted and bare keys are the same key.
  */

@@ -2,7 +2,7 @@ import { oldestKey } from './objects';
 
 /**
  * A small per-isolate cache: values live `ttlMs`, at most `max` entries (the oldest
- * goes first). For data whose contract allows a short staleness; see each use.
+ * goes first). For data that may be briefly stale; each use says how long.
  */
 export class Memo<V> {
   private readonly entries = new Map<string, { value: V; expires: number; stored: number }>();

@@ -9,7 +9,7 @@ import { echoed, validationFailed } from './errors';
 import { validationHook } from './validation';
 
 /**
- * 422 for a query parameter the route does not define, each one named (contract 1,
+ * 422 for a query parameter the route does not define, each one named (docs/api.md#the-envelope-and-errors,
  * Stripe's convention): a typo such as `?country_code=DE` never silently answers
  * something else. A name is quoted as `echoed` (lib/errors.ts) cleans it. Runs after the
  * route's own middleware (a bad token is still a 401).
@@ -115,7 +115,7 @@ function pathTable(routes: RouterRoute[]) {
 }
 
 /**
- * 405 with the `Allow` of the exact path a request is for (contract 1): the most specific
+ * 405 with the `Allow` of the exact path a request is for (docs/api.md#the-envelope-and-errors): the most specific
  * template that matches it (`specificity`), not every template that does. Hono's
  * `methodNotAllowed` lists the methods of every matching template and steps in only when
  * no route answered, so `PUT /playlists/5.m3u` reached `PUT /playlists/{id}` (a 422 about

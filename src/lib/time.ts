@@ -1,6 +1,6 @@
 /**
  * ISO 8601 UTC with six fractional digits (`2026-01-02T03:04:05.123000Z`), the format
- * of every timestamp the API returns (contract 2). JavaScript clocks have millisecond
+ * of every timestamp the API returns (docs/api.md#the-envelope-and-errors). JavaScript clocks have millisecond
  * precision, so the last three digits are always zero.
  */
 export function isoTimestamp(at: Date | number = Date.now()): string {

@@ -170,7 +170,7 @@ export const httpUrlField = () =>
 /** A positive integer identifier in a path, documented as `{id}`. */
 export const idParam = (name: string) => intParam({ min: 1 }).openapi({ param: { name, in: 'path' }, example: 42 });
 
-/** `{ limit }` query of the list endpoints: 1..`max`, `fallback` when absent (contract 3). */
+/** `{ limit }` query of the list endpoints: 1..`max`, `fallback` when absent (each list's range: docs/api.md#endpoints). */
 export const limitQuery = (max: number, fallback: number) =>
   z.object({ limit: intParam({ min: 1, max }).default(fallback) });
 

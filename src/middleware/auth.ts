@@ -35,7 +35,7 @@ export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
 /**
  * Routes that write (or play): the account is checked before the handler runs, from the
  * cached caller when fresh, else from D1 (its own round trip), so no write of a refused
- * account ever happens (contract 2). `current: true` (the account routes: profile,
+ * account ever happens (docs/security.md#accounts-passwords-and-tokens). `current: true` (the account routes: profile,
  * password) always reads the row of this moment.
  */
 export const requireAccount = (options: { current?: boolean } = {}) =>

@@ -3,7 +3,7 @@ import { createMiddleware } from 'hono/factory';
 import { payloadTooLarge, unsupportedMediaType } from '../lib/errors';
 import type { AppEnv } from '../env';
 
-/** Largest request body the API reads (contract 1). */
+/** Largest request body the API reads (docs/security.md#limits). */
 export const MAX_BODY_BYTES = 64 * 1024;
 
 /** The one route that takes more: a catalogue import carries up to 5,000 stations. */

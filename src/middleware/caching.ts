@@ -46,7 +46,7 @@ async function tagAnswer(c: Context<AppEnv>): Promise<void> {
   }
 }
 
-/** The 304 of Hono's `etag()`, keeping what clients need to go on caching, and the `RateLimit` headers (contract 10). */
+/** The 304 of Hono's `etag()`, keeping what clients need to go on caching, and the `RateLimit` headers (docs/security.md#limits). */
 export const conditionalGet = etag({
   retainedHeaders: [...RETAINED_304_HEADERS, 'x-request-id', 'server-timing', 'ratelimit', 'ratelimit-policy'],
 });
@@ -58,7 +58,7 @@ export const PUBLIC_MAX_AGE = 60;
 export const EXPORT_MAX_AGE = 30;
 
 /**
- * How an anonymous route's answers are shared (contract 10): how long a copy may be
+ * How an anonymous route's answers are shared (docs/security.md#anonymous-routes): how long a copy may be
  * served, what keys it beyond the path, and which writes it must be newer than.
  */
 export interface PublicCopyPolicy {
@@ -138,16 +138,17 @@ function liveCopy(env: Bindings, key: string, origin: string, now = Date.now()):
 const READ_AT = 'X-Read-At';
 
 /**
- * The anonymous-route policy's shared copies (contract 10). A request without a token
- * is answered from the isolate's copy, else from the data centre's (the Cache API), else
- * by the route, whose 200 is then kept in both (`keepPublicCopy` keeps the isolate's
- * once every middleware has put its headers on it). Each copy carries when its read
- * began and is served only while younger than `maxAge` and newer than the data centre's
- * last write of every scope it follows (`forgetPublicAnswers`, `forgetPlaylistCopies`),
- * so an answer read before a write but stored after it is never served there. A request
- * with a token skips the copies (its token must be checked, and it may see more). A
- * well-formed `X-D1-Bookmark` does not skip them: they are public answers at most
- * `maxAge` old, and a bookmark must not let anyone make every request read D1.
+ * The anonymous-route policy's shared copies
+ * (docs/consistency-and-caching.md#anonymous-routes). A request without a token is
+ * answered from the isolate's copy, else from the data centre's (the Cache API), else by
+ * the route, whose 200 is then kept in both (`keepPublicCopy` keeps the isolate's once
+ * every middleware has put its headers on it). Each copy carries when its read began and
+ * is served only while younger than `maxAge` and newer than the data centre's last write
+ * of every scope it follows (`forgetPublicAnswers`, `forgetPlaylistCopies`), so an answer
+ * read before a write but stored after it is never served there. A request with a token
+ * skips the copies (its token must be checked, and it may see more). A well-formed
+ * `X-D1-Bookmark` does not skip them: they are public answers at most `maxAge` old, and a
+ * bookmark must not let anyone make every request read D1.
  */
 const publicCopies = (policy: PublicCopyPolicy) =>
   createMiddleware<AppEnv>(async (c, next) => {
@@ -205,7 +206,7 @@ const publicCopies = (policy: PublicCopyPolicy) =>
   });
 
 /**
- * The one policy of the anonymous routes (contract 10): a token may be sent (and must then
+ * The one policy of the anonymous routes (docs/security.md#anonymous-routes): a token may be sent (and must then
  * be valid); every request is counted, per client address without a token
  * (`RATE_LIMIT_ANONYMOUS_PER_MINUTE`) and as the user's reads with one, with the
  * `RateLimit` headers on its answer and 429 past the quota; anonymous answers come from

@@ -10,7 +10,7 @@ import { ApiError, fieldInvalid } from '../lib/errors';
 import { parseIdempotencyKey } from '../lib/idempotency-key';
 import { responseHeaders } from './observability';
 
-/** How long a key holds its answer (contract 10). */
+/** How long a key holds its answer (docs/api.md#safe-retries-idempotency-key). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
  * A claimed key without an answer is taken as still running for this long: more than a
@@ -133,7 +133,7 @@ function presentedKey(c: Context<AppEnv>): string | undefined {
 
 /**
  * Writes that are idempotent by their own rule (a play: a repeat within 60 s is not
- * counted) validate a key like every other write and store nothing (contract 10).
+ * counted) validate a key like every other write and store nothing (docs/api.md#safe-retries-idempotency-key).
  */
 export const idempotentByRule = createMiddleware<AppEnv>(async (c, next) => {
   presentedKey(c);
@@ -141,7 +141,7 @@ export const idempotentByRule = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
- * `Idempotency-Key` on signed-in writes (contract 10, IETF draft
+ * `Idempotency-Key` on signed-in writes (docs/api.md#safe-retries-idempotency-key, IETF draft
  * `httpapi-idempotency-key-header`), after the account check. A key seen within 24
  * hours answers its first answer again (`Idempotent-Replayed: true`), 422 when it came
  * with another method, path or body, 409 while its first request runs. A new key is

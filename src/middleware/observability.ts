@@ -12,7 +12,7 @@ import { Deadline, dependencyTimeoutMs } from '../lib/dependencies';
  * durations only, `db;dur=1.2`. With the operators' debug token (`X-Debug-Token` equal to
  * `ADMIN_TOKEN`) the row is described too: `desc="queries=2 round_trips=1 rows_read=40
  * rows_written=0"`. Counts told to anyone would say which emails have accounts (rows read
- * by a failed login) and how long someone's private playlist is (contract 8); the log
+ * by a failed login) and how long someone's private playlist is (docs/security.md#what-the-headers-say); the log
  * line always has them.
  */
 function reportDbTiming(c: Context<AppEnv>, stats: DbStats): void {
@@ -74,7 +74,7 @@ export function responseHeaders(c: Context<AppEnv>): Headers {
   return c.res.headers;
 }
 
-/** The shape of a request id taken from a header (contract 1): 1 to 128 of `[A-Za-z0-9._-]`. */
+/** The shape of a request id taken from a header (docs/api.md#what-every-answer-carries): 1 to 128 of `[A-Za-z0-9._-]`. */
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
@@ -133,7 +133,7 @@ export function logRequest(
 
 /**
  * The request's id (`c.var.requestId`), through Hono's `requestId`. Its own check of a
- * client's id accepts `=` and refuses `.`, the other way round from contract 1, so the
+ * client's id accepts `=` and refuses `.`, the other way round from `REQUEST_ID` above, so the
  * header is read by `requestIdOf` (the generator) alone; `requestContext` echoes it.
  */
 export const assignRequestId = requestId({ headerName: '', generator: (c) => requestIdOf(c.req.raw) });
@@ -158,7 +158,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   reportDbTiming(c, dbStats);
   const durationMs = Date.now() - startedAt;
   const headers = responseHeaders(c);
-  // The contract's content type names the charset; Hono's c.json() leaves it out.
+  // The envelope's content type names the charset (docs/api.md#the-envelope-and-errors); Hono's c.json() leaves it out.
   if (headers.get('content-type') === 'application/json')
     headers.set('Content-Type', 'application/json; charset=UTF-8');
   const bookmark = session && dbStats.roundTrips > 0 ? session.getBookmark() : null;

@@ -7,7 +7,7 @@ import { Memo } from '../lib/memo';
 import { responseHeaders } from './observability';
 
 /**
- * Per-user limits (contract 10), each a var: plays, other writes and searches per
+ * Per-user limits (docs/security.md#limits), each a var: plays, other writes and searches per
  * minute, and a generous ceiling on every other read so that no single account can
  * monopolise the Worker. The name is the policy's name in the `RateLimit` headers.
  */
@@ -50,10 +50,10 @@ export function clientAddress(request: Request, env: Bindings): string {
 
 /**
  * Requests per user (or client address) and policy in the current window, counted in
- * this isolate. The contract allows these limits to be approximate: counting here costs
+ * this isolate. These limits may be approximate (docs/security.md#residual-risks-we-accept): counting here costs
  * no I/O on the request path (an anonymous copy served in front of the router stays
  * free of I/O), and a client's requests mostly reach the same isolate; one spread over
- * several isolates gets up to the quota in each (docs: residual risks). A window starts
+ * several isolates gets up to the quota in each. A window starts
  * with the subject's first request in it, so `t` below is exact for this isolate.
  */
 const windows = new Memo<{ start: number; used: number }>(WINDOW_SECONDS * 1000, 20_000);
@@ -124,7 +124,7 @@ export const userRateLimit = (policy: UserPolicy | ((c: Context<AppEnv>) => User
   });
 
 /**
- * The limit of the anonymous routes (contract 10), after `optionalToken`: a request
+ * The limit of the anonymous routes (docs/security.md#anonymous-routes), after `optionalToken`: a request
  * without a token counts against its client address (`anonymous`), one with a token
  * against its user's `reads`. Runs before the route's shared copies are looked up, so a
  * copy costs its quota like any answer.

@@ -1,8 +1,10 @@
 /**
- * The entity tag of a playlist (contract 10): derived from the playlist's id and its
- * `version`, so every answer that shows the playlist in one state, a write's and a
- * read's alike, carries the same tag, and a client can send it back in `If-Match`.
- * Ids are never reused (AUTOINCREMENT), so a tag names one state of one playlist.
+ * The entity tag of a playlist
+ * (docs/api.md#conditional-playlist-writes-version-etag-if-match): derived from the
+ * playlist's id and its `version`, so every answer that shows the playlist in one state,
+ * a write's and a read's alike, carries the same tag, and a client can send it back in
+ * `If-Match`. Ids are never reused (AUTOINCREMENT), so a tag names one state of one
+ * playlist.
  */
 export const playlistTag = (playlist: { id: number; version: number }) => `"v${playlist.version}-p${playlist.id}"`;
 

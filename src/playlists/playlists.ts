@@ -11,7 +11,7 @@ import { conflict, fieldInvalid, forbidden, notFound, validationFailed } from '.
 import { apiColumns } from '../schemas/from-table';
 import { PLAYLIST_FIELDS, type PlaylistDetailSchema, type PlaylistSchema } from '../schemas/playlists';
 
-/** Most items a playlist holds (contract 5). */
+/** Most items a playlist holds (docs/catalogue.md#playlists). */
 export const MAX_PLAYLIST_ITEMS = 500;
 /** Most playlists a user keeps: bounds what one account stores and what its list reads. */
 export const MAX_PLAYLISTS_PER_USER = 200;

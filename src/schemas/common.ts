@@ -104,7 +104,7 @@ const byMethod = (c: Context<AppEnv>): UserPolicy => (c.req.method === 'GET' ? '
 
 /*
  * Spread into `createRoute`: who may call a route, checked by its middleware
- * (middleware/auth.ts), and the per-user limit it counts against (contract 10).
+ * (middleware/auth.ts), and the per-user limit it counts against (docs/security.md#limits).
  */
 
 /** Account routes (me, verify, profile, password, logout): the account row of this moment, checked first; writes take an `Idempotency-Key`. */

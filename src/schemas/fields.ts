@@ -57,7 +57,7 @@ export const count = (example = 1280, description?: string) =>
 export const smallInt = (min: number, max: number, example: number) =>
   z.int().min(min).max(max).openapi({ format: 'int32', example });
 
-/** Every timestamp the API answers: ISO 8601 in UTC with microseconds (contract 1). */
+/** Every timestamp the API answers: ISO 8601 in UTC with microseconds (docs/api.md#the-envelope-and-errors). */
 export const timestamp = z
   .string()
   .max(32)

@@ -25,9 +25,9 @@ export const UserSchema = apiSchema(userRow, ['id', 'name', 'email', 'status', '
   })
   .openapi('User');
 
-/** `name` 1..255 after trimming (contract 2). */
+/** `name` 1..255 after trimming (docs/security.md#accounts-passwords-and-tokens). */
 export const nameField = textField({ min: 1, max: 255 });
-/** Trimmed, lower-cased, then checked (contract 2). */
+/** Trimmed, lower-cased, then checked (docs/security.md#accounts-passwords-and-tokens). */
 export const emailField = z
   .string()
   .trim()
@@ -35,7 +35,7 @@ export const emailField = z
   .max(254)
   .pipe(z.email())
   .openapi({ type: 'string', format: 'email', maxLength: 254, example: 'ada@example.com' });
-/** 8..128 characters, never trimmed, any Unicode (contract 2). */
+/** 8..128 characters, never trimmed, any Unicode (docs/security.md#accounts-passwords-and-tokens). */
 export const passwordField = z
   .string()
   .min(8)

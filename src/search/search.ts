@@ -32,7 +32,7 @@ const FILTERED_CANDIDATES = 3000;
 const SHORT_TERM_CANDIDATES = 300;
 /**
  * Names that start with the term, taken from the name index whatever their plays: exact
- * and prefix name matches rank first (contract 6), and a little-played channel named so
+ * and prefix name matches rank first (docs/catalogue.md#search), and a little-played channel named so
  * must not be lost among popular channels that only contain the term.
  */
 const NAME_CANDIDATES = 50;
@@ -81,12 +81,12 @@ export interface StationSearch {
   limit: number;
   genreId?: number;
   countryId?: number;
-  /** Only channels whose stream is online / https (contract 11, 3). */
+  /** Only channels whose stream is online / https (docs/catalogue.md#search). */
   online?: boolean;
   https?: boolean;
 }
 
-/** Offline streams rank after the others (contract 11): 1 for offline, 0 otherwise. */
+/** Offline streams rank after the others (docs/catalogue.md#search): 1 for offline, 0 otherwise. */
 const offlineLast = sql<number>`(${radioChannels.healthStatus} = 'offline')`;
 
 /** Ranked station matches: online first, then exact name, name prefix, word prefix, substring, then plays. */

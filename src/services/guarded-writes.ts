@@ -8,7 +8,7 @@ import { ApiError, notFound, validationFailed } from '../lib/errors';
 import { claimStatements } from '../middleware/idempotency';
 import { acceptedVersions } from '../playlists/entity-tags';
 
-/** 412 with the playlist's current version (contract 1 and 10); 404 when it is gone. */
+/** 412 with the playlist's current version (docs/api.md#conditional-playlist-writes-version-etag-if-match); 404 when it is gone. */
 async function preconditionFailed(c: Context<AppEnv>, playlistId: number): Promise<never> {
   const [row] = await c
     .get('db')

@@ -6,7 +6,7 @@ import { clientAddress, rateLimitHeaders } from '../middleware/rate-limit';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
-/** An IP that logged in to an account keeps its own allowance for this long (contract 2). */
+/** An IP that logged in to an account keeps its own allowance for this long (docs/security.md#limits). */
 const KNOWN_IP_MS = 30 * DAY_MS;
 
 const limiter = (env: Bindings, key: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(key));
@@ -34,7 +34,7 @@ class Held {
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
-/** The `RateLimit` headers of `quota` under `policy` (contract 10). */
+/** The `RateLimit` headers of `quota` under `policy` (docs/api.md#what-every-answer-carries). */
 const quotaHeaders = (policy: string, quota: Quota) =>
   rateLimitHeaders(policy, quota.limit, quota.remaining, seconds(quota.resetMs), seconds(quota.windowMs));
 
@@ -76,7 +76,7 @@ const loginWindow = (env: Bindings) => number(env.LOGIN_WINDOW_MINUTES, 15) * MI
 const LOGIN_REFUSED = 'Too many login attempts. Please try again later.';
 
 /**
- * A login attempt (contract 2), reserved before any password is hashed:
+ * A login attempt (docs/security.md#limits), reserved before any password is hashed:
  * - per client IP, at most `LOGIN_IP_MAX_FAILURES` failed attempts in the window, over
  *   every email: an anonymous client cannot make the Worker hash passwords without end;
  * - per email and IP pair, `LOGIN_MAX_FAILURES` failures;
@@ -141,7 +141,7 @@ export async function reservePasswordCheck(c: Context<AppEnv>, userId: number) {
 
 /**
  * An account creation: `REGISTER_LIMIT_PER_HOUR` successful registrations per client IP
- * (contract 2), reserved before the email check and the hash; given back when the
+ * (docs/security.md#limits), reserved before the email check and the hash; given back when the
  * registration does not happen.
  */
 export async function reserveRegistration(c: Context<AppEnv>, ip: string) {

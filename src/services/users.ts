@@ -13,7 +13,7 @@ export type { UserRow };
 /** The User of the spec, as every endpoint returns it (schemas/user.ts). */
 export type UserResource = z.infer<typeof UserSchema>;
 
-/** The default avatar: the Gravatar identicon of the lower-case email (contract 2). */
+/** The default avatar: the Gravatar identicon of the lower-case email (docs/security.md#accounts-passwords-and-tokens). */
 export async function gravatarUrl(email: string): Promise<string> {
   return `https://www.gravatar.com/avatar/${await sha256Hex(email.trim().toLowerCase())}?d=identicon`;
 }

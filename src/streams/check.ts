@@ -9,10 +9,11 @@ import {
 import { NOTHING_PLAYING, decodeMetadata, firstMetadataBlock, splitTitle, streamTitle, type NowPlaying } from './icy';
 
 /**
- * Fetching operators' stream URLs (contract 11): a health check and the now-playing
- * title. Only URLs from the catalogue are ever fetched, never one a client sends, and
- * always through `fetchStream` (fetch-stream.ts): one 5-second deadline, at most 64 KiB
- * in 256 reads, at most 3 redirects, public addresses only.
+ * Fetching operators' stream URLs
+ * (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos): a health check
+ * and the now-playing title. Only URLs from the catalogue are ever fetched, never one a
+ * client sends, and always through `fetchStream` (fetch-stream.ts): one 5-second
+ * deadline, at most 64 KiB in 256 reads, at most 3 redirects, public addresses only.
  */
 
 /** What a check found: the answer of `POST /admin/radios/{id}/check` and what the status rule uses. */

@@ -2,7 +2,7 @@ import { convertIPv4ToBinary, convertIPv6ToBinary } from 'hono/utils/ipaddr';
 import { cleanImportedText } from '../lib/text';
 
 /**
- * The one way the Worker fetches a radio stream (contract 11, "Every fetch of a stream"):
+ * The one way the Worker fetches a radio stream (docs/security.md#outbound-fetches):
  * health checks, now playing, and anything later that reads a stream go through
  * `fetchStream`. A stream URL comes from an operator's catalogue, but what answers it is
  * anyone on the internet, so every fetch is bounded:
@@ -70,7 +70,7 @@ export type StreamOutcome<T> =
 
 type Fetcher = (request: Request) => Promise<Response>;
 
-/** Bounds and dependencies of a stream fetch; the defaults are the contract's. */
+/** Bounds and dependencies of a stream fetch; the defaults are those of docs/security.md#outbound-fetches. */
 export interface StreamFetchOptions {
   fetcher?: Fetcher;
   deadlineMs?: number;

@@ -1,8 +1,9 @@
 import { CROWD_MAX_PER_NETWORK } from '../lib/crowd';
 
 /**
- * The health of a channel's stream (contract 11), decided in one place. Only checks move
- * the status:
+ * The health of a channel's stream
+ * (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos), decided in one
+ * place. Only checks move the status:
  * - a check that passed: `online`;
  * - a check that failed: `offline` once two checks in a row failed, else unchanged.
  * Players' reports never move it: enough failure reports from distinct users on distinct

@@ -1,7 +1,7 @@
 import { fnv1a } from '../lib/hash';
 
 /**
- * Logo placeholders (contract 3): a 256×256 PNG per channel or genre, a symmetric 5×5
+ * Logo placeholders (docs/catalogue.md#logos-that-always-render): a 256×256 PNG per channel or genre, a symmetric 5×5
  * pattern in a colour derived from the id, so that every tile is distinct and none
  * needs a font. PNG because iOS image loaders do not render SVG. Encoded here with the
  * runtime's own `CompressionStream('deflate')` (zlib, exactly what a PNG's IDAT holds)

@@ -7,7 +7,7 @@ import { nextStatus, reportsAskForCheck, type HealthStatus } from './health';
 
 const HOUR_MS = 3_600_000;
 
-/** Reports asking for a check get at most one per channel in this long (contract 11). */
+/** Reports asking for a check get at most one per channel in this long (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos). */
 export const REQUESTED_CHECK_EVERY_MS = 10 * 60_000;
 
 /**
@@ -137,12 +137,14 @@ const mayAskForCheck = (target: StreamTarget, now: number) =>
 /**
  * A player's report from `network` (lib/crowd.ts `requestNetwork`). The first one of a
  * user for a channel in an hour is stored (later ones are acknowledged only). Reports
- * never change the status (contract 11): when most of the last hour's reports failed,
- * from at least 5 distinct users on at least 3 distinct networks (streams/health.ts),
- * the channel is marked for the next run of the Cron Trigger (within a minute). At most
- * one such request per channel per 10 minutes, enforced here by compare and set: the
- * mark is set only while none is pending and the last check is 10 minutes old, so a
- * burst of reports asks once. Answers whether this report asked for the check.
+ * never change the status
+ * (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos): when most of
+ * the last hour's reports failed, from at least 5 distinct users on at least 3 distinct
+ * networks (streams/health.ts), the channel is marked for the next run of the Cron
+ * Trigger (within a minute). At most one such request per channel per 10 minutes,
+ * enforced here by compare and set: the mark is set only while none is pending and the
+ * last check is 10 minutes old, so a burst of reports asks once. Answers whether this
+ * report asked for the check.
  *
  * Cost: an ok report, or one while a check is pending or recent, is one INSERT; a
  * failure report otherwise reads at most `REPORTS_READ` rows in the same batch, and an

@@ -16,7 +16,7 @@ export const setUserStatus: RouteHandler<typeof routes.setUserStatus, AppEnv> = 
   const { id } = c.req.valid('param');
   const user = await storeUserStatus(c.get('db'), id, c.req.valid('json').status);
   if (!user) throw notFound('User');
-  // A ban holds at once in this isolate; elsewhere within 2 s (contract 2, src/cache/index.ts).
+  // A ban holds at once in this isolate; elsewhere within 2 s (docs/consistency-and-caching.md#consistency-of-revocation).
   cache.callers.remove(String(id));
   return ok(c, await toUserResource(user), 'User status updated.');
 };

@@ -3,7 +3,7 @@ import { noStore } from '../../middleware/no-store';
 import * as handlers from './handlers';
 import * as routes from './routes';
 
-/** `/api/v1/admin/*`: operators and import scripts, with the admin token (contract 7). */
+/** `/api/v1/admin/*`: operators and import scripts, with the admin token (docs/security.md#accounts-passwords-and-tokens). */
 export const adminRouter = createRouter();
 // Accounts and operators' answers: never cached (this router is mounted at '/').
 adminRouter.use('/api/v1/admin/*', noStore);

@@ -53,7 +53,7 @@ export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) 
     // No account without its token: a failure after the insert takes the account back.
     if (user) await usersService.deleteUser(c.get('db'), user.id).catch(() => undefined);
     // A taken email keeps its reservation: otherwise registration would be an unlimited
-    // oracle of which emails have accounts (contract 2). Any other failure gives it back.
+    // oracle of which emails have accounts (docs/security.md#accounts-passwords-and-tokens). Any other failure gives it back.
     if (!emailTaken) await attempt.abandoned().catch(() => undefined);
     throw error;
   }
@@ -112,7 +112,7 @@ export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> 
   const body = c.req.valid('json');
   const user = c.get('user');
   const token = c.get('token');
-  // Throttled like a login (contract 2): the current password is a guess until proven.
+  // Throttled like a login (docs/security.md#limits): the current password is a guess until proven.
   const attempt = await reservePasswordCheck(c, user.id);
   if (!(await verifyPassword(body.current_password, user.passwordHash, hashTurn(c.env)))) {
     throw fieldInvalid('current_password', 'The current password is incorrect.');
@@ -120,7 +120,7 @@ export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> 
   await attempt.succeeded();
   const hash = await hashPassword(body.password, hashTurn(c.env));
   await guardedWrite(c, (guards) => usersService.changePassword(c.get('db'), user.id, hash, token.id, guards));
-  // This isolate refuses the other tokens at once; others within 2 s (the row decides: contract 2).
+  // This isolate refuses the other tokens at once; others within 2 s (the row decides: docs/consistency-and-caching.md#consistency-of-revocation).
   cache.callers.remove(String(user.id));
   // The user row already refuses the other tokens everywhere; deleting their records can follow the response.
   c.executionCtx.waitUntil(revokeOtherTokens(c.env.TOKENS, user.id, token.id).catch(() => 0));

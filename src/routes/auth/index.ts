@@ -3,7 +3,7 @@ import { noStore } from '../../middleware/no-store';
 import * as handlers from './handlers';
 import * as routes from './routes';
 
-/** `/api/v1/auth/*`: accounts and tokens (contract 2). */
+/** `/api/v1/auth/*`: accounts and tokens (docs/security.md#accounts-passwords-and-tokens). */
 export const authRouter = createRouter();
 // Tokens and account data: never cached (the path scopes it: this router is mounted at '/').
 authRouter.use('/api/v1/auth/*', noStore);

@@ -2,7 +2,7 @@ import { createRouter } from '../../lib/router';
 import * as handlers from './handlers';
 import * as routes from './routes';
 
-/** `/api/v1/favorites/*` (contract 4). */
+/** `/api/v1/favorites/*` (docs/catalogue.md#likes-and-favorites). */
 export const favoritesRouter = createRouter()
   .openapi(routes.listFavorites, handlers.listFavorites)
   .openapi(routes.toggleFavorite, handlers.toggleFavorite)

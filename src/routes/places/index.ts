@@ -5,9 +5,11 @@ import * as handlers from './handlers';
 import * as routes from './routes';
 
 /**
- * `GET /countries` and `/languages` (contract 12): what filter screens need, named in
- * the caller's language. Hono's own negotiator reads `Accept-Language` (q-values
- * included) against the locales the names exist in; `pt-BR` falls back to `pt`.
+ * `GET /countries` and `/languages`
+ * (docs/catalogue.md#countries-and-languages-get-countries-get-languages): what filter
+ * screens need, named in the caller's language. Hono's own negotiator reads
+ * `Accept-Language` (q-values included) against the locales the names exist in; `pt-BR`
+ * falls back to `pt`.
  */
 const negotiate = languageDetector({
   order: ['header'],

@@ -18,7 +18,7 @@ const exportPolicy = {
 
 /**
  * `/api/v1/playlists/*` and the membership summary `/api/v1/radios/{id}/playlists`
- * (contract 5). The `{id}.m3u`/`{id}.pls` export is registered before `{id}`.
+ * (docs/catalogue.md#playlists). The `{id}.m3u`/`{id}.pls` export is registered before `{id}`.
  */
 export const playlistsRouter = createRouter();
 // The id as written canonically (no leading zero; no `*` either: lib/router.ts takes a path with one for middleware),

@@ -71,7 +71,7 @@ export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async 
 
 /**
  * `GET /radios?ids=…`: the channels a client has cached, in its order, for a refresh;
- * missing and inactive ones are left out (contract 3). Alone: other parameters are a 422.
+ * missing and inactive ones are left out (docs/catalogue.md#listing-get-radios). Alone: other parameters are a 422.
  */
 async function channelsInOrder(c: Context<AppEnv>, list: string) {
   const others = [...new URL(c.req.url).searchParams.keys()].filter((name) => name !== 'ids');

@@ -4,7 +4,7 @@ import * as routes from './routes';
 
 /**
  * `/api/v1/radios/*`. The named collections (featured, trending, charts, liked, nearby) are
- * registered before `{id}` so that they are never read as an id (spec rule 1).
+ * registered before `{id}` so that they are never read as an id.
  */
 export const radiosRouter = createRouter()
   .openapi(routes.listRadios, handlers.listRadios)

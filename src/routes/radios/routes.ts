@@ -26,7 +26,7 @@ export const listRadios = createRoute({
   description:
     'Pages of `per_page` (1 to 100) by `page` up to 1,000 channels deep, and by `cursor` (`meta.next_cursor`) at any depth. `search` matches name and description and considers the 1,000 best matches (`meta.total_exact` says whether there were more). Counted as a search when `search` is given.',
   ...readAccess,
-  // A list with `search` is a search (contract 10).
+  // A list with `search` counts as a search (docs/security.md#limits).
   middleware: [requireToken, userRateLimit((c) => (c.req.query('search') === undefined ? 'reads' : 'searches'))],
   request: {
     query: z.object({

@@ -4,7 +4,8 @@ import * as handlers from './handlers';
 import * as routes from './routes';
 
 /**
- * Streams that play (contract 11) and logos that always render (contract 3): players'
+ * Streams that play and logos that always render
+ * (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos): players'
  * reports, now playing, the placeholder PNGs, and the operators' check. The scheduled
  * checks are in src/scheduled.ts; the status rule in src/streams/health.ts. The
  * placeholders are anonymous routes (image loaders send no token): limited per client
