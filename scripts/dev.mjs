@@ -3,7 +3,7 @@
 // no network: local secrets (.dev.vars), the migrated local D1, the demo catalogue when
 // the local catalogue is empty, then `wrangler dev` on port 8787 (or `--port N`).
 //
-// The catalogue is seeded before the API listens (contract 9): a private Worker on a
+// The catalogue is seeded before the API listens (docs/development.md#npm-run-dev): a private Worker on a
 // random port imports it and is stopped, and only then does the public one start, so no
 // client ever sees (or caches) an empty catalogue. Both Workers run in process groups
 // of their own, stopped as groups with this script (SIGINT, SIGTERM, SIGHUP or exit).

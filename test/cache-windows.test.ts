@@ -165,7 +165,8 @@ describe('a writer’s mark lasts as long as an answer loaded before it may be s
   });
 });
 
-describe('the caller cache (contract 2: a user row at most 2 s old)', () => {
+// How long a ban or a password change may take to hold: docs/consistency-and-caching.md#consistency-of-revocation.
+describe('the caller cache (a user row at most 2 s old)', () => {
   const env = (ms: string) => ({ READ_CACHE_MS: ms }) as unknown as Bindings;
   const caller = { user: {} as never, liked: new Set<number>(), favorited: new Set<number>() };
 

@@ -172,7 +172,8 @@ describe('cross-cutting headers', () => {
   it('security headers, request id and Server-Timing with durations only on every response', async () => {
     const user = await registerUser();
     const res = await call('GET', '/api/v1/auth/me', { token: user.token });
-    // Row counts would tell who has an account or how long a private playlist is (contract 8).
+    // Row counts would tell who has an account or how long a private playlist is
+    // (docs/security.md#what-the-headers-say).
     expect(res.headers.get('Server-Timing')).toMatch(/^db;dur=\d+\.\d,total;dur=\d+\.\d$/);
     const debug = await call('GET', '/api/v1/auth/me', { token: user.token, debug: true });
     expect(res.headers.get('X-Content-Type-Options')).toBe('nosniff');

@@ -36,7 +36,7 @@ describe('GET /api/v1/genres', () => {
         id: await genreId('blues'),
         name: 'Blues',
         slug: 'blues',
-        // No logo of its own: the placeholder PNG this API serves (contract 3).
+        // No logo of its own: the placeholder PNG this API serves (docs/catalogue.md#logos-that-always-render).
         logo: `${BASE}/api/v1/genres/${await genreId('blues')}/logo.png`,
         description: 'Blues and its roots.',
         created_at: TIMESTAMP,

@@ -23,7 +23,7 @@ interface Sent {
 async function send(method: string, path: string, options: Sent = {}) {
   const headers = new Headers(options.headers);
   if (options.token) headers.set('Authorization', `Bearer ${options.token}`);
-  // The D1 figures of Server-Timing are for operators only (contract 8).
+  // The D1 figures of Server-Timing are for operators only (docs/security.md#what-the-headers-say).
   headers.set('X-Debug-Token', ADMIN());
   if (options.json !== undefined) headers.set('Content-Type', 'application/json');
   const ctx = createExecutionContext();

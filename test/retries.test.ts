@@ -5,8 +5,9 @@ import { seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
 
 /**
- * Safe retries for mobile networks (contract 10): `Idempotency-Key` on signed-in writes,
- * and `If-Match` on playlist writes.
+ * Safe retries for mobile networks: `Idempotency-Key` on signed-in writes
+ * (docs/api.md#safe-retries-idempotency-key), and `If-Match` on playlist writes
+ * (docs/api.md#conditional-playlist-writes-version-etag-if-match).
  */
 
 const key = () => crypto.randomUUID();

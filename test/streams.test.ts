@@ -7,9 +7,10 @@ import { seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
 
 /**
- * Streams that play (contract 11) over HTTP, against the fake streams of the test config
- * (test/helpers/fake-streams.ts): checks, the cron, players' reports, now playing, and
- * the placeholder logos (contract 3).
+ * Streams that play (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos) over
+ * HTTP, against the fake streams of the test config (test/helpers/fake-streams.ts): checks, the
+ * cron, players' reports, now playing, and the placeholder logos
+ * (docs/catalogue.md#logos-that-always-render).
  */
 const ADMIN = { token: env.ADMIN_TOKEN };
 const unique = () => crypto.randomUUID().slice(0, 8);

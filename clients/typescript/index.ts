@@ -7,7 +7,7 @@
  *   const api = createRadioClient({ baseUrl: 'http://localhost:8787', token: () => saved });
  *   const { data, error } = await api.GET('/api/v1/radios', { params: { query: { sort: 'popular' } } });
  *
- * See docs/client.md and examples/app-flow.ts.
+ * See docs/api.md#the-typed-client and examples/app-flow.ts.
  */
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
 import type { components, operations, paths } from './schema';
@@ -19,7 +19,7 @@ export type Schemas = components['schemas'];
 export type RadioResource = Schemas['RadioResource'];
 export type Playlist = Schemas['PlaylistDetail'];
 export type User = Schemas['User'];
-/** Every error answer: the envelope with `success: false` (contract section 1). */
+/** Every error answer: the envelope with `success: false` (docs/api.md#the-envelope-and-errors). */
 export type ApiError = Schemas['Error'] | Schemas['ValidationError'] | Schemas['RateLimitError'];
 
 export type RadioClient = Client<paths>;
@@ -45,7 +45,7 @@ export function createRadioClient({ token, ...options }: RadioClientOptions): Ra
 }
 
 /**
- * A new `Idempotency-Key` (contract section 10): make one per user action, and send the
+ * A new `Idempotency-Key` (docs/api.md#safe-retries-idempotency-key): make one per user action, and send the
  * same one again when retrying that action after a timeout or a lost answer. The API
  * then answers the first answer again (`Idempotent-Replayed: true`) instead of acting twice.
  */

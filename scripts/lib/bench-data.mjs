@@ -46,7 +46,8 @@ export function wranglerConfig(dir) {
 /**
  * Miniflare options that serve a bundle (`scriptPath`) with the bindings of `config`
  * (wranglerConfig), its own D1 named `storage`, and `bindings` over the vars. The
- * limiters stay on, their limits raised past any load (contract 10): their cost stays in the figures.
+ * limiters stay on, their limits raised past any load (docs/performance.md#what-npm-run-bench-measures): their
+ * cost stays in the figures.
  */
 export const workerOptions = ({ scriptPath, config, storage, adminToken, bindings = {} }) => ({
   host: '127.0.0.1',

@@ -12,7 +12,7 @@
  * - `sent.test/<host>/<name>`: `{ sent, closed }`, the body bytes the fake wrote for that stream
  *   (drip and stall streams) and whether the Worker has closed the connection.
  *
- * Hostile streams (contract 11, "Every fetch of a stream"):
+ * Hostile streams (docs/security.md#outbound-fetches):
  * - `drip.test/<name>`: audio with `icy-metaint: 65536`, 70,000 bytes sent one byte per write, a
  *   write every millisecond (a slow stream); `drip.test/burst/<name>`: the same 70,000 one-byte
  *   writes all at once (each is an HTTP chunk of its own, so each of the Worker's reads gets one

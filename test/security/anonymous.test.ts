@@ -9,7 +9,7 @@ import { assertMatchesDocument } from '../helpers/openapi';
 import { quickUser, type TestUser } from '../helpers/users';
 
 /**
- * The anonymous routes (contract 10): genres, a genre's channels, countries, languages,
+ * The anonymous routes (docs/security.md#anonymous-routes): genres, a genre's channels, countries, languages,
  * playlist exports and placeholder logos come from shared copies, so the same request
  * twice reads D1 once; they are limited per client address, with the RateLimit headers
  * on every answer and 429 past the quota.

@@ -4,7 +4,7 @@ import { BASE, call, fetchWorker } from '../helpers/client';
 import { rowsRead, seedChannels, station } from '../helpers/catalogue';
 import { quickUser } from '../helpers/users';
 
-/** What headers and answers may tell: nothing about other people's data (contract 8). */
+/** What headers and answers may tell: nothing about other people's data (docs/security.md#what-the-headers-say). */
 const dbTiming = (headers: Headers) => headers.get('Server-Timing') ?? '';
 
 describe('Server-Timing', () => {

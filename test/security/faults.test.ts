@@ -5,7 +5,7 @@ import { seedChannels, station } from '../helpers/catalogue';
 import { quickUser, uniqueEmail } from '../helpers/users';
 
 /**
- * Dependencies fail closed and loud (contract 10): when D1, KV or a Durable Object
+ * Dependencies fail closed and loud (docs/security.md#dependencies-that-fail): when D1, KV or a Durable Object
  * throws or does not answer, the request is 503 with `Retry-After`, nothing is
  * half-written, and the cause is logged.
  */

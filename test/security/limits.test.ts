@@ -32,7 +32,7 @@ describe('login', () => {
     // Refused attempts cost nothing: the limiter answered before D1 or a hash.
     const refused = burst.find((r) => r.status === 429)!;
     expect(Number(refused.headers.get('Retry-After'))).toBeGreaterThan(0);
-    // The RateLimit headers of contract 10: the pair's 10 failures per 15 minutes, none left.
+    // The RateLimit headers (docs/security.md#limits): the pair's 10 failures per 15 minutes, none left.
     expect(refused.headers.get('RateLimit-Policy')).toBe('"login";q=10;w=900');
     expect(refused.headers.get('RateLimit')).toMatch(/^"login";r=0;t=\d+$/);
   });
@@ -232,7 +232,8 @@ describe('client addresses', () => {
   });
 });
 
-describe('per-user limits (contract 10)', () => {
+// The per-user limits: docs/security.md#limits.
+describe('per-user limits', () => {
   /** Requests through the Worker with low limits, so the tests reach them quickly. */
   async function send(method: string, path: string, token: string) {
     const ctx = createExecutionContext();
@@ -283,7 +284,8 @@ describe('per-user limits (contract 10)', () => {
   });
 });
 
-it('the shipped limits are the contract’s', () => {
+// The numbers of docs/security.md#limits.
+it('the shipped limits are the documented ones', () => {
   expect([env.LOGIN_MAX_FAILURES, env.LOGIN_EMAIL_MAX_FAILURES, env.REGISTER_LIMIT_PER_HOUR]).toEqual([
     '10',
     '100',

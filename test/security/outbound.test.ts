@@ -14,7 +14,7 @@ import { PRIVATE_TARGETS, PRIVATE_TITLE } from '../helpers/fake-streams';
 import { registerUser } from '../helpers/users';
 
 /**
- * Outbound fetches the Worker does not control (contract 11, "Every fetch of a stream"):
+ * Outbound fetches the Worker does not control (docs/security.md#outbound-fetches):
  * one deadline, a bound on bytes and reads, redirects followed by hand to public
  * addresses only, and every text a stream sends cleaned. Against the hostile fakes of
  * test/helpers/fake-streams.ts, first through the helper (fetch-stream.ts) with what it
