@@ -10,7 +10,6 @@ import type { CountryEntry, SearchResult } from '../search/search';
 import type { PlaylistDetail } from '../playlists/playlists';
 import type { Caller, CountWrite } from '../services/caller';
 import type { TokenRecord } from '../services/tokens';
-import { d1Bookmark } from '../db/client';
 import { CacheNamespace, type Windows } from './namespace';
 
 export { CacheNamespace, noteWrite, writesSeen, type Reading } from './namespace';
@@ -184,7 +183,8 @@ export function forgetCatalogueAnswers(): void {
  * True when this request may be answered from the read caches: they are on, and the
  * request does not ask for reads at least as recent as a bookmark (`X-D1-Bookmark`,
  * read-your-writes across isolates), which only D1 can give. A header that is not a D1
- * bookmark is a 422 (db/client.ts `d1Bookmark`): it cannot turn the caches off.
+ * bookmark never gets here: it is a 422 before any route (middleware/observability.ts
+ * `checkBookmark`), so it cannot turn the caches off.
  */
 export const mayReadCached = (c: Context<AppEnv>) =>
-  readCacheMs(c.env) > 0 && d1Bookmark(c.req.header('x-d1-bookmark')) === undefined;
+  readCacheMs(c.env) > 0 && c.req.header('x-d1-bookmark') === undefined;

@@ -4,7 +4,7 @@ import { RETAINED_304_HEADERS, etag } from 'hono/etag';
 import { createMiddleware } from 'hono/factory';
 import type { z } from 'zod';
 import { cache, type PublicCopy } from '../cache';
-import { d1Bookmark, isD1Bookmark, newDbStats } from '../db/client';
+import { isD1Bookmark, newDbStats } from '../db/client';
 import type { AppEnv, Bindings } from '../env';
 import { errorResponses, optionalAccess } from '../schemas/common';
 import { anonymousRateLimit, clientAddress, countRequest } from './rate-limit';
@@ -153,7 +153,6 @@ const READ_AT = 'X-Read-At';
 const publicCopies = (policy: PublicCopyPolicy) =>
   createMiddleware<AppEnv>(async (c, next) => {
     if (c.req.method !== 'GET' || (!policy.ignoresToken && c.req.header('authorization') !== undefined)) return next();
-    d1Bookmark(c.req.header('x-d1-bookmark')); // a malformed one is a 422 here too
     const key = copyKey(c, policy);
     if (key === null) return next();
     const url = new URL(c.req.url);

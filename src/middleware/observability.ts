@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { requestId } from 'hono/request-id';
 import { setMetric } from 'hono/timing';
-import { createDb, d1Bookmark, instrumentD1, isD1Bookmark, newDbStats, type DbStats } from '../db/client';
+import { createDb, d1Bookmark, instrumentD1, newDbStats, type DbStats } from '../db/client';
 import type { AppEnv, Bindings } from '../env';
 import { constantTimeEqual } from '../lib/crypto';
 import { Deadline, dependencyTimeoutMs } from '../lib/dependencies';
@@ -33,11 +33,12 @@ export function isDebugRequest(request: Request, env: Bindings): boolean {
  * A D1 session per request, so that reads may be served by read replicas. Without a
  * bookmark the session starts at any replica ('first-unconstrained'); with the
  * `X-D1-Bookmark` of an earlier answer it starts at a replica at least that recent,
- * which gives a client read-your-writes across requests. Writes always go to the
- * primary, and within one request D1 keeps every read after its writes.
+ * which gives a client read-your-writes across requests (its shape is checked before
+ * any route runs: `checkBookmark`). Writes always go to the primary, and within one
+ * request D1 keeps every read after its writes.
  */
 export function openSession(db: D1Database, bookmark: string | undefined): D1DatabaseSession {
-  return db.withSession(bookmark !== undefined && isD1Bookmark(bookmark) ? bookmark : 'first-unconstrained');
+  return db.withSession(bookmark ?? 'first-unconstrained');
 }
 
 /**

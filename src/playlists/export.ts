@@ -1,3 +1,4 @@
+import { cleanImportedText } from '../lib/text';
 import type { PlaylistItem, PlaylistResource } from './playlists';
 
 /** Players' playlist formats served by GET /playlists/{id}.m3u and .pls. */
@@ -12,18 +13,15 @@ export const exportFormat = (extension: string | undefined): ExportFormat | unde
   extension === 'm3u' || extension === 'pls' ? extension : undefined;
 
 /**
- * Every character that some player splits lines at: CR and LF, and also VT, FF, the
- * separators U+001C to U+001E, NEL (U+0085), LINE SEPARATOR and PARAGRAPH SEPARATOR
- * (Python's `str.splitlines` splits at all of them), together with every other control
- * character and the bidi controls that would show a name in another order than it is
- * stored. The API refuses them in names on the way in; what is stored anyway (older
- * rows, a direct write) is flattened here, since one of them in a name or URL would
- * start an entry of the attacker's choosing.
+ * Text as one line of an export, cleaned as imported text is (lib/text.ts): every
+ * character some player splits lines at (CR, LF, VT, FF, U+001C-U+001E, NEL, U+2028,
+ * U+2029: Python's `str.splitlines` splits at all of them) is a control character or a
+ * separator there, so it becomes a space, as do the bidi controls. The API refuses them
+ * in names on the way in; what is stored anyway (older rows, a direct write) is
+ * flattened here, since one of them in a name or URL would start an entry of the
+ * attacker's choosing.
  */
-const LINE_BREAKING = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]+/gu;
-
-/** Text as one line of an export: what could break the line becomes a space, runs of spaces one. */
-const exportLine = (text: string) => text.replace(LINE_BREAKING, ' ').replace(/ {2,}/g, ' ').trim();
+const exportLine = cleanImportedText;
 
 /** An extended M3U playlist: `#EXTINF:-1,<name>` then the stream URL, per item. */
 export function toM3u(playlist: PlaylistResource, items: PlaylistItem[]): string {

@@ -113,12 +113,14 @@ export const accountAccess = {
   security: bearer,
   ...limited,
 };
-/** Writes (likes, favorites, playlists): the account checked before the handler (cached up to READ_CACHE_MS); an `Idempotency-Key` makes a retry safe. */
-export const writeAccess = {
-  middleware: [requireAccount(), userRateLimit('writes'), idempotentWrites],
+/** A write: the account checked before the handler (cached up to READ_CACHE_MS), counted as a write, with `idempotency`. */
+const writing = (idempotency: typeof idempotentWrites) => ({
+  middleware: [requireAccount(), userRateLimit('writes'), idempotency],
   security: bearer,
   ...limited,
-};
+});
+/** Writes (likes, favorites, playlists): an `Idempotency-Key` makes a retry safe. */
+export const writeAccess = writing(idempotentWrites);
 /** Plays: like a write, counted as plays; a repeat within 60 s is not counted, so an `Idempotency-Key` needs no storage. */
 export const playAccess = {
   middleware: [requireAccount(), userRateLimit('plays'), idempotentByRule],
@@ -126,11 +128,7 @@ export const playAccess = {
   ...limited,
 };
 /** Player reports: like a write, but idempotent by their own rule (one per user, channel and hour counts): a key is validated, not stored. */
-export const reportAccess = {
-  middleware: [requireAccount(), userRateLimit('writes'), idempotentByRule],
-  security: bearer,
-  ...limited,
-};
+export const reportAccess = writing(idempotentByRule);
 /** Reads: a live token; the account check rides in the handler's first D1 batch (services/caller.ts). */
 export const readAccess = { middleware: [requireToken, userRateLimit('reads')], security: bearer, ...limited };
 /** Searches: like a read, counted as searches. */

@@ -311,10 +311,6 @@ const IPV4_NOT_PUBLIC: readonly [string, number][] = [
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ];
-const ipv4Ranges = IPV4_NOT_PUBLIC.map(([base, bits]) => ({
-  base: convertIPv4ToBinary(base),
-  shift: BigInt(32 - bits),
-}));
 
 /**
  * IPv6 ranges inside global unicast (2000::/3, the only public space) that are not
@@ -327,10 +323,11 @@ const IPV6_NOT_PUBLIC: readonly [string, number][] = [
   ['2002::', 16],
   ['3fff::', 20],
 ];
-const ipv6Ranges = IPV6_NOT_PUBLIC.map(([base, bits]) => ({
-  base: convertIPv6ToBinary(base),
-  shift: BigInt(128 - bits),
-}));
+/** Ranges as the address bits they share: an address is in one when its top `bits` equal the base's. */
+const asBits = (ranges: readonly [string, number][], toBinary: (address: string) => bigint, width: number) =>
+  ranges.map(([base, bits]) => ({ base: toBinary(base), shift: BigInt(width - bits) }));
+const ipv4Ranges = asBits(IPV4_NOT_PUBLIC, convertIPv4ToBinary, 32);
+const ipv6Ranges = asBits(IPV6_NOT_PUBLIC, convertIPv6ToBinary, 128);
 const inRange = (address: bigint, ranges: { base: bigint; shift: bigint }[]) =>
   ranges.some(({ base, shift }) => address >> shift === base >> shift);
 
