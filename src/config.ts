@@ -1,0 +1,163 @@
+import { z } from 'zod';
+
+/**
+ * The Worker's vars (wrangler.toml `[vars]`, `.dev.vars`, secrets) parsed once by one zod
+ * schema: every other module reads the typed, frozen result of `config(env)`, never a raw
+ * string. Each var, its default, its bounds and the rules between vars are listed in
+ * docs/operations.md#configuration.
+ */
+
+/**
+ * A whole number from `min` to `max`, `fallback` when the var is unset or empty; `why`
+ * is the rule behind the bounds, told in the error.
+ */
+const whole = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER, why = '') => {
+  const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
+  const expected = `a whole number ${range}${why && ` (${why})`}`;
+  return z.preprocess(
+    // `.dev.vars` may hold `NAME=` to fall back to the default, as an unset var does.
+    (value) => (value === '' ? undefined : value),
+    z.coerce
+      .number({ error: `must be ${expected}` })
+      .int({ error: `must be ${expected}` })
+      .min(min, { error: `must be ${expected}` })
+      .max(max, { error: `must be ${expected}` })
+      .default(fallback),
+  );
+};
+
+/** How old a cached account row may be, at most (docs/consistency-and-caching.md). */
+const READ_CACHE_MAX_MS = 2_000;
+/** How soon a counted play must show in counts and charts (docs/consistency-and-caching.md). */
+const PLAY_SHOWS_WITHIN_MS = 5_000;
+
+/** The vars by their names in wrangler.toml, so that an error names the var to fix. */
+const vars = z
+  .object({
+    ENVIRONMENT: z
+      .enum(['development', 'staging', 'production'], { error: 'must be development, staging or production' })
+      .default('development'),
+    LOG_LEVEL: z
+      .enum(['debug', 'info', 'error', 'silent'], { error: 'must be debug, info, error or silent' })
+      .default('info'),
+    // A token shorter than 16 characters is as good as none: the admin API stays off.
+    ADMIN_TOKEN: z
+      .string()
+      .optional()
+      .transform((token) => (token !== undefined && token.length >= 16 ? token : undefined)),
+    TOKEN_TTL_DAYS: whole(30, 1),
+    REGISTER_LIMIT_PER_HOUR: whole(60, 1),
+    LOGIN_MAX_FAILURES: whole(10, 1),
+    LOGIN_EMAIL_MAX_FAILURES: whole(100, 1),
+    LOGIN_IP_MAX_FAILURES: whole(100, 1),
+    LOGIN_WINDOW_MINUTES: whole(15, 1),
+    RATE_LIMIT_PLAYS_PER_MINUTE: whole(60, 1),
+    RATE_LIMIT_WRITES_PER_MINUTE: whole(120, 1),
+    RATE_LIMIT_SEARCHES_PER_MINUTE: whole(120, 1),
+    RATE_LIMIT_READS_PER_MINUTE: whole(1200, 1),
+    RATE_LIMIT_ANONYMOUS_PER_MINUTE: whole(300, 1),
+    DEPENDENCY_TIMEOUT_MS: whole(10_000, 1),
+    PASSWORD_HASH_WAIT_MS: whole(3_000, 1),
+    SEARCH_TREND_SHARDS: whole(4, 1),
+    PLAY_COUNTER_SHARDS: whole(8, 1),
+    PLAY_FLUSH_MS: whole(2_000, 100, PLAY_SHOWS_WITHIN_MS, 'a counted play shows within 5 s'),
+    READ_CACHE_MS: whole(1_000, 0, READ_CACHE_MAX_MS, 'a cached account row is at most 2 s old'),
+    HEALTH_CHECKS_PER_RUN: whole(40, 1, 200),
+  })
+  .superRefine((v, ctx) => {
+    // A play waits up to PLAY_FLUSH_MS for its flush to D1, then up to 1.5 x READ_CACHE_MS in a
+    // cached read (docs/consistency-and-caching.md): the sum is how late a counted play shows.
+    const latest = v.PLAY_FLUSH_MS + 1.5 * v.READ_CACHE_MS;
+    if (latest > PLAY_SHOWS_WITHIN_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['PLAY_FLUSH_MS'],
+        message:
+          `PLAY_FLUSH_MS + 1.5 x READ_CACHE_MS must be at most ${PLAY_SHOWS_WITHIN_MS} (a counted play shows ` +
+          `within 5 s); it is ${v.PLAY_FLUSH_MS} + 1.5 x ${v.READ_CACHE_MS} = ${latest}`,
+      });
+    }
+  });
+
+/** The names of the vars `config` reads. */
+export type VarName = keyof z.input<typeof vars>;
+
+/** The Worker's configuration: every var parsed, with camelCase names (docs/operations.md#configuration). */
+export const configSchema = vars.transform((v) => ({
+  environment: v.ENVIRONMENT,
+  logLevel: v.LOG_LEVEL,
+  /** The admin API's bearer token; undefined (the admin API off) when unset or shorter than 16 characters. */
+  adminToken: v.ADMIN_TOKEN,
+  tokenTtlDays: v.TOKEN_TTL_DAYS,
+  registerLimitPerHour: v.REGISTER_LIMIT_PER_HOUR,
+  loginMaxFailures: v.LOGIN_MAX_FAILURES,
+  loginEmailMaxFailures: v.LOGIN_EMAIL_MAX_FAILURES,
+  loginIpMaxFailures: v.LOGIN_IP_MAX_FAILURES,
+  loginWindowMinutes: v.LOGIN_WINDOW_MINUTES,
+  rateLimitPerMinute: {
+    plays: v.RATE_LIMIT_PLAYS_PER_MINUTE,
+    writes: v.RATE_LIMIT_WRITES_PER_MINUTE,
+    searches: v.RATE_LIMIT_SEARCHES_PER_MINUTE,
+    reads: v.RATE_LIMIT_READS_PER_MINUTE,
+    anonymous: v.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
+  },
+  dependencyTimeoutMs: v.DEPENDENCY_TIMEOUT_MS,
+  passwordHashWaitMs: v.PASSWORD_HASH_WAIT_MS,
+  searchTrendShards: v.SEARCH_TREND_SHARDS,
+  playCounterShards: v.PLAY_COUNTER_SHARDS,
+  playFlushMs: v.PLAY_FLUSH_MS,
+  readCacheMs: v.READ_CACHE_MS,
+  healthChecksPerRun: v.HEALTH_CHECKS_PER_RUN,
+}));
+
+/** The parsed configuration (see `configSchema`). */
+export type Config = Readonly<z.output<typeof configSchema>>;
+
+/** Log levels of `LOG_LEVEL`. */
+export type LogLevel = Config['logLevel'];
+
+/** A var that is malformed, out of its bounds or breaks a rule between vars; the message names each one. */
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`Invalid configuration (docs/operations.md#configuration): ${issues.join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses vars (strings, as wrangler gives them; numbers too) into the configuration, or
+ * throws a `ConfigError` that names every var at fault. For scripts and tests; the Worker
+ * calls `config(env)`.
+ */
+export function parseConfig(env: Partial<Record<VarName, unknown>>): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  return Object.freeze({ ...parsed.data, rateLimitPerMinute: Object.freeze(parsed.data.rateLimitPerMinute) });
+}
+
+/** Each env object's configuration, or the error it failed with (logged once). */
+const parsedFor = new WeakMap<object, Config | ConfigError>();
+
+/**
+ * The configuration of `env`, parsed at its first use and then kept: the Worker gets one
+ * env object per isolate (tests may hand others, each parsed once). A bad config throws a
+ * `ConfigError`, logged once per env object; `onError` in src/app.ts answers the generic
+ * 500 envelope.
+ */
+export function config(env: Partial<Record<VarName, unknown>>): Config {
+  let result = parsedFor.get(env);
+  if (result === undefined) {
+    try {
+      result = parseConfig(env);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      result = error;
+      console.error(JSON.stringify({ level: 'error', time: new Date().toISOString(), error: error.message }));
+    }
+    parsedFor.set(env, result);
+  }
+  if (result instanceof ConfigError) throw result;
+  return result;
+}
