@@ -1,4 +1,5 @@
-import { forgetCatalogueAnswers } from './cache';
+import { forgetCatalogue } from './cache';
+import { config } from './config';
 import { createDb } from './db/client';
 import type { Bindings } from './env';
 import { purgeExpiredKeys } from './middleware/idempotency';
@@ -21,8 +22,7 @@ const PARALLEL = 6;
  */
 export async function checkStreams(env: Bindings, fetcher?: (request: Request) => Promise<Response>) {
   const db = createDb(env.DB);
-  const limit = Math.min(200, Math.max(1, Number(env.HEALTH_CHECKS_PER_RUN) || 40));
-  const due = await checksDue(db, limit);
+  const due = await checksDue(db, config(env).healthChecksPerRun);
   const updates: ReturnType<typeof checkUpdate>['query'][] = [];
   let changed = false;
   for (let i = 0; i < due.length; i += PARALLEL) {
@@ -37,6 +37,6 @@ export async function checkStreams(env: Bindings, fetcher?: (request: Request) =
   // Expired idempotency keys go here too, every user's, whether or not they write again.
   await db.batch([forgetOldReports(db), purgeExpiredKeys(db), ...updates]);
   // A status that changed is new catalogue data: this isolate's cached answers go (others within 1.5 × READ_CACHE_MS).
-  if (changed) forgetCatalogueAnswers();
+  if (changed) forgetCatalogue();
   return { checked: due.length };
 }

@@ -11,7 +11,7 @@ import {
 import type { Db } from '../db/client';
 import { mapRead, read } from '../db/read';
 import { countries, favorites, likes, radioChannels, userPlays } from '../db/schema';
-import type { ChartFilter } from '../durable-objects/play-counter';
+import type { ChartFilter } from './play-types';
 import type { AppEnv } from '../env';
 import { isoTimestamp } from '../lib/time';
 import { withAccountCheck } from '../services/caller';

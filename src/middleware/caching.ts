@@ -3,7 +3,8 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { RETAINED_304_HEADERS, etag } from 'hono/etag';
 import { createMiddleware } from 'hono/factory';
 import type { z } from 'zod';
-import { cache, type PublicCopy } from '../cache';
+import { CacheNamespace } from '../cache/namespace';
+import { fixed, holdsCatalogue } from '../cache/shared';
 import { isD1Bookmark, newDbStats } from '../db/client';
 import type { AppEnv, Bindings } from '../env';
 import { errorResponses, optionalAccess } from '../schemas/common';
@@ -11,6 +12,29 @@ import { anonymousRateLimit, clientAddress, countRequest } from './rate-limit';
 import { logRequest, requestIdOf, responseHeaders } from './observability';
 
 const encoder = new TextEncoder();
+
+/** An anonymous response as the isolate keeps it. */
+interface PublicCopy {
+  /** The origin it was answered for: its logo URLs name it, so it serves no other host. */
+  origin: string;
+  /** JSON text, or the bytes of an export or a PNG. */
+  body: string | ArrayBuffer;
+  headers: [string, string][];
+  tag: string;
+  /** When its read began (ms). */
+  readAt: number;
+  /** How long it may be served from its read. */
+  maxAgeMs: number;
+}
+
+/**
+ * Anonymous responses of the anonymous routes, by path and canonical query: served while
+ * younger than their route's `maxAge` (at most `PUBLIC_MAX_AGE`, 60 s), in front of the
+ * router at their plain URL. A catalogue write clears them.
+ */
+export const isolateCopies = holdsCatalogue(
+  new CacheNamespace<PublicCopy, Bindings>('publicCopies', { windows: fixed(60_000), max: 500 }),
+);
 
 /** A strong entity tag: base64url of the first 18 bytes of the body's SHA-256. */
 export async function bodyTag(body: ArrayBuffer | string): Promise<string> {
@@ -129,7 +153,7 @@ function copyKey(c: Context<AppEnv>, policy: PublicCopyPolicy): string | null {
 
 /** The isolate's copy under `key`, for a request to `origin`, while it may be served. */
 function liveCopy(env: Bindings, key: string, origin: string, now = Date.now()): PublicCopy | undefined {
-  const copy = cache.publicCopies.get(env, key);
+  const copy = isolateCopies.get(env, key);
   // A copy belongs to the host it was answered for: its logo URLs name that origin (lib/envelope.ts).
   if (!copy || copy.origin !== origin || now - copy.readAt >= copy.maxAgeMs) return undefined;
   return copy;
@@ -266,9 +290,9 @@ export const keepPublicCopy = createMiddleware<AppEnv>(async (c, next) => {
     maxAgeMs: target.maxAgeMs,
   };
   // As old as its read (a write since then keeps it out: cache/namespace.ts).
-  cache.publicCopies.set(target.key, copy, readAt);
+  isolateCopies.set(target.key, copy, readAt);
   // The URL as apps send it (no query) is also served in front of the router.
-  if (target.plain && target.key !== c.req.path) cache.publicCopies.set(c.req.path, copy, readAt);
+  if (target.plain && target.key !== c.req.path) isolateCopies.set(c.req.path, copy, readAt);
 });
 
 /**
@@ -279,7 +303,7 @@ export const keepPublicCopy = createMiddleware<AppEnv>(async (c, next) => {
  * and other data centres' caches expire within `PUBLIC_MAX_AGE` (docs/consistency-and-caching.md).
  */
 export async function forgetPublicAnswers(c: Context<AppEnv>, genreIds: number[] | 'all'): Promise<void> {
-  cache.publicCopies.clear();
+  isolateCopies.clear();
   const origin = new URL(c.req.url).origin;
   const plain = genreIds === 'all' ? [] : genreIds.map((id) => `/api/v1/genres/${id}`);
   await Promise.all([
@@ -294,7 +318,7 @@ export async function forgetPublicAnswers(c: Context<AppEnv>, genreIds: number[]
  * isolates and data centres stop serving them within `EXPORT_MAX_AGE`.
  */
 export async function forgetPlaylistCopies(c: Context<AppEnv>, id: number): Promise<void> {
-  for (const format of ['m3u', 'pls']) cache.publicCopies.remove(`/api/v1/playlists/${id}.${format}`);
+  for (const format of ['m3u', 'pls']) isolateCopies.remove(`/api/v1/playlists/${id}.${format}`);
   await recordWrite(new URL(c.req.url).origin, [playlistScope(id)]);
 }
 

@@ -1,39 +1,26 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
+import { config, type Config } from '../config';
 import type { AppEnv, Bindings } from '../env';
 import { clientIpKey } from '../lib/client-ip';
 import { ApiError, tooManyRequests } from '../lib/errors';
-import { Memo } from '../lib/memo';
+import { CacheNamespace } from '../cache/namespace';
+import { fixed } from '../cache/shared';
 import { responseHeaders } from './observability';
 
 /**
- * Per-user limits (docs/security.md#limits), each a var: plays, other writes and searches per
- * minute, and a generous ceiling on every other read so that no single account can
- * monopolise the Worker. The name is the policy's name in the `RateLimit` headers.
+ * Every policy counted in the isolate, each with its var (`RATE_LIMIT_<POLICY>_PER_MINUTE`,
+ * docs/security.md#limits): per user, plays, other writes and searches per minute, and a
+ * generous ceiling on every other read so that no single account can monopolise the
+ * Worker; per client address, `anonymous`, the requests without a token to the anonymous
+ * routes (genres, countries, languages, playlist exports, logos). The name is the
+ * policy's name in the `RateLimit` headers.
  */
-export const USER_POLICIES = {
-  plays: 'RATE_LIMIT_PLAYS_PER_MINUTE',
-  writes: 'RATE_LIMIT_WRITES_PER_MINUTE',
-  searches: 'RATE_LIMIT_SEARCHES_PER_MINUTE',
-  reads: 'RATE_LIMIT_READS_PER_MINUTE',
-} as const satisfies Record<string, keyof Bindings>;
-export type UserPolicy = keyof typeof USER_POLICIES;
-
-/**
- * Every policy counted in the isolate: the per-user ones, and `anonymous`, the requests
- * without a token to the anonymous routes (genres, countries, languages, playlist
- * exports, logos), per client address (`RATE_LIMIT_ANONYMOUS_PER_MINUTE`).
- */
-const POLICIES = { ...USER_POLICIES, anonymous: 'RATE_LIMIT_ANONYMOUS_PER_MINUTE' } as const satisfies Record<
-  string,
-  keyof Bindings
->;
-type Policy = keyof typeof POLICIES;
+type Policy = keyof Config['rateLimitPerMinute'];
+/** The per-user policies. */
+export type UserPolicy = Exclude<Policy, 'anonymous'>;
 
 const WINDOW_SECONDS = 60;
-const DEFAULTS: Record<Policy, number> = { plays: 60, writes: 120, searches: 120, reads: 1200, anonymous: 300 };
-
-const quota = (env: Bindings, policy: Policy) => Number(env[POLICIES[policy]]) || DEFAULTS[policy];
 
 /**
  * The client address the per-address limits are keyed by (lib/client-ip.ts: IPv4, or an
@@ -44,7 +31,7 @@ const quota = (env: Bindings, policy: Policy) => Number(env[POLICIES[policy]]) |
 export function clientAddress(request: Request, env: Bindings): string {
   const key = clientIpKey(request.headers.get('cf-connecting-ip'));
   if (key) return key;
-  if (env.ENVIRONMENT === 'development') return 'local';
+  if (config(env).environment === 'development') return 'local';
   throw new ApiError(400, 'The request does not carry the client address (CF-Connecting-IP).');
 }
 
@@ -56,12 +43,18 @@ export function clientAddress(request: Request, env: Bindings): string {
  * several isolates gets up to the quota in each. A window starts
  * with the subject's first request in it, so `t` below is exact for this isolate.
  */
-const windows = new Memo<{ start: number; used: number }>(WINDOW_SECONDS * 1000, 20_000);
+const windows = new CacheNamespace<{ start: number; used: number }>('rateWindows', {
+  windows: fixed(WINDOW_SECONDS * 1000),
+  max: 20_000,
+});
 /**
  * The anonymous windows, apart: a client rotating through addresses fills these only, and
  * cannot push the signed-in users' windows out (which would reset their counts).
  */
-const addressWindows = new Memo<{ start: number; used: number }>(WINDOW_SECONDS * 1000, 20_000);
+const addressWindows = new CacheNamespace<{ start: number; used: number }>('addressRateWindows', {
+  windows: fixed(WINDOW_SECONDS * 1000),
+  max: 20_000,
+});
 
 /**
  * The headers of the IETF draft `httpapi-ratelimit-headers`: the policy (`q` requests per
@@ -85,10 +78,10 @@ export type Counted = { ok: true; headers: Record<string, string> } | { ok: fals
 
 /** Counts a request of `subject` (a user id, a client address) under `policy`. */
 export function countRequest(env: Bindings, policy: Policy, subject: string | number, now = Date.now()): Counted {
-  const limit = quota(env, policy);
+  const limit = config(env).rateLimitPerMinute[policy];
   const key = `${policy}:${subject}`;
   const kept = policy === 'anonymous' ? addressWindows : windows;
-  let window = kept.get(key, now);
+  let window = kept.get(undefined, key, now);
   if (!window) {
     window = { start: now, used: 0 };
     kept.set(key, window, now);

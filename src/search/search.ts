@@ -1,7 +1,9 @@
 import { and, asc, desc, eq, gte, lt, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Context } from 'hono';
-import { cache } from '../cache';
+import type { Bindings } from '../env';
+import { CacheNamespace } from '../cache/namespace';
+import { fixed } from '../cache/shared';
 import { genreColumns, type GenreResource } from '../catalogue/genres';
 import {
   channelCountry,
@@ -159,9 +161,15 @@ export interface CountryEntry {
   folded: string;
 }
 
+/** Active countries with folded names (reference data from a migration), an hour per isolate. */
+const countryNames = new CacheNamespace<CountryEntry[], Bindings>('countries', {
+  windows: fixed(3_600_000, 60_000),
+  max: 4,
+});
+
 /** Every active country with its folded name: reference data from a migration, kept an hour per isolate. */
 export function activeCountries(c: Context<AppEnv>): Promise<CountryEntry[]> {
-  return cache.countries.swr(c, 'active', async () =>
+  return countryNames.swr(c, 'active', async () =>
     (
       await c
         .get('db')

@@ -1,32 +1,61 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { answerLifetimeMs, cache, mayReadCached, noteWrite, type CacheNamespace, type Reading } from '../cache';
-import type { RadioResource } from '../catalogue/radio-resource';
+import { CacheNamespace } from '../cache/namespace';
+import { fixed, mayReadCached, responseLifetimeMs } from '../cache/shared';
 import type { Db } from '../db/client';
 import { prepared } from '../db/prepared';
 import { runRead, type Queries, type Read } from '../db/read';
 import { favorites, likes, type UserRow } from '../db/schema';
-import type { AppEnv, Bindings } from '../env';
+import type { AppEnv, Bindings, Caller } from '../env';
 import { accountInactive, unauthenticated } from '../lib/errors';
 import { isRevokedByUser, type TokenRecord } from './tokens';
 import { findUserById, userByIdQuery } from './users';
 
 /**
- * The signed-in caller as reads need them: the account row (its status decides) and the
- * ids of the channels they like and favorite, laid over shared catalogue answers.
- */
-export interface Caller {
-  user: UserRow;
-  liked: ReadonlySet<number>;
-  favorited: ReadonlySet<number>;
-}
-
-/**
- * Marks of each kind kept per cached caller; a caller with more is never cached (their
+ * Likes (and favorites) kept per cached caller; a caller with more is never cached (their
  * reads go to D1 with the flags computed there). With at most 2,000 cached callers that
  * bounds them to some 20 MB per isolate.
  */
-export const CALLER_MARKS_LIMIT = 500;
+export const CALLER_LIKES_LIMIT = 500;
+
+/** A cached caller: the account row and the channels they like and favorite. */
+type CallerEntry = Omit<Caller, 'likeCounts'>;
+
+/**
+ * The account row decides every request, and an isolate may decide from a row read at
+ * most 2 s ago (docs/consistency-and-caching.md#consistency-of-revocation): fresh for
+ * 1 s, then served for 1 s more while one request reloads it.
+ */
+export const USER_ROW_MAX_AGE_MS = 2000;
+const callers = new CacheNamespace<CallerEntry, Bindings>('callers', {
+  windows: fixed(USER_ROW_MAX_AGE_MS / 2, USER_ROW_MAX_AGE_MS / 2),
+  max: 2000,
+});
+
+/**
+ * The like counts a caller's own likes and unlikes returned, per channel, with when:
+ * laid over the shared responses they read for as long as a response loaded before the
+ * like may be served (1.5 x `READ_CACHE_MS`), so they see their like at once and other
+ * callers' within that window.
+ */
+const recentLikes = new CacheNamespace<ReadonlyMap<number, { likes: number; at: number }>, Bindings>('recentLikes', {
+  windows: (env) => ({ freshMs: responseLifetimeMs(env), staleMs: 0 }),
+  max: 10_000,
+});
+
+/** The caller's recent like counts still within the window. */
+function likeCountsOf(c: Context<AppEnv>, now = Date.now()): Caller['likeCounts'] {
+  const counts = new Map<number, { likes: number; at: number }>();
+  const recent = recentLikes.get(c.env, String(c.get('userId')), now);
+  if (!recent) return counts;
+  const lifetime = responseLifetimeMs(c.env);
+  for (const [channelId, like] of recent) if (now - like.at < lifetime) counts.set(channelId, like);
+  return counts;
+}
+
+/** Sets the request's caller from a cached or just loaded entry. */
+const setCaller = (c: Context<AppEnv>, entry: CallerEntry) =>
+  c.set('caller', { ...entry, likeCounts: likeCountsOf(c) });
 
 /** The account row decides: revoked by a password change: 401; not active: 403 with `requires_logout`. */
 export function checkAccount(row: UserRow | undefined, token: TokenRecord): UserRow {
@@ -41,39 +70,37 @@ const marksOf = (table: typeof likes | typeof favorites) =>
       .select({ channelId: table.channelId })
       .from(table)
       .where(eq(table.userId, sql.placeholder('userId')))
-      .limit(CALLER_MARKS_LIMIT + 1),
+      .limit(CALLER_LIKES_LIMIT + 1),
   );
 const likedBy = marksOf(likes);
 const favoritedBy = marksOf(favorites);
 
-/** The queries that load a caller: row, likes, favorites (see `acceptCaller`); one more mark than kept, to tell. */
+/** The queries that load a caller: row, likes, favorites (see `acceptCaller`); one more of each than kept, to tell. */
 const callerQueries = (db: Db, userId: number) =>
   [userByIdQuery(db, userId), likedBy(db, { userId }), favoritedBy(db, { userId })] as const;
 
 type Loaded = readonly [UserRow[], { channelId: number }[], { channelId: number }[]];
 
-/** A loaded caller's marks as sets; `cacheable` false when either kind is over the limit. */
+/** A loaded caller's likes and favorites as sets; `cacheable` false when either is over the limit. */
 const loadedMarks = (liked: Loaded[1], favorited: Loaded[2]) => ({
   liked: new Set(liked.map((m) => m.channelId)),
   favorited: new Set(favorited.map((m) => m.channelId)),
-  cacheable: liked.length <= CALLER_MARKS_LIMIT && favorited.length <= CALLER_MARKS_LIMIT,
+  cacheable: liked.length <= CALLER_LIKES_LIMIT && favorited.length <= CALLER_LIKES_LIMIT,
 });
 
 /**
  * Checks a loaded caller, keeps them in the cache (unless over the marks limit) as read
  * at `readAt` (when the batch was sent), and marks the request checked.
  */
-function acceptCaller(c: Context<AppEnv>, [[row], liked, favorited]: Loaded, readAt: number): Caller {
+function acceptCaller(c: Context<AppEnv>, [[row], liked, favorited]: Loaded, readAt: number): void {
   const user = checkAccount(row, c.get('token'));
   const { cacheable, ...marks } = loadedMarks(liked, favorited);
-  const caller = { user, ...marks };
   if (cacheable) {
-    cache.callers.set(String(user.id), caller, readAt);
-    c.set('caller', caller);
+    callers.set(String(user.id), { user, ...marks }, readAt);
+    setCaller(c, { user, ...marks });
   }
   c.set('user', user);
   c.set('accountChecked', true);
-  return caller;
 }
 
 /**
@@ -84,17 +111,17 @@ function acceptCaller(c: Context<AppEnv>, [[row], liked, favorited]: Loaded, rea
 export function useCachedCaller(c: Context<AppEnv>): boolean {
   if (!mayReadCached(c)) return false;
   const key = String(c.get('userId'));
-  const caller = cache.callers.get(c.env, key);
-  if (!caller) return false;
-  c.set('user', checkAccount(caller.user, c.get('token')));
-  c.set('caller', caller);
+  const entry = callers.get(c.env, key);
+  if (!entry) return false;
+  c.set('user', checkAccount(entry.user, c.get('token')));
+  setCaller(c, entry);
   c.set('accountChecked', true);
-  // Reloads it after the answer when it went stale (the cache's stale-while-revalidate).
-  void cache.callers.swr(c, key, async () => {
+  // Reloads it after the response when it went stale (the cache's stale-while-revalidate).
+  void callers.swr(c, key, async () => {
     const db = c.get('db');
     const [[row], liked, favorited] = await db.batch(callerQueries(db, c.get('userId')));
     const { cacheable, ...marks } = loadedMarks(liked, favorited);
-    // A row gone or marks over the limit: nothing to keep; the entry expires, and the
+    // A row gone or likes over the limit: nothing to keep; the entry expires, and the
     // caller's next request is checked against D1.
     if (!row || !cacheable) throw new Error('caller not cacheable');
     return { user: row, ...marks };
@@ -143,115 +170,36 @@ export async function withAccountCheck<Q extends Queries, T>(c: Context<AppEnv>,
 }
 
 /**
- * `channels` with the caller's own likes and favorites: the same array when none of
- * them is marked (shared answers are loaded unmarked), copies otherwise.
+ * After the caller's like or unlike of `channelId` (its toggle returned `likes`): their
+ * cached likes follow, and their reads show that count until the shared responses
+ * loaded before it have expired. Other callers' shared responses stay; they show the
+ * count within 1.5 x `READ_CACHE_MS`, as a like through another isolate.
  */
-export function withMarks<T extends RadioResource>(channels: T[], caller: Caller): T[] {
-  if (!channels.some((channel) => caller.liked.has(channel.id) || caller.favorited.has(channel.id))) return channels;
-  return channels.map((channel) => ({
-    ...channel,
-    is_liked: caller.liked.has(channel.id),
-    is_favorited: caller.favorited.has(channel.id),
-  }));
-}
-
-/**
- * The channels a cached answer shows the like counts of, or 'any' when its order or
- * membership follows likes (a page sorted by likes, the likes chart): then any like of
- * the caller's can change it.
- */
-export type ShownChannels<V> = (value: V) => readonly { id: number }[] | 'any';
-
-/**
- * A read whose answer holds channels: with a cached caller, the caller-independent
- * answer comes from `namespace` (loaded as nobody, viewer 0) and `mark` lays the
- * caller's likes and favorites over it; otherwise it is read for the caller, flags and
- * all, in the batch that checks the account. `shows`: which channels' counts it shows,
- * so a caller who just liked one reloads only the answers their like changed. `key`
- * null: an answer no other caller will ask for (a nearby read at a GPS fix), not kept.
- */
-export async function readForCaller<V>(
-  c: Context<AppEnv>,
-  namespace: CacheNamespace<V, Bindings>,
-  key: string | null,
-  load: (viewerId: number) => Promise<V>,
-  mark: (value: V, caller: Caller) => V,
-  shows: ShownChannels<V>,
-): Promise<V> {
-  const caller = c.get('caller');
-  if (!caller || key === null || !mayReadCached(c)) return load(c.get('userId') ?? 0);
-  return mark(await namespace.swr(c, key, () => load(0), readingFor(c, shows)), caller);
-}
-
-/** An answer that is a list of channels: it shows theirs. */
-export const shown = (channels: readonly { id: number }[]) => channels;
-
-/**
- * A caller's recent changes to counts that shared answers show (likes): per channel, the
- * mark (`noteWrite`) of its last like and when it was (an answer loaded before then may
- * be served until `answerLifetimeMs` after it). The writes rate limit bounds how many
- * channels one caller likes in that time.
- */
-export interface CountWrite {
-  channels: ReadonlyMap<number, { mark: number; at: number }>;
-}
-
-/**
- * After the caller changed the like count of `channelId`. The isolate keeps its shared
- * answers: other callers see the new count within the caches' window (1.5 ×
- * `READ_CACHE_MS`), as they do a write through another isolate. The caller's own reads
- * skip the answers loaded before now that show that channel (or follow likes: `shows`)
- * and load them again (the load replaces the shared answer; a private playlist's copy is
- * the reader's own), so they see their write and the counts it moved on their next read.
- * Dropping every answer instead cost the whole isolate its caches on each like (with one
- * like in ten requests, list pages fell from ~2,000 to ~300 req/s); reloading every
- * answer the liker read cost the likers theirs (the benchmark's mix, docs/consistency-and-caching.md).
- */
-export function noteCountWrite(c: Context<AppEnv>, channelId: number): void {
+export function rememberLike(c: Context<AppEnv>, channelId: number, active: boolean, likes: number): void {
   const key = String(c.get('userId'));
-  // The channels of the writes an answer loaded before this mark may have missed: this
-  // one and the caller's earlier ones while an answer loaded before them may be served
-  // (kept forever, a frequent liker's list would grow and their every read reload).
   const now = Date.now();
-  const lifetime = answerLifetimeMs(c.env);
-  const earlier = [...(cache.countWrites.get(c.env, key)?.channels ?? [])].filter(
-    ([, like]) => now - like.at < lifetime,
-  );
-  cache.countWrites.set(key, { channels: new Map(earlier).set(channelId, { mark: noteWrite(), at: now }) });
+  const lifetime = responseLifetimeMs(c.env);
+  const kept = [...(recentLikes.get(c.env, key, now) ?? [])].filter(([, like]) => now - like.at < lifetime);
+  recentLikes.set(key, new Map(kept).set(channelId, { likes, at: now }), now);
+  rememberMark(c, 'liked', channelId, active);
 }
 
-/** The caller's recent count writes (`noteCountWrite`), while answers loaded before them may still be served. */
-function countWriteOf(c: Context<AppEnv>): CountWrite | undefined {
-  const userId = c.get('userId');
-  return userId === undefined ? undefined : cache.countWrites.get(c.env, String(userId));
+/** After the caller's favorite or unfavorite of `channelId`: their cached favorites follow. */
+export function rememberFavorite(c: Context<AppEnv>, channelId: number, active: boolean): void {
+  rememberMark(c, 'favorited', channelId, active);
 }
 
-/** How the caller reads a cached answer: skipping one loaded before their count writes that shows what they changed. */
-export function readingFor<V>(c: Context<AppEnv>, shows: ShownChannels<V>): Reading<V> {
-  const write = countWriteOf(c);
-  if (!write) return {};
-  const { channels } = write;
-  let after = 0;
-  for (const like of channels.values()) after = Math.max(after, like.mark);
-  return {
-    after,
-    // Loaded before a like of a channel it shows (any like, for an answer that follows likes).
-    affected: (value, seen) => {
-      const shown = shows(value);
-      return shown === 'any' || shown.some((channel) => (channels.get(channel.id)?.mark ?? 0) > seen);
-    },
-  };
-}
-
-/**
- * Records in the cached caller a like or favorite this request just wrote, so the
- * caller's next reads need no reload. The entry keeps its age.
- */
-export function markCaller(c: Context<AppEnv>, kind: 'liked' | 'favorited', channelId: number, active: boolean): void {
-  cache.callers.update(String(c.get('userId')), (caller) => {
-    const marks = new Set(caller[kind]);
+/** Changes the cached caller's likes or favorites after their write; the entry keeps its age. */
+function rememberMark(c: Context<AppEnv>, kind: 'liked' | 'favorited', channelId: number, active: boolean): void {
+  callers.update(String(c.get('userId')), (entry) => {
+    const marks = new Set(entry[kind]);
     if (active) marks.add(channelId);
     else marks.delete(channelId);
-    return { ...caller, [kind]: marks };
+    return { ...entry, [kind]: marks };
   });
+}
+
+/** After a change to the account (status, password): this isolate reads the row again on the next request. */
+export function forgetCaller(userId: number): void {
+  callers.remove(String(userId));
 }

@@ -1,4 +1,5 @@
-import { cache } from '../cache';
+import { CacheNamespace } from '../cache/namespace';
+import { fixed } from '../cache/shared';
 import type { Bindings } from '../env';
 import { constantTimeEqual, randomBase64Url, sha256Hex, toHex } from '../lib/crypto';
 
@@ -66,8 +67,19 @@ export function parseBearer(header: string | undefined): { id: string; secret: s
 }
 
 /**
+ * Token records read from KV, for 30 s. KV itself may serve a deleted token for up to
+ * 60 s at other locations, so this adds no new window: a logged-out token is refused at
+ * once by the isolate that logged it out and within 60 s elsewhere
+ * (docs/consistency-and-caching.md).
+ */
+const tokens = new CacheNamespace<{ record: TokenRecord; secret?: string }>('tokens', {
+  windows: fixed(30_000),
+  max: 10_000,
+});
+
+/**
  * The live record of a presented token, or null when unknown, wrong or expired. At most
- * one KV read: records are kept per isolate (`cache.tokens`, 30 s; password changes and
+ * one KV read: records are kept per isolate (`tokens`, 30 s; password changes and
  * bans do not depend on it, the account row decides). Unknown ids are not cached.
  */
 export async function resolveToken(
@@ -75,12 +87,12 @@ export async function resolveToken(
   presented: { id: string; secret: string },
   now = Date.now(),
 ): Promise<TokenRecord | null> {
-  let cached = cache.tokens.get(scope.env, presented.id, { now });
+  let cached = tokens.get(undefined, presented.id, now);
   if (!cached) {
     const record = await scope.env.TOKENS.get<TokenRecord>(tokenKey(presented.id), 'json');
     if (!record) return null;
     cached = { record };
-    cache.tokens.set(presented.id, cached, now);
+    tokens.set(presented.id, cached, now);
   }
   const { record } = cached;
   if (record.expiresAt <= now) return null;
@@ -94,7 +106,7 @@ export async function resolveToken(
 
 /** Deletes one token (logout). Other locations may still see it for up to 60 s (KV). */
 export async function revokeToken(kv: KVNamespace, record: TokenRecord): Promise<void> {
-  cache.tokens.remove(record.id);
+  tokens.remove(record.id);
   await Promise.all([kv.delete(tokenKey(record.id)), kv.delete(userTokenKey(record.userId, record.id))]);
 }
 
@@ -108,7 +120,7 @@ export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId:
   do {
     const page = await kv.list({ prefix: userTokenPrefix(userId), cursor });
     const ids = page.keys.map((key) => key.name.slice(userTokenPrefix(userId).length)).filter((id) => id !== keepId);
-    for (const id of ids) cache.tokens.remove(id);
+    for (const id of ids) tokens.remove(id);
     await Promise.all(ids.flatMap((id) => [kv.delete(tokenKey(id)), kv.delete(userTokenKey(userId, id))]));
     revoked += ids.length;
     cursor = page.list_complete ? undefined : page.cursor;

@@ -1,7 +1,7 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { cache } from '../../src/cache';
+import { isolateCopies } from '../../src/middleware/caching';
 import worker from '../../src/index';
 import { BASE, call } from '../helpers/client';
 import { genreId, seedChannels, station } from '../helpers/catalogue';
@@ -262,7 +262,7 @@ describe("a public playlist's export after its owner changes it", () => {
     await call('PUT', `/api/v1/playlists/${id}`, { token: owner.token, json: { is_public: false } });
     expect((await anonymous(path, { ip })).status).toBe(404);
     // The data centre's copy, read before the change, is not served either.
-    cache.publicCopies.clear();
+    isolateCopies.clear();
     expect((await anonymous(path, { ip })).status).toBe(404);
   });
 
@@ -271,14 +271,14 @@ describe("a public playlist's export after its owner changes it", () => {
     const path = `/api/v1/playlists/${playlistId}.pls`;
     const fresh = await anonymous(path, { ip });
     expect(fresh.status).toBe(200);
-    const copy = cache.publicCopies.get(env, path)!;
+    const copy = isolateCopies.get(env, path)!;
     // What another isolate would still hold: a copy of the playlist before a change it never heard of.
     const held = { ...copy, body: 'held copy' };
-    cache.publicCopies.clear();
-    cache.publicCopies.set(path, { ...held, readAt: Date.now() - 29_000 }, Date.now() + 1);
+    isolateCopies.clear();
+    isolateCopies.set(path, { ...held, readAt: Date.now() - 29_000 }, Date.now() + 1);
     expect((await anonymous(path, { ip })).text).toBe('held copy');
-    cache.publicCopies.clear();
-    cache.publicCopies.set(path, { ...held, readAt: Date.now() - 30_000 }, Date.now() + 2);
+    isolateCopies.clear();
+    isolateCopies.set(path, { ...held, readAt: Date.now() - 30_000 }, Date.now() + 2);
     expect((await anonymous(path, { ip })).text).not.toBe('held copy');
   });
 });

@@ -3,12 +3,13 @@ import type { Context } from 'hono';
 import { channelPlace, tellCountersVisibility } from '../../activity/plays';
 import * as catalogueAdmin from '../../catalogue/admin';
 import { importStations } from '../../catalogue/import';
-import { cache, forgetCatalogueAnswers } from '../../cache';
+import { forgetCatalogue } from '../../cache';
 import type { AppEnv } from '../../env';
 import { created, ok } from '../../lib/envelope';
 import { forgetPublicAnswers } from '../../middleware/caching';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
+import { forgetCaller } from '../../services/caller';
 import { setUserStatus as storeUserStatus, toUserResource } from '../../services/users';
 import type * as routes from './routes';
 
@@ -17,7 +18,7 @@ export const setUserStatus: RouteHandler<typeof routes.setUserStatus, AppEnv> = 
   const user = await storeUserStatus(c.get('db'), id, c.req.valid('json').status);
   if (!user) throw notFound('User');
   // A ban holds at once in this isolate; elsewhere within 2 s (docs/consistency-and-caching.md#consistency-of-revocation).
-  cache.callers.remove(String(id));
+  forgetCaller(id);
   return ok(c, await toUserResource(user), 'User status updated.');
 };
 
@@ -34,7 +35,7 @@ const tellCounters = async (c: Context<AppEnv>, id: number) =>
 export const createRadio: RouteHandler<typeof routes.createRadio, AppEnv> = async (c) => {
   const channel = await catalogueAdmin.createChannel(c.get('db'), c.req.valid('json'), isoTimestamp());
   await tellCounters(c, channel.id);
-  forgetCatalogueAnswers();
+  forgetCatalogue();
   await forgetPublicAnswers(c, 'all');
   return created(c, channel, 'Radio channel created.', `/api/v1/radios/${channel.id}`);
 };
@@ -47,7 +48,7 @@ export const updateRadio: RouteHandler<typeof routes.updateRadio, AppEnv> = asyn
     isoTimestamp(),
   );
   await tellCounters(c, channel.id);
-  forgetCatalogueAnswers();
+  forgetCatalogue();
   await forgetPublicAnswers(c, 'all');
   return ok(c, channel, 'Radio channel updated.');
 };
@@ -56,7 +57,7 @@ export const importRadios: RouteHandler<typeof routes.importRadios, AppEnv> = as
   const summary = await importStations(c.get('db'), c.req.valid('json'), isoTimestamp());
   if (summary.created + summary.updated > 0) {
     await tellCountersVisibility(c.env, 'all');
-    forgetCatalogueAnswers();
+    forgetCatalogue();
     await forgetPublicAnswers(c, 'all');
   }
   return ok(
@@ -68,7 +69,7 @@ export const importRadios: RouteHandler<typeof routes.importRadios, AppEnv> = as
 
 export const createGenre: RouteHandler<typeof routes.createGenre, AppEnv> = async (c) => {
   const genre = await catalogueAdmin.createGenre(c.get('db'), c.req.valid('json'), isoTimestamp());
-  forgetCatalogueAnswers();
+  forgetCatalogue();
   await forgetPublicAnswers(c, [genre.id]);
   return created(c, genre, 'Genre created.', `/api/v1/genres/${genre.id}`);
 };
@@ -76,7 +77,7 @@ export const createGenre: RouteHandler<typeof routes.createGenre, AppEnv> = asyn
 export const updateGenre: RouteHandler<typeof routes.updateGenre, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   const genre = await catalogueAdmin.updateGenre(c.get('db'), id, c.req.valid('json'), isoTimestamp());
-  forgetCatalogueAnswers();
+  forgetCatalogue();
   await forgetPublicAnswers(c, [id]);
   return ok(c, genre, 'Genre updated.');
 };

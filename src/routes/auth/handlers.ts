@@ -1,5 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi';
-import { cache } from '../../cache';
+import { forgetCaller } from '../../services/caller';
+import { config } from '../../config';
 import type { AppEnv } from '../../env';
 import { accountInactive, fieldInvalid, unauthenticated } from '../../lib/errors';
 import { created, ok } from '../../lib/envelope';
@@ -19,7 +20,7 @@ import { guardedWrite } from '../../services/guarded-writes';
 import type * as routes from './routes';
 
 const EMAIL_TAKEN = 'The email has already been taken.';
-const ttlDays = (env: AppEnv['Bindings']) => Number(env.TOKEN_TTL_DAYS);
+const ttlDays = (env: AppEnv['Bindings']) => config(env).tokenTtlDays;
 /** Every hash of a request waits its turn in the isolate's queue, at most `PASSWORD_HASH_WAIT_MS`. */
 const hashTurn = (env: AppEnv['Bindings']): HashTurn => ({ queue: passwordHashes, waitMs: hashWaitMs(env) });
 
@@ -104,7 +105,7 @@ export const updateProfile: RouteHandler<typeof routes.updateProfile, AppEnv> = 
   }
   const updated = await guardedWrite(c, (guards) => usersService.updateProfile(c.get('db'), user.id, changes, guards));
   if (!updated) throw fieldInvalid('email', EMAIL_TAKEN);
-  cache.callers.remove(String(user.id));
+  forgetCaller(user.id);
   return ok(c, await usersService.toUserResource(updated), 'Profile updated successfully.');
 };
 
@@ -121,7 +122,7 @@ export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> 
   const hash = await hashPassword(body.password, hashTurn(c.env));
   await guardedWrite(c, (guards) => usersService.changePassword(c.get('db'), user.id, hash, token.id, guards));
   // This isolate refuses the other tokens at once; others within 2 s (the row decides: docs/consistency-and-caching.md#consistency-of-revocation).
-  cache.callers.remove(String(user.id));
+  forgetCaller(user.id);
   // The user row already refuses the other tokens everywhere; deleting their records can follow the response.
   c.executionCtx.waitUntil(revokeOtherTokens(c.env.TOKENS, user.id, token.id).catch(() => 0));
   return ok(c, null, 'Password changed successfully. Your other sessions were logged out.');

@@ -6,14 +6,14 @@ import type { AppEnv } from '../../env';
 import { created, json, ok } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
-import { markCaller, withAccountCheck } from '../../services/caller';
+import { rememberFavorite, withAccountCheck } from '../../services/caller';
 import { guardedWrite } from '../../services/guarded-writes';
 import type * as routes from './routes';
 
 const state = (s: { active: boolean; total: number }) => ({ is_favorited: s.active, favorites_count: s.total });
 
-// After a favorite changed, only the caller's own marks follow (markCaller): no shared
-// answer shows a favorites count (only the favorite answers do, read from D1).
+// After a favorite changed, only the caller's cached favorites follow (rememberFavorite):
+// no shared response shows a favorites count (only the favorite responses do, read from D1).
 
 export const listFavorites: RouteHandler<typeof routes.listFavorites, AppEnv> = async (c) =>
   ok(
@@ -28,7 +28,7 @@ export const toggleFavorite: RouteHandler<typeof routes.toggleFavorite, AppEnv> 
     reactions.toggle(c.get('db'), favorites, c.get('userId'), id, isoTimestamp(), guards),
   );
   if (!result) throw notFound('Radio channel');
-  markCaller(c, 'favorited', id, result.active);
+  rememberFavorite(c, id, result.active);
   return ok(c, state(result), result.active ? 'Added to favorites.' : 'Removed from favorites.');
 };
 
@@ -47,7 +47,7 @@ export const addFavorite: RouteHandler<typeof routes.addFavorite, AppEnv> = asyn
     reactions.addFavorite(c.get('db'), c.get('userId'), id, isoTimestamp(), guards),
   );
   if (!result) throw notFound('Radio channel');
-  markCaller(c, 'favorited', id, result.active);
+  rememberFavorite(c, id, result.active);
   return result.created
     ? created(c, state(result), 'Added to favorites.', `/api/v1/favorites/${id}`)
     : ok(c, state(result), 'Already in favorites.');
@@ -57,6 +57,6 @@ export const removeFavorite: RouteHandler<typeof routes.removeFavorite, AppEnv> 
   const { id } = c.req.valid('param');
   const result = await guardedWrite(c, (guards) => reactions.removeFavorite(c.get('db'), c.get('userId'), id, guards));
   if (!result) throw notFound('Radio channel');
-  markCaller(c, 'favorited', id, result.active);
+  rememberFavorite(c, id, result.active);
   return ok(c, state(result), 'Removed from favorites.');
 };

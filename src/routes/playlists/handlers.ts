@@ -1,7 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { cache, mayReadCached, writesSeen } from '../../cache';
-import { runRead } from '../../db/read';
+import { cache } from '../../cache';
 import type { AppEnv } from '../../env';
 import { created, ok } from '../../lib/envelope';
 import { forgetPlaylistCopies } from '../../middleware/caching';
@@ -11,49 +10,27 @@ import { idParam } from '../../lib/validation';
 import { playlistTag } from '../../playlists/entity-tags';
 import { EXPORT_FORMATS, exportFormat, toM3u, toPls } from '../../playlists/export';
 import * as playlists from '../../playlists/playlists';
-import { readingFor, withAccountCheck, withMarks, type Caller } from '../../services/caller';
+import { withAccountCheck } from '../../services/caller';
 import { guardedWrite } from '../../services/guarded-writes';
 import type * as routes from './routes';
 
-/** A playlist as the caller may read it, with their own marks; null when they may not (or it is missing). */
+/**
+ * A playlist as the caller may read it, with their own likes and favorites; null when
+ * they may not (or it is missing). Public playlists are shared by every reader through
+ * `cache.playlists`; a private one is null there (loaded as no one), so a signed-in
+ * reader who may be its owner reads it from D1, as they would a missing one.
+ */
 async function readPlaylist(c: Context<AppEnv>, id: number): Promise<playlists.PlaylistDetail | null> {
-  const readerId = c.get('userId') ?? 0;
-  const caller = c.get('caller');
   const db = c.get('db');
-  if (!caller || !mayReadCached(c)) return withAccountCheck(c, playlists.readablePlaylist(db, id, readerId, readerId));
-  // Public playlists are shared by every reader; anything else is kept per reader, so a
-  // stranger's request for a private playlist costs what a missing one does.
-  const reading = readingFor(c, (detail: playlists.PlaylistDetail | null) =>
-    detail ? detail.items.map((item) => item.radio_channel) : [],
-  );
-  const detail =
-    cache.playlists.get(c.env, String(id), reading) ??
-    (await cache.playlists.swr(
-      c,
-      `${id}:${readerId}`,
-      async () => {
-        const [readAt, seen] = [Date.now(), writesSeen()];
-        const loaded = await runRead(db, playlists.readablePlaylist(db, id, readerId, 0));
-        if (loaded?.is_public) cache.playlists.set(String(id), loaded, readAt, seen);
-        return loaded;
-      },
-      reading,
-    ));
-  return detail && markItems(detail, caller);
+  const load = (viewerId: number) => withAccountCheck(c, playlists.readablePlaylist(db, id, viewerId, viewerId));
+  const fromCache = c.get('caller') !== undefined;
+  const detail = await cache.playlists.swr(c, String(id), load);
+  return detail ?? (fromCache ? load(c.get('userId')) : null);
 }
 
-function markItems(detail: playlists.PlaylistDetail, caller: Caller): playlists.PlaylistDetail {
-  const channels = detail.items.map((item) => item.radio_channel);
-  const marked = withMarks(channels, caller);
-  return marked === channels
-    ? detail
-    : { ...detail, items: detail.items.map((item, i) => ({ ...item, radio_channel: marked[i]! })) };
-}
-
-/** After a playlist changed: its cached copies go (shared and per reader, and its exports' anonymous copies). */
+/** After a playlist changed: its cached copies go (the shared one, and its exports' anonymous copies). */
 async function forgetPlaylist(c: Context<AppEnv>, id: number) {
   cache.playlists.remove(String(id));
-  cache.playlists.removePrefix(`${id}:`);
   await forgetPlaylistCopies(c, id);
 }
 

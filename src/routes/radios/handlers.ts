@@ -20,7 +20,7 @@ import { envelope, json, ok, reusable } from '../../lib/envelope';
 import { fieldInvalid, notFound } from '../../lib/errors';
 import { normaliseTerm } from '../../lib/text';
 import { isoTimestamp } from '../../lib/time';
-import { markCaller, noteCountWrite, readForCaller, shown, withAccountCheck, withMarks } from '../../services/caller';
+import { rememberLike, withAccountCheck } from '../../services/caller';
 import { activeCountries, findCountryByName } from '../../search/search';
 import type * as routes from './routes';
 import { requestNetwork } from '../../lib/crowd';
@@ -54,16 +54,8 @@ export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async 
     Object.assign(list, decodeCursor(query.cursor, query.sort, filters));
   }
   const db = c.get('db');
-  const page = await readForCaller(
-    c,
-    cache.channelPages,
-    JSON.stringify(list),
-    (viewerId) => listChannels((pending) => withAccountCheck(c, pending), db, list, viewerId),
-    (value, caller) => {
-      const items = withMarks(value.items, caller);
-      return items === value.items ? value : { ...value, items };
-    },
-    (value) => (list.sort === 'likes' ? 'any' : value.items),
+  const page = await cache.channelPages.swr(c, JSON.stringify(list), (viewerId) =>
+    listChannels((pending) => withAccountCheck(c, pending), db, list, viewerId),
   );
   const message = 'Radio channels retrieved successfully.';
   return json(c, { ...envelope(page.items, message), meta: page.meta }, 200, reusable(page, message));
@@ -98,7 +90,7 @@ export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = as
   if ((lat === undefined) !== (lng === undefined)) {
     throw fieldInvalid(lat === undefined ? 'lat' : 'lng', 'Send lat and lng together.');
   }
-  // Answers for points many callers share are kept in the read caches; a GPS fix is one
+  // Responses for points many callers share are kept in the read caches; a GPS fix is one
   // listener's and would only push those out.
   let shared = coarse(c.req.query('lat')) && coarse(c.req.query('lng'));
   if (lat === undefined || lng === undefined) {
@@ -126,32 +118,22 @@ export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = as
     return found.map((channel) => ({ ...channel, distance_km: distance.get(channel.id) ?? 0 }));
   };
   const key = shared ? `${lat}:${lng}:${query.radius_km}:${query.limit}` : null;
-  const channels = await readForCaller(c, cache.nearby, key, load, withMarks, shown);
+  const channels = await cache.nearby.swr(c, key, load);
   return ok(c, channels, 'Nearby radio channels retrieved successfully.');
 };
 
 export const featuredRadios: RouteHandler<typeof routes.featuredRadios, AppEnv> = async (c) => {
   const { limit } = c.req.valid('query');
-  const channels = await readForCaller(
-    c,
-    cache.featured,
-    String(limit),
-    (viewerId) => withAccountCheck(c, featuredChannels(c.get('db'), limit, viewerId)),
-    withMarks,
-    shown,
+  const channels = await cache.featured.swr(c, String(limit), (viewerId) =>
+    withAccountCheck(c, featuredChannels(c.get('db'), limit, viewerId)),
   );
   return ok(c, channels, 'Featured radio channels retrieved successfully.');
 };
 
 export const showRadio: RouteHandler<typeof routes.showRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const channel = await readForCaller(
-    c,
-    cache.channels,
-    String(id),
-    (viewerId) => withAccountCheck(c, visibleChannel(c.get('db'), id, viewerId)),
-    (value, caller) => value && withMarks([value], caller)[0]!,
-    (value) => (value ? [value] : []),
+  const channel = await cache.channels.swr(c, String(id), (viewerId) =>
+    withAccountCheck(c, visibleChannel(c.get('db'), id, viewerId)),
   );
   if (!channel) throw notFound('Radio channel');
   return ok(c, channel, 'Radio channel retrieved successfully.');
@@ -160,13 +142,8 @@ export const showRadio: RouteHandler<typeof routes.showRadio, AppEnv> = async (c
 export const trendingRadios: RouteHandler<typeof routes.trendingRadios, AppEnv> = async (c) => {
   const { hours, limit, country_id: countryId, genre_id: genreId } = c.req.valid('query');
   const filter = { countryId, genreId };
-  const channels = await readForCaller(
-    c,
-    cache.trending,
-    `${hours}:${limit}:${chartFilterKey(filter)}`,
-    (viewerId) => trendingChannels(c, hours, limit, viewerId, filter),
-    withMarks,
-    shown,
+  const channels = await cache.trending.swr(c, `${hours}:${limit}:${chartFilterKey(filter)}`, (viewerId) =>
+    trendingChannels(c, hours, limit, viewerId, filter),
   );
   return ok(c, channels, 'Trending radio channels retrieved successfully.');
 };
@@ -174,13 +151,8 @@ export const trendingRadios: RouteHandler<typeof routes.trendingRadios, AppEnv> 
 export const chartRadios: RouteHandler<typeof routes.chartRadios, AppEnv> = async (c) => {
   const { metric, period, limit, country_id: countryId, genre_id: genreId } = c.req.valid('query');
   const filter = { countryId, genreId };
-  const channels = await readForCaller(
-    c,
-    cache.charts,
-    `${metric}:${period}:${limit}:${chartFilterKey(filter)}`,
-    (viewerId) => chart(c, metric, period, limit, viewerId, filter),
-    withMarks,
-    (value) => (metric === 'likes' ? 'any' : value),
+  const channels = await cache.charts.swr(c, `${metric}:${period}:${limit}:${chartFilterKey(filter)}`, (viewerId) =>
+    chart(c, metric, period, limit, viewerId, filter),
   );
   return ok(c, channels, 'Radio chart retrieved successfully.');
 };
@@ -207,9 +179,8 @@ export const likeRadio: RouteHandler<typeof routes.likeRadio, AppEnv> = async (c
     toggle(c.get('db'), likes, c.get('userId'), id, isoTimestamp(), guards),
   );
   if (!state) throw notFound('Radio channel');
-  // The like count changed: the caller's next reads load what shows it; their own marks follow.
-  noteCountWrite(c, id);
-  markCaller(c, 'liked', id, state.active);
+  // The caller's next reads show this count; other callers' within the caches' window.
+  rememberLike(c, id, state.active, state.total);
   return ok(
     c,
     { is_liked: state.active, likes_count: state.total },

@@ -6,7 +6,7 @@ import { fieldInvalid } from '../../lib/errors';
 import { normaliseTerm } from '../../lib/text';
 import { activeCountries, completions, findCountryByName, nameCompletions, searchCatalogue } from '../../search/search';
 import { recordSearchTerm, trendingTerms } from '../../search/trending';
-import { readForCaller, withAccountCheck, withMarks } from '../../services/caller';
+import { withAccountCheck } from '../../services/caller';
 import type * as routes from './routes';
 
 export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
@@ -31,16 +31,8 @@ export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
     online: query.online,
     https: query.https,
   };
-  const result = await readForCaller(
-    c,
-    cache.searches,
-    JSON.stringify({ ...search, q: term }),
-    (viewerId) => withAccountCheck(c, searchCatalogue(c.get('db'), search, countryList, viewerId)),
-    (value, caller) => {
-      const stations = withMarks(value.stations, caller);
-      return stations === value.stations ? value : { ...value, stations };
-    },
-    (value) => value.stations,
+  const result = await cache.searches.swr(c, JSON.stringify({ ...search, q: term }), (viewerId) =>
+    withAccountCheck(c, searchCatalogue(c.get('db'), search, countryList, viewerId)),
   );
   if (result.stations.length || result.categories.length || result.countries.length) {
     // Counted after the answer is sent; the Durable Object's write is durable once it returns.
@@ -53,21 +45,13 @@ export const suggestions: RouteHandler<typeof routes.suggestions, AppEnv> = asyn
   const { q, limit } = c.req.valid('query');
   const folded = normaliseTerm(q);
   if (folded === '') throw fieldInvalid('q', 'The q field must contain letters or digits.');
-  // The same for every caller: with a cached caller, the whole list comes from the read cache.
-  const list = await readForCaller(
-    c,
-    cache.suggestions,
-    `${folded}:${limit}`,
-    async () => {
-      const [names, trending] = await Promise.all([
-        withAccountCheck(c, nameCompletions(c.get('db'), q, limit)),
-        trendingTerms(c, 50),
-      ]);
-      return completions(folded, [...trending.map((t) => t.term), ...names.genres, ...names.channels], limit);
-    },
-    (value) => value,
-    () => [], // terms: no counts
-  );
+  const list = await cache.suggestions.swr(c, `${folded}:${limit}`, async () => {
+    const [names, trending] = await Promise.all([
+      withAccountCheck(c, nameCompletions(c.get('db'), q, limit)),
+      trendingTerms(c, 50),
+    ]);
+    return completions(folded, [...trending.map((t) => t.term), ...names.genres, ...names.channels], limit);
+  });
   return ok(c, list, 'Suggestions retrieved successfully.');
 };
 

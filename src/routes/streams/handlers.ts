@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { forgetCatalogueAnswers } from '../../cache';
+import { forgetCatalogue } from '../../cache';
 import { channelVisibility } from '../../catalogue/channels';
 import { genreIsActive } from '../../catalogue/genres';
 import { runRead } from '../../db/read';
@@ -8,7 +8,8 @@ import type { AppEnv } from '../../env';
 import { requestNetwork } from '../../lib/crowd';
 import { json, ok } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
-import { Memo } from '../../lib/memo';
+import { CacheNamespace } from '../../cache/namespace';
+import { fixed } from '../../cache/shared';
 import { checkStream } from '../../streams/check';
 import { placeholderPng } from '../../streams/placeholder';
 import { checkUpdate, recordReport, streamOf } from '../../streams/service';
@@ -41,7 +42,7 @@ export const nowPlaying: RouteHandler<typeof routes.nowPlaying, AppEnv> = async 
 };
 
 /** Generated placeholders, by kind and id: the same bytes every time, so an isolate keeps the recent ones. */
-const pngs = new Memo<Uint8Array<ArrayBuffer>>(3_600_000, 500);
+const pngs = new CacheNamespace<Uint8Array<ArrayBuffer>>('placeholders', { windows: fixed(3_600_000), max: 500 });
 
 /** Bumped when the drawing changes: the tag of a placeholder is its kind, id and this. */
 const DRAWING = 1;
@@ -58,11 +59,7 @@ async function placeholder(c: Context<AppEnv>, kind: 'radio' | 'genre', id: numb
   ) {
     return c.body(null, 304, cache);
   }
-  let bytes = pngs.get(key);
-  if (!bytes) {
-    bytes = await placeholderPng(kind, id);
-    pngs.set(key, bytes);
-  }
+  const bytes = await pngs.swr(c, key, () => placeholderPng(kind, id));
   return c.body(bytes, 200, { 'Content-Type': 'image/png', ...cache });
 }
 
@@ -88,7 +85,7 @@ export const checkStreamNow: RouteHandler<typeof routes.checkStreamNow, AppEnv> 
   const result = await checkStream(target.streamUrl, { ownHosts: ownHosts(c) });
   const { query, status } = checkUpdate(db, target, result);
   await query;
-  if (status !== target.status) forgetCatalogueAnswers();
+  if (status !== target.status) forgetCatalogue();
   return ok(
     c,
     {
