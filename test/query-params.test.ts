@@ -1,6 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { BASE, call, fetchWorker } from './helpers/client';
+import { openApiDocument } from './helpers/openapi';
 import { seedChannels, station } from './helpers/catalogue';
 import { quickUser, registerUser } from './helpers/users';
 
@@ -23,6 +24,57 @@ describe('query parameters an endpoint does not take', () => {
     expect((await call('GET', '/api/v1/auth/me?a=1')).status).toBe(401);
     // The ones it takes pass.
     expect((await call('GET', '/api/v1/radios?per_page=5&sort=popular', { token: user.token })).status).toBe(200);
+  });
+
+  it('are a 422 on every operation of the document, those that take no parameter included', async () => {
+    const user = await quickUser();
+    const doc = (await openApiDocument()) as unknown as {
+      paths: Record<string, Record<string, { security?: Record<string, string[]>[]; requestBody?: unknown }>>;
+    };
+    const refused: string[] = [];
+    for (const [template, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const path = template.replace(/\{[a-z_]+\}/g, '1');
+        const schemes = (operation.security ?? []).flatMap(Object.keys);
+        const token = schemes.includes('adminToken') ? env.ADMIN_TOKEN : schemes.length ? user.token : undefined;
+        const json = operation.requestBody === undefined ? undefined : {};
+        const res = await call(method.toUpperCase(), `${path}?not_taken=1`, { token, json });
+        expect(res.status, `${method} ${path}`).toBe(422);
+        expect(res.body.data.errors, `${method} ${path}`).toEqual({
+          not_taken: ['The not_taken parameter is not one this endpoint takes.'],
+        });
+        refused.push(`${method} ${template}`);
+      }
+    }
+    // Every operation was tried (test/openapi.test.ts lists them).
+    expect(refused).toHaveLength(Object.values(doc.paths).flatMap(Object.keys).length);
+    expect(refused.length).toBeGreaterThan(50);
+  });
+
+  it('are the whole 422 when there are any, the values of the others checked once they are gone', async () => {
+    const user = await quickUser();
+    // `perpage` for `per_page`: the typo is what to fix (the 0 is refused on the next try).
+    const typo = await call('GET', '/api/v1/radios?per_page=0&perpage=5', { token: user.token });
+    expect(typo.status).toBe(422);
+    expect(typo.body.message).toBe('The perpage parameter is not one this endpoint takes.');
+    expect(typo.body.data.errors).toEqual({ perpage: ['The perpage parameter is not one this endpoint takes.'] });
+    const fixed = await call('GET', '/api/v1/radios?per_page=0', { token: user.token });
+    expect(fixed.body.data.errors).toEqual({ per_page: ['The per page field must be at least 1.'] });
+    // A parameter without a name (`?=DE`: the name left out) is one too; Hono's parser drops it.
+    const nameless = await call('GET', '/api/v1/radios?=DE&per_page=5', { token: user.token });
+    expect(nameless.status).toBe(422);
+    expect(nameless.body.data.errors).toEqual({ '': ['The  parameter is not one this endpoint takes.'] });
+    expect((await fetchWorker(`${BASE}/api/v1/genres?=1`)).status).toBe(422);
+    // `=` inside a value is no parameter of its own.
+    const inValue = await call('GET', '/api/v1/search?q=jazz?=b', { token: user.token });
+    expect(inValue.status).toBe(200);
+    // A name JavaScript objects treat specially is one more unknown name.
+    const proto = await call('GET', '/api/v1/auth/me?__proto__=1&constructor=2', { token: user.token });
+    expect(proto.body.data.errors).toEqual(
+      Object.fromEntries(
+        ['__proto__', 'constructor'].map((name) => [name, [`The ${name} parameter is not one this endpoint takes.`]]),
+      ),
+    );
   });
 
   it('quote a name cleaned of control characters and cut to 64 characters', async () => {

@@ -1,11 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import type { Hook } from '@hono/zod-openapi';
-import type { ZodError } from 'zod';
+import type { Context } from 'hono';
 import type { core } from 'zod';
-import { validationFailed, type FieldErrors } from './errors';
+import { echoed, validationFailed, type FieldErrors } from './errors';
 import { FORBIDDEN_MULTILINE_CLASS, FORBIDDEN_ONE_LINE_CLASS, canonicalHttpUrl, normaliseText } from './text';
 import { textPattern } from '../schemas/fields';
-import type { AppEnv } from '../env';
 
 /** `password_confirmation` → "password confirmation", as the messages name fields. */
 function fieldLabel(path: readonly PropertyKey[]): string {
@@ -73,7 +71,7 @@ function describeIssue(issue: core.$ZodRawIssue): string | undefined {
 z.config({ customError: describeIssue });
 
 /** Groups zod issues by field (`items.0.position`), every failing field listed. */
-export function fieldErrors(error: ZodError): FieldErrors {
+function fieldErrors(error: core.$ZodError): FieldErrors {
   const errors: FieldErrors = {};
   for (const issue of error.issues) {
     const key = issue.path.length ? issue.path.map(String).join('.') : 'body';
@@ -82,12 +80,43 @@ export function fieldErrors(error: ZodError): FieldErrors {
   return errors;
 }
 
-/** The hook every route validator runs: failures become one 422 envelope. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the hook serves every route's input types
-export const validationHook: Hook<any, AppEnv, any, undefined> = (result) => {
+/** What a zod validator hands its hook: `@hono/zod-openapi`'s and `@hono/zod-validator`'s alike. */
+type ValidationResult = { target: string } & ({ success: true } | { success: false; error: core.$ZodError });
+
+/**
+ * The query parameters a request sends that its route does not take: the names its
+ * strict query object did not recognise, and a parameter without a name (`?=DE`, a
+ * name left out), which Hono's query parser drops before zod sees the query.
+ */
+function unknownParameters(result: ValidationResult, url: string): string[] {
+  const names = result.success
+    ? []
+    : result.error.issues.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys : []));
+  const query = url.indexOf('?');
+  return query !== -1 && /(?:^|&)=/.test(url.slice(query + 1)) ? ['', ...names] : names;
+}
+
+/**
+ * The hook every route validator runs: failures become one 422 envelope, every failing
+ * field listed. Query parameters the route does not take are the whole answer when there
+ * are any, one entry each, named as `echoed` cleans them
+ * (docs/api.md#the-envelope-and-errors): a typo such as `?qq=jazz` is what the client
+ * must fix, and the "q is required" it causes would only mislead. It runs after the
+ * route's own middleware (hono/zod-openapi mounts the validators last), so a bad token
+ * is a 401 before any 422; the query is checked before the path and the body.
+ */
+export function validationHook(result: ValidationResult, c: Context): undefined {
+  const unknown = result.target === 'query' ? unknownParameters(result, c.req.url) : [];
+  if (unknown.length > 0) {
+    // Entries, not assignments: a parameter may be called `__proto__`.
+    const entries = unknown
+      .map(echoed)
+      .map((name): [string, string[]] => [name, [`The ${name} parameter is not one this endpoint takes.`]]);
+    throw validationFailed(Object.fromEntries(entries));
+  }
   if (!result.success) throw validationFailed(fieldErrors(result.error));
   return undefined;
-};
+}
 
 /**
  * An integer taken from a query string or path: digits only ("1e3", "", " 2" and
@@ -170,9 +199,17 @@ export const httpUrlField = () =>
 /** A positive integer identifier in a path, documented as `{id}`. */
 export const idParam = (name: string) => intParam({ min: 1 }).openapi({ param: { name, in: 'path' }, example: 42 });
 
+/**
+ * The query of a route that takes no parameter. Every route declares its query as a
+ * strict object (this one, or `z.strictObject({...})` with its parameters): a parameter
+ * it does not take is a 422 naming it, never silently ignored
+ * (docs/api.md#the-envelope-and-errors). The document shows no parameter for it.
+ */
+export const noQuery = z.strictObject({});
+
 /** `{ limit }` query of the list endpoints: 1..`max`, `fallback` when absent (each list's range: docs/api.md#endpoints). */
 export const limitQuery = (max: number, fallback: number) =>
-  z.object({ limit: intParam({ min: 1, max }).default(fallback) });
+  z.strictObject({ limit: intParam({ min: 1, max }).default(fallback) });
 
 /** A `true`/`false` query flag (`online=true`); absent is false. */
 export const flagParam = () =>

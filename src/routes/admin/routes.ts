@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { MAX_IMPORT_STATIONS } from '../../catalogue/import';
 import { STREAM_FORMATS, USER_STATUSES } from '../../db/schema';
-import { httpUrlField, idParam, textField } from '../../lib/validation';
+import { httpUrlField, idParam, noQuery, textField } from '../../lib/validation';
 import { AdminGenreSchema, RadioSchema, languageCode, slugField } from '../../schemas/catalogue';
 import { BODY_ERRORS, adminAccess, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
 import { id, list, smallInt, text } from '../../schemas/fields';
@@ -19,6 +19,7 @@ export const setUserStatus = createRoute({
   description: 'Takes effect on the next request of every token of the user, everywhere.',
   ...adminAccess,
   request: {
+    query: noQuery,
     params: idParams,
     body: jsonBody(z.object({ status: z.enum(USER_STATUSES) }).openapi('UserStatusRequest')),
   },
@@ -81,7 +82,7 @@ export const createRadio = createRoute({
   summary: 'Create a channel',
   description: 'The slug comes from the name unless given; the stream URL and the slug must be free.',
   ...adminAccess,
-  request: { body: jsonBody(ChannelCreate) },
+  request: { query: noQuery, body: jsonBody(ChannelCreate) },
   responses: { 201: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(...BODY_ERRORS, 401, 403) },
 });
 
@@ -93,7 +94,11 @@ export const updateRadio = createRoute({
   summary: 'Change a channel',
   description: 'Any field, its flags (`is_active`, `is_featured`) or its genres (`genre_ids` replaces them).',
   ...adminAccess,
-  request: { params: idParams, body: jsonBody(z.object(channelFields).partial().openapi('AdminChannelUpdate')) },
+  request: {
+    query: noQuery,
+    params: idParams,
+    body: jsonBody(z.object(channelFields).partial().openapi('AdminChannelUpdate')),
+  },
   responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(...BODY_ERRORS, 401, 403, 404) },
 });
 
@@ -127,6 +132,7 @@ export const importRadios = createRoute({
     'This route accepts bodies up to 16 MiB.',
   ...adminAccess,
   request: {
+    query: noQuery,
     body: jsonBody(
       z
         .array(
@@ -174,7 +180,10 @@ export const createGenre = createRoute({
   summary: 'Create a genre',
   description: 'The slug comes from the name unless given, and must be free.',
   ...adminAccess,
-  request: { body: jsonBody(z.object(genreFields).partial().required({ name: true }).openapi('AdminGenreCreate')) },
+  request: {
+    query: noQuery,
+    body: jsonBody(z.object(genreFields).partial().required({ name: true }).openapi('AdminGenreCreate')),
+  },
   responses: { 201: jsonResponse(AdminGenreSchema, 'The genre'), ...errorResponses(...BODY_ERRORS, 401, 403) },
 });
 
@@ -186,6 +195,10 @@ export const updateGenre = createRoute({
   summary: 'Change a genre, or deactivate it',
   description: 'An inactive genre disappears from every list and its detail is 404.',
   ...adminAccess,
-  request: { params: idParams, body: jsonBody(z.object(genreFields).partial().openapi('AdminGenreUpdate')) },
+  request: {
+    query: noQuery,
+    params: idParams,
+    body: jsonBody(z.object(genreFields).partial().openapi('AdminGenreUpdate')),
+  },
   responses: { 200: jsonResponse(AdminGenreSchema, 'The genre'), ...errorResponses(...BODY_ERRORS, 401, 403, 404) },
 });

@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { noQuery } from '../../lib/validation';
 import {
   BODY_ERRORS,
   NullData,
@@ -57,7 +58,7 @@ export const register = createRoute({
     'Creates an active account and answers it with its first token. The email is trimmed and lower-cased and must not be taken. Registrations are limited per client address (60 an hour).',
   security: [],
   ...limited,
-  request: { body: jsonBody(RegisterBody) },
+  request: { query: noQuery, body: jsonBody(RegisterBody) },
   responses: { 201: jsonResponse(UserWithToken, 'Registered'), ...errorResponses(...BODY_ERRORS, 429) },
 });
 
@@ -72,6 +73,7 @@ export const login = createRoute({
   security: [],
   ...limited,
   request: {
+    query: noQuery,
     body: jsonBody(z.object({ email: emailField, password: presentedPassword }).openapi('LoginRequest')),
   },
   responses: {
@@ -89,6 +91,7 @@ export const me = createRoute({
   summary: 'The authenticated user',
   description: "The token's user, read at this moment (a ban or a change shows at once).",
   ...accountAccess,
+  request: { query: noQuery },
   responses: { 200: jsonResponse(UserSchema, 'The user'), ...errorResponses(401, 403, 429) },
 });
 
@@ -101,6 +104,7 @@ export const verify = createRoute({
   description:
     'For apps that keep a token across launches: 200 with the user while the token is valid and the account active; 401 or 403 otherwise.',
   ...accountAccess,
+  request: { query: noQuery },
   responses: {
     200: jsonResponse(z.object({ user: UserSchema, status: z.literal('active') }), 'The token is valid'),
     ...errorResponses(401, 403, 429),
@@ -116,6 +120,7 @@ export const updateProfile = createRoute({
   description: 'Only `name` and `email` can change here; other keys are ignored. A taken email is 422.',
   ...accountAccess,
   request: {
+    query: noQuery,
     body: jsonBody(z.object({ name: nameField.optional(), email: emailField.optional() }).openapi('ProfileRequest')),
   },
   responses: { 200: jsonResponse(UserSchema, 'The updated user'), ...errorResponses(...BODY_ERRORS, 401, 403, 429) },
@@ -131,6 +136,7 @@ export const changePassword = createRoute({
     'Needs the current password (wrong ones are limited: 10 in 15 minutes). The token of this request stays valid; every other token of the user is revoked.',
   ...accountAccess,
   request: {
+    query: noQuery,
     body: jsonBody(
       confirmed(
         z.object({
@@ -153,5 +159,6 @@ export const logout = createRoute({
   description:
     'The token of this request stops working (everywhere within 60 seconds); other tokens of the user stay valid.',
   ...accountAccess,
+  request: { query: noQuery },
   responses: { 200: jsonResponse(NullData, 'Logged out'), ...errorResponses(401, 403, 415, 429) },
 });

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { idParam, limitQuery } from '../../lib/validation';
+import { idParam, limitQuery, noQuery } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
 import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, readAccess, writeAccess } from '../../schemas/common';
 import { count, id, list } from '../../schemas/fields';
@@ -30,7 +30,7 @@ export const toggleFavorite = createRoute({
   description:
     'Adds the channel to the favorites when it is not one, removes it when it is. Send an `Idempotency-Key` so that a retry never toggles back.',
   ...writeAccess,
-  request: { body: ChannelBody },
+  request: { query: noQuery, body: ChannelBody },
   responses: {
     200: jsonResponse(FavoriteState, 'The state after the toggle'),
     ...errorResponses(...BODY_ERRORS, 401, 403, 404, 429),
@@ -45,7 +45,7 @@ export const checkFavorite = createRoute({
   summary: 'Whether a channel is a favorite',
   description: 'The answer has no `message`, as the specification shows.',
   ...readAccess,
-  request: { params: channelParams },
+  request: { query: noQuery, params: channelParams },
   responses: {
     200: {
       description: 'The favorite state',
@@ -67,7 +67,7 @@ export const addFavorite = createRoute({
   summary: 'Add a favorite',
   description: '201 when the channel was added, 200 when it already was a favorite (nothing changes).',
   ...writeAccess,
-  request: { body: ChannelBody },
+  request: { query: noQuery, body: ChannelBody },
   responses: {
     201: jsonResponse(FavoriteState, 'Added'),
     200: jsonResponse(FavoriteState, 'Already a favorite'),
@@ -83,6 +83,6 @@ export const removeFavorite = createRoute({
   summary: 'Remove a favorite',
   description: '200 whether or not the channel was a favorite; 404 when the channel does not exist.',
   ...writeAccess,
-  request: { params: channelParams },
+  request: { query: noQuery, params: channelParams },
   responses: { 200: jsonResponse(FavoriteState, 'Removed'), ...errorResponses(401, 403, 404, 422, 429) },
 });

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { idParam, intParam } from '../../lib/validation';
+import { idParam, intParam, noQuery } from '../../lib/validation';
 import { GenreDetailSchema, GenreSchema } from '../../schemas/catalogue';
 import { PUBLIC_MAX_AGE, anonymousRoute } from '../../middleware/caching';
 import { errorResponses, jsonResponse } from '../../schemas/common';
@@ -7,7 +7,7 @@ import { list } from '../../schemas/fields';
 
 const tags = ['Genres'];
 
-const genreQuery = z.object({
+const genreQuery = z.strictObject({
   limit: intParam({ min: 1, max: 100 }).default(50).openapi({ description: 'channels in radio_channels' }),
 });
 
@@ -21,6 +21,7 @@ export const listGenres = createRoute(
       summary: 'Active genres by name',
       description:
         'Readable without a token: then served from a shared copy up to 60 seconds old and limited per client address. A token, when sent, must be valid.',
+      request: { query: noQuery },
       responses: { 200: jsonResponse(list(GenreSchema, 500), 'Genres'), ...errorResponses(401, 403) },
     },
     { maxAge: PUBLIC_MAX_AGE },

@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { noQuery } from '../../lib/validation';
 import { countryCode, count, id, list, text } from '../../schemas/fields';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../env';
@@ -21,6 +22,7 @@ export const listCountries = createRoute(
       tags,
       summary: 'Countries with stations, for filter screens',
       description: `Every country that has visible channels, with \`stations_count\`, by name. ${localised}`,
+      request: { query: noQuery },
       responses: {
         200: jsonResponse(
           list(
@@ -45,6 +47,7 @@ export const listLanguages = createRoute(
       tags,
       summary: 'Languages stations broadcast in, for filter screens',
       description: `Every ISO 639-1 language of visible channels, with \`stations_count\`, by name. ${localised}`,
+      request: { query: noQuery },
       responses: {
         200: jsonResponse(
           list(

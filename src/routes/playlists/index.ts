@@ -1,4 +1,6 @@
-import { createRouter, rejectUnknownQuery } from '../../lib/router';
+import { zValidator } from '@hono/zod-validator';
+import { createRouter } from '../../lib/router';
+import { noQuery, validationHook } from '../../lib/validation';
 import { EXPORT_MAX_AGE, anonymousAccess, anonymousRoute, playlistScope } from '../../middleware/caching';
 import type { Context } from 'hono';
 import { every } from 'hono/combine';
@@ -27,7 +29,8 @@ const EXPORT_PATH = '/api/v1/playlists/:file{[1-9][0-9]{0,15}\\.(?:m3u|pls)}';
 playlistsRouter.get(
   EXPORT_PATH,
   every(...anonymousAccess(exportPolicy)),
-  rejectUnknownQuery(new Set()),
+  // Outside the OpenAPI router (its path has a pattern), so its query is checked as the routes' are.
+  zValidator('query', noQuery, validationHook),
   handlers.exportPlaylist,
 );
 for (const route of routes.exportPlaylistDocs) {

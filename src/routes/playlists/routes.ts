@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { MAX_PLAYLIST_ITEMS, MAX_PLAYLISTS_PER_USER } from '../../playlists/playlists';
-import { idParam, textField } from '../../lib/validation';
+import { idParam, noQuery, textField } from '../../lib/validation';
 import { MULTILINE, id, list, smallInt, text } from '../../schemas/fields';
 import { PlaylistDetailSchema, PlaylistSchema } from '../../schemas/playlists';
 import {
@@ -34,6 +34,7 @@ export const listPlaylists = createRoute({
   summary: "The user's playlists, newest first",
   description: `Every playlist of the user (at most ${MAX_PLAYLISTS_PER_USER}), without items.`,
   ...readAccess,
+  request: { query: noQuery },
   responses: {
     200: jsonResponse(list(PlaylistSchema, MAX_PLAYLISTS_PER_USER), 'Playlists'),
     ...errorResponses(401, 403, 429),
@@ -49,7 +50,7 @@ export const showPlaylist = createRoute({
   description:
     "The owner's playlist, or anyone's public one; someone else's private playlist is 404, as a missing one. The `ETag` carries the playlist's `version`: send it as `If-Match` with a write to make sure nobody changed the playlist in between.",
   ...readAccess,
-  request: { params: playlistParams },
+  request: { query: noQuery, params: playlistParams },
   responses: { 200: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...readErrors },
 });
 
@@ -98,7 +99,10 @@ export const createPlaylist = createRoute({
   summary: 'Create an empty playlist',
   description: `Private unless \`is_public\`. A user keeps at most ${MAX_PLAYLISTS_PER_USER} playlists (422 past that).`,
   ...writeAccess,
-  request: { body: jsonBody(z.object(fields).partial().required({ name: true }).openapi('PlaylistCreate')) },
+  request: {
+    query: noQuery,
+    body: jsonBody(z.object(fields).partial().required({ name: true }).openapi('PlaylistCreate')),
+  },
   responses: {
     201: jsonResponse(PlaylistDetailSchema, 'The new playlist'),
     ...errorResponses(...BODY_ERRORS, 401, 403, 429),
@@ -114,7 +118,11 @@ export const updatePlaylist = createRoute({
   description: 'Only the fields sent change. Only the owner may write (403 for a public playlist of someone else).',
   ...writeAccess,
   ...conditional,
-  request: { params: playlistParams, body: jsonBody(z.object(fields).partial().openapi('PlaylistUpdate')) },
+  request: {
+    query: noQuery,
+    params: playlistParams,
+    body: jsonBody(z.object(fields).partial().openapi('PlaylistUpdate')),
+  },
   responses: { 200: jsonResponse(PlaylistSchema, 'The playlist'), ...writeErrors },
 });
 
@@ -127,7 +135,7 @@ export const deletePlaylist = createRoute({
   description: 'The playlist and its items go.',
   ...writeAccess,
   ...conditional,
-  request: { params: playlistParams },
+  request: { query: noQuery, params: playlistParams },
   responses: { 200: jsonResponse(NullData, 'Deleted'), ...removeErrors },
 });
 
@@ -141,6 +149,7 @@ export const addItem = createRoute({
   ...writeAccess,
   ...conditional,
   request: {
+    query: noQuery,
     params: playlistParams,
     body: jsonBody(
       z
@@ -160,7 +169,7 @@ export const removeItem = createRoute({
   description: 'The later items move up one position.',
   ...writeAccess,
   ...conditional,
-  request: { params: z.object({ id: idParam('id'), channel_id: idParam('channel_id') }) },
+  request: { query: noQuery, params: z.object({ id: idParam('id'), channel_id: idParam('channel_id') }) },
   responses: { 200: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...removeErrors },
 });
 
@@ -174,6 +183,7 @@ export const reorderItems = createRoute({
   ...writeAccess,
   ...conditional,
   request: {
+    query: noQuery,
     params: playlistParams,
     body: jsonBody(
       z
@@ -197,7 +207,7 @@ export const membership = createRoute({
   summary: "Which of the user's playlists hold the channel",
   description: 'For an "add to playlist" sheet: the playlists of the user that hold the channel.',
   ...readAccess,
-  request: { params: z.object({ id: idParam('id') }) },
+  request: { query: noQuery, params: z.object({ id: idParam('id') }) },
   responses: {
     200: jsonResponse(
       z.object({

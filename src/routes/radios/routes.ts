@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { CHANNEL_SORTS } from '../../catalogue/channels';
-import { flagParam, idParam, intParam, limitQuery, textField } from '../../lib/validation';
+import { flagParam, idParam, intParam, limitQuery, noQuery, textField } from '../../lib/validation';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
 import { count, list, smallInt } from '../../schemas/fields';
 import { requireToken } from '../../middleware/auth';
@@ -29,7 +29,7 @@ export const listRadios = createRoute({
   // A list with `search` counts as a search (docs/security.md#limits).
   middleware: [requireToken, userRateLimit((c) => (c.req.query('search') === undefined ? 'reads' : 'searches'))],
   request: {
-    query: z.object({
+    query: z.strictObject({
       page: intParam({ min: 1, max: 100_000 }).default(1),
       per_page: intParam({ min: 1, max: 100 }).default(20),
       sort: z
@@ -90,7 +90,7 @@ export const featuredRadios = createRoute({
   summary: 'Featured channels, most played first',
   description: 'The channels the editors feature; `limit` 1 to 50, default 10.',
   ...readAccess,
-  request: { query: z.object({ limit: intParam({ min: 1, max: 50 }).default(10) }) },
+  request: { query: z.strictObject({ limit: intParam({ min: 1, max: 50 }).default(10) }) },
   responses: { 200: jsonResponse(list(RadioSchema, 50), 'Featured channels'), ...errorResponses(401, 403, 422, 429) },
 });
 
@@ -127,7 +127,7 @@ export const nearbyRadios = createRoute({
     "Channels within `radius_km` (1 to 1,000, default 200) of `lat`/`lng`, or of the caller's location that Cloudflare puts on the request when both are absent (422 when there is none); `limit` 1 to 50 (default 20). Items add `distance_km` (one decimal). Read from an index of coordinates (a bounding box, then the exact great-circle distance). Answers for a point given to two decimals or fewer (about a kilometre; a city's) are shared by the callers who ask for it within a second, so send the precision the screen needs: a GPS fix is read afresh every time.",
   ...readAccess,
   request: {
-    query: z.object({
+    query: z.strictObject({
       lat: degrees(90, 'latitude, decimal degrees (with lng)'),
       lng: degrees(180, 'longitude, decimal degrees (with lat)'),
       radius_km: intParam({ min: 1, max: 1000 }).default(200),
@@ -152,7 +152,7 @@ export const showRadio = createRoute({
   description:
     "An active channel with its genres, counts and the caller's own like and favorite; 404 for a missing or inactive one.",
   ...readAccess,
-  request: { params: z.object({ id: idParam('id') }) },
+  request: { query: noQuery, params: z.object({ id: idParam('id') }) },
   responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(401, 403, 404, 422, 429) },
 });
 
@@ -172,7 +172,7 @@ export const trendingRadios = createRoute({
     'By plays in the last `hours` (1 to 168, default 24), each with `recent_plays`; `limit` 1 to 100, default 20.',
   ...readAccess,
   request: {
-    query: z.object({
+    query: z.strictObject({
       hours: intParam({ min: 1, max: 168 }).default(24),
       limit: intParam({ min: 1, max: 100 }).default(20),
       ...chartFilters,
@@ -194,7 +194,7 @@ export const chartRadios = createRoute({
     'Ranked by `metric` over `period` (24h, 7d, 30d), each with `rank` and `score`; `limit` 1 to 100, default 50.',
   ...readAccess,
   request: {
-    query: z.object({
+    query: z.strictObject({
       metric: z.enum(['plays', 'likes']).default('plays'),
       period: z.enum(['24h', '7d', '30d']).default('7d'),
       limit: intParam({ min: 1, max: 100 }).default(50),
@@ -230,7 +230,7 @@ export const playRadio = createRoute({
   description:
     "Counts a play of the channel for its counts, charts and the user's history. A repeat by the same user within 60 seconds is acknowledged and not counted, so a retry is always safe (an `Idempotency-Key` is accepted and not needed). One network (IPv4 /24, IPv6 /48) adds at most 10 plays of a channel per hour to its counts and charts.",
   ...playAccess,
-  request: { params: channelParams },
+  request: { query: noQuery, params: channelParams },
   responses: { 200: jsonResponse(NullData, 'The play was tracked'), ...errorResponses(401, 403, 404, 422, 429) },
 });
 
@@ -243,7 +243,7 @@ export const likeRadio = createRoute({
   description:
     'Likes the channel when the user does not, unlikes it when they do, and answers the new state and count. Send an `Idempotency-Key`: a retry with it answers the first answer and never toggles back.',
   ...writeAccess,
-  request: { params: channelParams },
+  request: { query: noQuery, params: channelParams },
   responses: {
     200: jsonResponse(
       z.object({ is_liked: z.boolean(), likes_count: count(37) }).openapi('LikeState'),

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { flagParam, intParam, textField } from '../../lib/validation';
+import { flagParam, intParam, noQuery, textField } from '../../lib/validation';
 import { GenreSchema, RadioSchema } from '../../schemas/catalogue';
 import { errorResponses, jsonResponse, readAccess, searchAccess } from '../../schemas/common';
 import { count, countryCode, id, list, text } from '../../schemas/fields';
@@ -18,7 +18,7 @@ export const search = createRoute({
     'A query with no match answers 200 with empty groups.',
   ...searchAccess,
   request: {
-    query: z.object({
+    query: z.strictObject({
       q: queryText(2),
       stations_limit: intParam({ min: 1, max: 50 }).default(20),
       categories_limit: intParam({ min: 1, max: 20 }).default(10),
@@ -55,7 +55,7 @@ export const suggestions = createRoute({
   description:
     'Trending terms first, then genre names, then station names, that start with `q`; `limit` 1 to 20, default 8.',
   ...searchAccess,
-  request: { query: z.object({ q: queryText(1), limit: intParam({ min: 1, max: 20 }).default(8) }) },
+  request: { query: z.strictObject({ q: queryText(1), limit: intParam({ min: 1, max: 20 }).default(8) }) },
   responses: { 200: jsonResponse(list(text(255, 'jazz'), 20), 'Suggestions'), ...errorResponses(401, 403, 422, 429) },
 });
 
@@ -68,5 +68,6 @@ export const trending = createRoute({
   description:
     'The 10 terms most searched (each user counted once per term and hour, each network at most 10 times) that found something.',
   ...readAccess,
+  request: { query: noQuery },
   responses: { 200: jsonResponse(list(text(100, 'jazz'), 10), 'Trending terms'), ...errorResponses(401, 403, 429) },
 });

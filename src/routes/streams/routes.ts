@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { idParam, textField } from '../../lib/validation';
+import { idParam, noQuery, textField } from '../../lib/validation';
 import {
   adminAccess,
   errorResponses,
@@ -24,6 +24,7 @@ export const reportStream = createRoute({
     "For players: whether the channel's stream started (`ok`), with an optional error of up to 200 characters. One report per user, channel and hour counts (at most 60 per user and hour). Reports never change the status themselves: when most of the last hour's reports failed, from at least 5 users on at least 3 networks, the stream is checked within a minute and the check decides. Answers 202 at once.",
   ...reportAccess,
   request: {
+    query: noQuery,
     params,
     body: jsonBody(
       z
@@ -58,7 +59,7 @@ export const nowPlaying = createRoute({
   description:
     "The stream's ICY `StreamTitle`, split into artist and title at the first ` - `, read from the stream and kept 15 seconds per channel for everyone (`Cache-Control: private, max-age=15`). A stream that sends no metadata, an HLS stream, or one that does not answer within 5 seconds: 200 with nulls.",
   ...readAccess,
-  request: { params },
+  request: { query: noQuery, params },
   responses: { 200: jsonResponse(NowPlayingSchema, 'The title'), ...errorResponses(401, 403, 404, 422, 429) },
 });
 
@@ -76,7 +77,7 @@ export const radioLogo = createRoute({
   description:
     'The `logo` of a channel that has none of its own: a 256×256 PNG tile in a colour derived from the channel. Public (image loaders send no token) and cacheable for a day; 404 for a missing or inactive channel.',
   security: [],
-  request: { params },
+  request: { query: noQuery, params },
   responses: { 200: png('The PNG'), ...errorResponses(404, 422) },
 });
 
@@ -89,7 +90,7 @@ export const genreLogo = createRoute({
   description:
     'The `logo` of a genre that has none of its own: a 256×256 PNG tile. Public and cacheable for a day; 404 for a missing or inactive genre.',
   security: [],
-  request: { params },
+  request: { query: noQuery, params },
   responses: { 200: png('The PNG'), ...errorResponses(404, 422) },
 });
 
@@ -117,6 +118,6 @@ export const checkStreamNow = createRoute({
   description:
     "Runs the scheduled check on one channel (active or not) and answers what it found, and the channel's status after it.",
   ...adminAccess,
-  request: { params },
+  request: { query: noQuery, params },
   responses: { 200: jsonResponse(CheckSchema, 'The check'), ...errorResponses(401, 403, 404, 422) },
 });
