@@ -1,5 +1,6 @@
 import { HTTPException } from 'hono/http-exception';
 import type { Context } from 'hono';
+import { config, ConfigError } from './config';
 import type { AppEnv } from './env';
 import { DEPENDENCY_RETRY_AFTER_SECONDS, DependencyError } from './lib/dependencies';
 import { ApiError, malformedJson, methodNotAllowed, routeNotFound, serviceUnavailable } from './lib/errors';
@@ -39,16 +40,18 @@ function describeCause(cause: unknown): string | undefined {
  * Four tiers: our `ApiError` as it is; Hono's `HTTPException` (a body that is not JSON)
  * mapped to the envelope; a failing dependency (lib/dependencies.ts) logged with its
  * cause and answered 503 with `Retry-After`; anything else logged and answered as a bare
- * 500, no internals.
+ * 500, no internals. A bad config (src/config.ts) is a bare 500 too, logged once where it
+ * was parsed: with no `LOG_LEVEL` to trust, every request would otherwise log it again.
  */
 function onError(error: Error, c: Context<AppEnv>) {
   if (error instanceof ApiError) return errorResponse(c, error);
+  if (error instanceof ConfigError) return errorResponse(c, new ApiError(500, 'Server error.'));
   if (error instanceof HTTPException && error.status === 400) return errorResponse(c, malformedJson());
   if (error instanceof HTTPException && error.status < 500) {
     return errorResponse(c, new ApiError(error.status, error.message || 'The request could not be handled.'));
   }
   const unavailable = error instanceof DependencyError;
-  logLine(c.env.LOG_LEVEL, {
+  logLine(config(c.env).logLevel, {
     level: 'error',
     time: new Date().toISOString(),
     request_id: c.get('requestId'),

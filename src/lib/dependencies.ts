@@ -1,3 +1,4 @@
+import { config, ConfigError } from '../config';
 import type { Bindings } from '../env';
 
 /**
@@ -19,10 +20,6 @@ export class DependencyError extends Error {
 
 /** Seconds a client is asked to wait before retrying after a 503. */
 export const DEPENDENCY_RETRY_AFTER_SECONDS = 2;
-
-/** How long a dependency may take to answer (`DEPENDENCY_TIMEOUT_MS`, default 10 s). */
-export const dependencyTimeoutMs = (env: { DEPENDENCY_TIMEOUT_MS?: string }) =>
-  Number(env.DEPENDENCY_TIMEOUT_MS) || 10_000;
 
 const noAnswer = (dependency: string, timeoutMs: number) =>
   new DependencyError(dependency, { cause: new Error(`no answer within ${timeoutMs} ms`) });
@@ -127,7 +124,15 @@ const guarded = new WeakMap<Bindings, Bindings>();
 export function guardBindings(env: Bindings): Bindings {
   let result = guarded.get(env);
   if (result) return result;
-  const timeoutMs = dependencyTimeoutMs(env);
+  let timeoutMs: number;
+  try {
+    timeoutMs = config(env).dependencyTimeoutMs;
+  } catch (error) {
+    // A bad config (logged by config()): the request goes on unguarded, and the app answers
+    // the generic 500 at its first read of the config, through onError (src/app.ts).
+    if (error instanceof ConfigError) return env;
+    throw error;
+  }
   const entries = Object.entries(env).map(([key, value]) => {
     if (isKv(value)) return [key, guardKv(value, timeoutMs)];
     if (isNamespace(value)) return [key, guardNamespace(value, `Durable Object ${key}`, timeoutMs)];

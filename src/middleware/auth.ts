@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
+import { config } from '../config';
 import type { AppEnv } from '../env';
 import { constantTimeEqual } from '../lib/crypto';
 import { forbidden, unauthenticated } from '../lib/errors';
@@ -62,8 +63,8 @@ export const optionalToken = createMiddleware<AppEnv>(async (c, next) => {
 export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
   if (!match?.[1]) throw unauthenticated();
-  const expected = c.env.ADMIN_TOKEN ?? '';
-  if (expected.length < 16 || !constantTimeEqual(match[1], expected)) {
+  const expected = config(c.env).adminToken;
+  if (expected === undefined || !constantTimeEqual(match[1], expected)) {
     throw forbidden('This action requires the admin token.');
   }
   await next();

@@ -3,9 +3,10 @@ import { createMiddleware } from 'hono/factory';
 import { requestId } from 'hono/request-id';
 import { setMetric } from 'hono/timing';
 import { createDb, d1Bookmark, instrumentD1, newDbStats, type DbStats } from '../db/client';
+import { config } from '../config';
 import type { AppEnv, Bindings } from '../env';
 import { constantTimeEqual } from '../lib/crypto';
-import { Deadline, dependencyTimeoutMs } from '../lib/dependencies';
+import { Deadline } from '../lib/dependencies';
 
 /**
  * The D1 row of `Server-Timing` (Hono's `timing()` writes the header, with the total):
@@ -25,8 +26,8 @@ function reportDbTiming(c: Context<AppEnv>, stats: DbStats): void {
 /** True when the request carries the operators' debug token (`X-Debug-Token` = `ADMIN_TOKEN`). */
 export function isDebugRequest(request: Request, env: Bindings): boolean {
   const presented = request.headers.get('x-debug-token');
-  const expected = env.ADMIN_TOKEN ?? '';
-  return presented !== null && expected.length >= 16 && constantTimeEqual(presented, expected);
+  const expected = config(env).adminToken;
+  return presented !== null && expected !== undefined && constantTimeEqual(presented, expected);
 }
 
 /**
@@ -147,11 +148,13 @@ export const assignRequestId = requestId({ headerName: '', generator: (c) => req
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   const startedAt = Date.now();
   const requestId = c.get('requestId');
-  const dbStats = newDbStats(c.env.LOG_LEVEL);
+  // The first read of the config in a request: a bad one fails here, before any route (src/config.ts).
+  const { logLevel, dependencyTimeoutMs } = config(c.env);
+  const dbStats = newDbStats(logLevel);
   c.set('dbStats', dbStats);
   let session: D1DatabaseSession | undefined;
   const openOnce = () => (session ??= openSession(c.env.DB, c.req.header('x-d1-bookmark')));
-  c.set('db', createDb(instrumentD1(openOnce, dbStats, new Deadline('D1', dependencyTimeoutMs(c.env)))));
+  c.set('db', createDb(instrumentD1(openOnce, dbStats, new Deadline('D1', dependencyTimeoutMs))));
   c.set('sessionBookmark', () => session?.getBookmark() ?? null);
 
   await next();
@@ -164,7 +167,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     headers.set('Content-Type', 'application/json; charset=UTF-8');
   const bookmark = session && dbStats.roundTrips > 0 ? session.getBookmark() : null;
   if (bookmark) headers.set('X-D1-Bookmark', bookmark);
-  logRequest(c.env.LOG_LEVEL, c.req.raw, {
+  logRequest(logLevel, c.req.raw, {
     requestId,
     status: c.res.status,
     startedAt,

@@ -1,5 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { scrypt, timingSafeEqual, randomBytes } from 'node:crypto';
+import { config } from '../config';
+import type { Bindings } from '../env';
 import { serviceUnavailable } from '../lib/errors';
 
 /**
@@ -21,7 +23,7 @@ interface ScryptParams {
  * How long a hash may wait for its turn before the request is refused with 503 and
  * `Retry-After` (`PASSWORD_HASH_WAIT_MS`, default 3 s).
  */
-export const hashWaitMs = (env: { PASSWORD_HASH_WAIT_MS?: string }) => Number(env.PASSWORD_HASH_WAIT_MS) || 3_000;
+export const hashWaitMs = (env: Bindings) => config(env).passwordHashWaitMs;
 
 /** Seconds a client refused by the hash queue is asked to wait. */
 const HASH_RETRY_AFTER_SECONDS = 2;

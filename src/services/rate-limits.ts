@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { LimitRule, Quota, Reservation } from '../durable-objects/rate-limiter';
+import { config } from '../config';
 import type { AppEnv, Bindings } from '../env';
 import { tooManyRequests } from '../lib/errors';
 import { clientAddress, rateLimitHeaders } from '../middleware/rate-limit';
@@ -10,10 +11,6 @@ const DAY_MS = 86_400_000;
 const KNOWN_IP_MS = 30 * DAY_MS;
 
 const limiter = (env: Bindings, key: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(key));
-const number = (value: string | undefined, fallback: number) => {
-  const parsed = Number(value);
-  return Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
-};
 
 /** The client address the limits are keyed by (middleware/rate-limit.ts `clientAddress`). */
 export const clientIp = (c: Context<AppEnv>): string => clientAddress(c.req.raw, c.env);
@@ -72,7 +69,7 @@ async function reserve(
   return new Held(stub, reservation.id);
 }
 
-const loginWindow = (env: Bindings) => number(env.LOGIN_WINDOW_MINUTES, 15) * MINUTE_MS;
+const loginWindow = (env: Bindings) => config(env).loginWindowMinutes * MINUTE_MS;
 const LOGIN_REFUSED = 'Too many login attempts. Please try again later.';
 
 /**
@@ -87,13 +84,13 @@ const LOGIN_REFUSED = 'Too many login attempts. Please try again later.';
  * a failure keeps it (nothing to call). Refusals are 429 with `Retry-After`.
  */
 export async function reserveLogin(c: Context<AppEnv>, email: string, ip: string) {
-  const env = c.env;
-  const windowMs = loginWindow(env);
+  const { loginIpMaxFailures, loginMaxFailures, loginEmailMaxFailures } = config(c.env);
+  const windowMs = loginWindow(c.env);
   const perIp = await reserve(
     c,
     'login',
     `login-ip:${ip}`,
-    [{ bucket: 'failures', limit: number(env.LOGIN_IP_MAX_FAILURES, 100), windowMs }],
+    [{ bucket: 'failures', limit: loginIpMaxFailures, windowMs }],
     LOGIN_REFUSED,
   );
   let perEmail: Held;
@@ -103,8 +100,8 @@ export async function reserveLogin(c: Context<AppEnv>, email: string, ip: string
       'login',
       `login:${email}`,
       [
-        { bucket: `ip:${ip}`, limit: number(env.LOGIN_MAX_FAILURES, 10), windowMs },
-        { bucket: 'all', limit: number(env.LOGIN_EMAIL_MAX_FAILURES, 100), windowMs, unlessMarked: `known:${ip}` },
+        { bucket: `ip:${ip}`, limit: loginMaxFailures, windowMs },
+        { bucket: 'all', limit: loginEmailMaxFailures, windowMs, unlessMarked: `known:${ip}` },
       ],
       LOGIN_REFUSED,
     );
@@ -128,12 +125,11 @@ export async function reserveLogin(c: Context<AppEnv>, email: string, ip: string
  * wrong current passwords per user in the window, reserved before the hash.
  */
 export async function reservePasswordCheck(c: Context<AppEnv>, userId: number) {
-  const env = c.env;
   const held = await reserve(
     c,
     'password',
     `password:${userId}`,
-    [{ bucket: 'failures', limit: number(env.LOGIN_MAX_FAILURES, 10), windowMs: loginWindow(env) }],
+    [{ bucket: 'failures', limit: config(c.env).loginMaxFailures, windowMs: loginWindow(c.env) }],
     'Too many wrong passwords. Please try again later.',
   );
   return { succeeded: () => held.release({ clear: ['failures'] }) };
@@ -145,12 +141,11 @@ export async function reservePasswordCheck(c: Context<AppEnv>, userId: number) {
  * registration does not happen.
  */
 export async function reserveRegistration(c: Context<AppEnv>, ip: string) {
-  const env = c.env;
   const held = await reserve(
     c,
     'register',
     `register:${ip}`,
-    [{ bucket: 'accounts', limit: number(env.REGISTER_LIMIT_PER_HOUR, 60), windowMs: 60 * MINUTE_MS }],
+    [{ bucket: 'accounts', limit: config(c.env).registerLimitPerHour, windowMs: 60 * MINUTE_MS }],
     'Too many accounts created from this address. Please try again later.',
   );
   return { abandoned: () => held.release() };

@@ -1,0 +1,159 @@
+import { env } from 'cloudflare:workers';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { config, ConfigError, parseConfig } from '../src/config';
+import { BASE, fetchWorker } from './helpers/client';
+
+/**
+ * The Worker's vars, parsed once by one schema (docs/operations.md#configuration): each
+ * var's default and bounds, the rules between vars, and what a request gets when the
+ * config is bad.
+ */
+
+/** The message of the error `parseConfig(vars)` throws, or undefined when the vars are good. */
+function refusal(vars: Record<string, unknown>): string | undefined {
+  try {
+    parseConfig(vars);
+    return undefined;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).message;
+  }
+}
+
+describe('the defaults', () => {
+  it('are those of docs/operations.md#configuration when no var is set', () => {
+    expect(parseConfig({})).toEqual({
+      environment: 'development',
+      logLevel: 'info',
+      adminToken: undefined,
+      tokenTtlDays: 30,
+      registerLimitPerHour: 60,
+      loginMaxFailures: 10,
+      loginEmailMaxFailures: 100,
+      loginIpMaxFailures: 100,
+      loginWindowMinutes: 15,
+      rateLimitPerMinute: { plays: 60, writes: 120, searches: 120, reads: 1200, anonymous: 300 },
+      dependencyTimeoutMs: 10_000,
+      passwordHashWaitMs: 3_000,
+      searchTrendShards: 4,
+      playCounterShards: 8,
+      playFlushMs: 2_000,
+      readCacheMs: 1_000,
+      healthChecksPerRun: 40,
+    });
+  });
+
+  it('apply to a var set to the empty string, as to an unset one', () => {
+    expect(parseConfig({ TOKEN_TTL_DAYS: '', HEALTH_CHECKS_PER_RUN: '' })).toMatchObject({
+      tokenTtlDays: 30,
+      healthChecksPerRun: 40,
+    });
+  });
+});
+
+describe('each var', () => {
+  it('is read from the strings wrangler gives, and from numbers', () => {
+    const parsed = parseConfig({ TOKEN_TTL_DAYS: '7', PLAY_COUNTER_SHARDS: 16, LOG_LEVEL: 'silent' });
+    expect([parsed.tokenTtlDays, parsed.playCounterShards, parsed.logLevel]).toEqual([7, 16, 'silent']);
+  });
+
+  it.each([
+    ['HEALTH_CHECKS_PER_RUN', '0', 'HEALTH_CHECKS_PER_RUN: must be a whole number from 1 to 200'],
+    ['HEALTH_CHECKS_PER_RUN', '201', 'HEALTH_CHECKS_PER_RUN: must be a whole number from 1 to 200'],
+    ['TOKEN_TTL_DAYS', 'thirty', 'TOKEN_TTL_DAYS: must be a whole number of at least 1'],
+    ['TOKEN_TTL_DAYS', '1.5', 'TOKEN_TTL_DAYS: must be a whole number of at least 1'],
+    ['RATE_LIMIT_READS_PER_MINUTE', '0', 'RATE_LIMIT_READS_PER_MINUTE: must be a whole number of at least 1'],
+    ['PLAY_FLUSH_MS', '99', 'PLAY_FLUSH_MS: must be a whole number from 100 to 5000 (a counted play shows within 5 s)'],
+    ['READ_CACHE_MS', '-1', 'READ_CACHE_MS: must be a whole number from 0 to 2000'],
+    ['LOG_LEVEL', 'verbose', 'LOG_LEVEL: must be debug, info, error or silent'],
+    ['ENVIRONMENT', 'prod', 'ENVIRONMENT: must be development, staging or production'],
+  ])('%s=%s is refused, and the error names the var', (name, value, message) => {
+    expect(refusal({ [name]: value })).toContain(message);
+  });
+
+  it('takes its bounds: 1 and 200 checks per run, 0 and 2000 ms of read cache', () => {
+    expect(parseConfig({ HEALTH_CHECKS_PER_RUN: '1' }).healthChecksPerRun).toBe(1);
+    expect(parseConfig({ HEALTH_CHECKS_PER_RUN: '200' }).healthChecksPerRun).toBe(200);
+    expect(parseConfig({ READ_CACHE_MS: '0' }).readCacheMs).toBe(0);
+    expect(parseConfig({ READ_CACHE_MS: '2000' }).readCacheMs).toBe(2_000);
+  });
+
+  it('names every var at fault at once', () => {
+    const message = refusal({ LOG_LEVEL: 'loud', TOKEN_TTL_DAYS: '0' });
+    expect(message).toContain('LOG_LEVEL: ');
+    expect(message).toContain('TOKEN_TTL_DAYS: ');
+  });
+
+  it('keeps ADMIN_TOKEN of 16 characters or more; a shorter one leaves the admin API off', () => {
+    expect(parseConfig({ ADMIN_TOKEN: '0123456789abcdef' }).adminToken).toBe('0123456789abcdef');
+    expect(parseConfig({ ADMIN_TOKEN: '0123456789abcde' }).adminToken).toBeUndefined();
+    expect(parseConfig({ ADMIN_TOKEN: '' }).adminToken).toBeUndefined();
+  });
+});
+
+describe('the rules between vars', () => {
+  it('READ_CACHE_MS is at most 2000: a cached account row is at most 2 s old', () => {
+    expect(refusal({ READ_CACHE_MS: '2001', PLAY_FLUSH_MS: '100' })).toContain(
+      'READ_CACHE_MS: must be a whole number from 0 to 2000 (a cached account row is at most 2 s old)',
+    );
+  });
+
+  it('PLAY_FLUSH_MS + 1.5 x READ_CACHE_MS is at most 5000: a counted play shows within 5 s', () => {
+    expect(parseConfig({ PLAY_FLUSH_MS: '2000', READ_CACHE_MS: '2000' }).playFlushMs).toBe(2_000);
+    expect(parseConfig({ PLAY_FLUSH_MS: '5000', READ_CACHE_MS: '0' }).playFlushMs).toBe(5_000);
+    expect(refusal({ PLAY_FLUSH_MS: '2001', READ_CACHE_MS: '2000' })).toBe(
+      'Invalid configuration (docs/operations.md#configuration): PLAY_FLUSH_MS: PLAY_FLUSH_MS + 1.5 x ' +
+        'READ_CACHE_MS must be at most 5000 (a counted play shows within 5 s); it is 2001 + 1.5 x 2000 = 5001',
+    );
+    expect(refusal({ PLAY_FLUSH_MS: '4000' })).toContain('it is 4000 + 1.5 x 1000 = 5500');
+  });
+});
+
+describe('config(env)', () => {
+  it("parses the Worker's own env: wrangler.toml's vars with the tests' overrides", () => {
+    expect(config(env)).toMatchObject({
+      environment: 'development',
+      logLevel: 'error',
+      adminToken: 'test-admin-token-0123456789abcdef',
+      readCacheMs: 2_000,
+      playFlushMs: 2_000,
+      passwordHashWaitMs: 600_000,
+      playCounterShards: 8,
+      searchTrendShards: 4,
+    });
+  });
+
+  it('parses an env object once and hands back the same frozen object', () => {
+    const vars = { TOKEN_TTL_DAYS: '5' };
+    const first = config(vars);
+    expect(config(vars)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(Object.isFrozen(first.rateLimitPerMinute)).toBe(true);
+    // Another env object is parsed on its own.
+    expect(config({ TOKEN_TTL_DAYS: '6' }).tokenTtlDays).toBe(6);
+  });
+
+  describe('with a bad config', () => {
+    let errors: ReturnType<typeof vi.spyOn>;
+    afterEach(() => errors.mockRestore());
+
+    it('a request gets the generic 500 envelope; the error is logged once, naming the var', async () => {
+      errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+      const bad = { ...env, READ_CACHE_MS: '5000' };
+      const me = () => fetchWorker(new Request(`${BASE}/api/v1/auth/me`), bad);
+
+      const first = await me();
+      expect(first.status).toBe(500);
+      expect(await first.json()).toEqual({ success: false, message: 'Server error.', code: 500, data: {} });
+      const second = await me();
+      expect(second.status).toBe(500);
+      expect(await second.json()).toEqual({ success: false, message: 'Server error.', code: 500, data: {} });
+
+      expect(errors).toHaveBeenCalledTimes(1);
+      const logged = JSON.parse(String(errors.mock.calls[0]?.[0])) as Record<string, unknown>;
+      expect(logged.level).toBe('error');
+      expect(logged.error).toContain('READ_CACHE_MS: must be a whole number from 0 to 2000');
+      expect(() => config(bad)).toThrow(ConfigError);
+    });
+  });
+});

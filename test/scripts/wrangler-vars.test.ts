@@ -1,0 +1,31 @@
+import { fileURLToPath } from 'node:url';
+import { experimental_readRawConfig, unstable_readConfig } from 'wrangler';
+import { describe, expect, it } from 'vitest';
+import { configSchema, parseConfig } from '../../src/config';
+
+/**
+ * The vars of wrangler.toml, every environment's, pass the Worker's own schema (src/config.ts,
+ * docs/operations.md#configuration) before anything is deployed: `npm run deploy` runs this file
+ * first, and CI deploys only after `npm test`. A bad value would otherwise first show as a 500
+ * on every request of the deployed Worker.
+ */
+const configPath = fileURLToPath(new URL('../../wrangler.toml', import.meta.url));
+const environments = ['', ...Object.keys(experimental_readRawConfig({ config: configPath }).rawConfig.env ?? {})];
+/** Every var the schema reads; ADMIN_TOKEN is a secret, never in wrangler.toml. */
+const schemaVars = Object.keys(configSchema.in.shape).filter((name) => name !== 'ADMIN_TOKEN');
+
+describe.each(environments)('wrangler.toml, environment %j', (environment) => {
+  const { vars } = unstable_readConfig({ config: configPath, env: environment || undefined });
+
+  it('sets every var the schema reads, and no other', () => {
+    expect(Object.keys(vars).sort()).toEqual([...schemaVars].sort());
+  });
+
+  it('passes the schema and its rules', () => {
+    expect(() => parseConfig(vars)).not.toThrow();
+  });
+});
+
+it('the environments are the top level, staging and production', () => {
+  expect(environments).toEqual(['', 'staging', 'production']);
+});
