@@ -19,7 +19,9 @@ export default {
     await checkStreams(env);
   },
 } satisfies ExportedHandler<Bindings>;
-export { NowPlayingObject } from './durable-objects/now-playing';
-export { PlayCounter } from './durable-objects/play-counter';
+// The Durable Object classes, by the names wrangler.toml binds. Two live beside the domain
+// whose work they do (their storage is that domain's); the other two in src/durable-objects.
+export { PlayCounter } from './activity/play-counter';
 export { RateLimiter } from './durable-objects/rate-limiter';
 export { SearchTrends } from './durable-objects/search-trends';
+export { NowPlayingObject } from './streams/now-playing-object';

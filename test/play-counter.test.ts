@@ -1,12 +1,12 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { HISTORY_PER_FLUSH, type PlayCounter } from '../src/durable-objects/play-counter';
+import { HISTORY_PER_FLUSH, type PlayCounter } from '../src/activity/play-counter';
 import { seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
 
 /**
- * The play path's one remote call (src/durable-objects/play-counter.ts): the counter
+ * The play path's one remote call (src/activity/play-counter.ts): the counter
  * answers 404-or-not, applies the 60-second rule and the crowd rule, and keeps every ranked play and the
  * users' histories until D1 has them. The durability cases stop it between each pair of
  * steps of a flush (before the move to the outbox, after it, after D1 applied it, before

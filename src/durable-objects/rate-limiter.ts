@@ -1,5 +1,9 @@
 import { DurableObject } from 'cloudflare:workers';
-import type { Bindings } from '../env';
+import { and, count, eq, gt, inArray, lte, max, min } from 'drizzle-orm';
+import migrations from '../../drizzle/objects/rate-limiter/migrations.js';
+import type { Bindings, Quota } from '../env';
+import { hits, marks } from './rate-limiter-schema';
+import { migrateAgain, openObjectStorage, type ObjectDb } from './storage';
 
 /** One limit of a reservation: at most `limit` hits in `bucket` within the last `windowMs`. */
 export interface LimitRule {
@@ -10,13 +14,6 @@ export interface LimitRule {
   unlessMarked?: string;
 }
 
-/** What is left of the tightest rule: the `RateLimit` header's `r` and `t` (docs/api.md#what-every-answer-carries). */
-export interface Quota {
-  limit: number;
-  windowMs: number;
-  remaining: number;
-  resetMs: number;
-}
 
 /** The answer of `reserve`: the reservation and what is left, or the rule that refused it and for how long. */
 export type Reservation =
@@ -42,67 +39,58 @@ export interface Settlement {
  * sequence of requests does. The guarded work (a password hash, an account) happens
  * only after a reservation; `settle` then keeps the hits or gives them back.
  * Times come from the caller so that tests can move the clock. An alarm clears what
- * no window needs any more.
+ * no window needs any more, and empties the object's storage once nothing is left in it.
+ * Tables: `rate-limiter-schema.ts`, migrations in drizzle/objects/rate-limiter.
  */
 export class RateLimiter extends DurableObject<Bindings> {
-  /** The object's SQLite, with its tables (re-created after `deleteAll` dropped them). */
-  private get sql(): SqlStorage {
-    const sql = this.ctx.storage.sql;
-    sql.exec(`
-      CREATE TABLE IF NOT EXISTS hits (bucket TEXT NOT NULL, at INTEGER NOT NULL, reservation TEXT NOT NULL, expires INTEGER NOT NULL);
-      CREATE INDEX IF NOT EXISTS hits_bucket ON hits (bucket, at);
-      CREATE INDEX IF NOT EXISTS hits_reservation ON hits (reservation);
-      CREATE TABLE IF NOT EXISTS marks (name TEXT PRIMARY KEY, expires INTEGER NOT NULL);
-    `);
-    return sql;
+  private readonly db: ObjectDb;
+
+  constructor(ctx: DurableObjectState, env: Bindings) {
+    super(ctx, env);
+    this.db = openObjectStorage(ctx, migrations);
   }
 
   /** Reserves one attempt under every rule, or none: see the class comment. */
   async reserve(rules: LimitRule[], now: number = Date.now()): Promise<Reservation> {
-    const sql = this.sql;
+    const db = this.db;
     const applied: { rule: LimitRule; count: number; oldest: number | null }[] = [];
     for (const rule of rules) {
-      if (rule.unlessMarked && this.isMarked(sql, rule.unlessMarked, now)) continue;
-      const row = sql
-        .exec<{ count: number; oldest: number | null }>(
-          'SELECT count(*) AS count, min(at) AS oldest FROM hits WHERE bucket = ? AND at > ?',
-          rule.bucket,
-          now - rule.windowMs,
-        )
-        .one();
-      if (row.count >= rule.limit) {
+      if (rule.unlessMarked && this.isMarked(rule.unlessMarked, now)) continue;
+      const inWindow = and(eq(hits.bucket, rule.bucket), gt(hits.at, now - rule.windowMs));
+      const row = db
+        .select({ count: count(), oldest: min(hits.at) })
+        .from(hits)
+        .where(inWindow)
+        .get();
+      const hitCount = row?.count ?? 0;
+      if (hitCount >= rule.limit) {
         // Free again when enough of the oldest hits have left the window.
-        const freeAt = sql
-          .exec<{ at: number }>(
-            'SELECT at FROM hits WHERE bucket = ? AND at > ? ORDER BY at LIMIT 1 OFFSET ?',
-            rule.bucket,
-            now - rule.windowMs,
-            row.count - rule.limit,
-          )
-          .one().at;
+        const freeAt =
+          db
+            .select({ at: hits.at })
+            .from(hits)
+            .where(inWindow)
+            .orderBy(hits.at)
+            .limit(1)
+            .offset(hitCount - rule.limit)
+            .get()?.at ?? now;
         const retryAfterMs = Math.max(1000, freeAt + rule.windowMs - now);
         const quota = { limit: rule.limit, windowMs: rule.windowMs, remaining: 0, resetMs: retryAfterMs };
         return { ok: false, bucket: rule.bucket, retryAfterMs, quota };
       }
-      applied.push({ rule, count: row.count, oldest: row.oldest });
+      applied.push({ rule, count: hitCount, oldest: row?.oldest ?? null });
     }
     const id = crypto.randomUUID();
-    let longest = 0;
-    for (const rule of rules) {
-      sql.exec(
-        'INSERT INTO hits (bucket, at, reservation, expires) VALUES (?, ?, ?, ?)',
-        rule.bucket,
-        now,
-        id,
-        now + rule.windowMs,
-      );
-      longest = Math.max(longest, rule.windowMs);
+    if (rules.length > 0) {
+      db.insert(hits)
+        .values(rules.map((rule) => ({ bucket: rule.bucket, at: now, reservation: id, expires: now + rule.windowMs })))
+        .run();
     }
-    await this.scheduleCleanup(now + longest);
+    await this.scheduleCleanup(now + Math.max(0, ...rules.map((rule) => rule.windowMs)));
     // The tightest rule after this hit; its window resets when its oldest hit (maybe this one) leaves.
     let quota: Quota | null = null;
-    for (const { rule, count, oldest } of applied) {
-      const remaining = rule.limit - count - 1;
+    for (const { rule, count: hitCount, oldest } of applied) {
+      const remaining = rule.limit - hitCount - 1;
       if (quota && quota.remaining <= remaining) continue;
       quota = { limit: rule.limit, windowMs: rule.windowMs, remaining, resetMs: (oldest ?? now) + rule.windowMs - now };
     }
@@ -111,29 +99,37 @@ export class RateLimiter extends DurableObject<Bindings> {
 
   /** Keeps or gives back a reservation's hits, and applies the settlement's side effects. */
   async settle(id: string, settlement: Settlement, now: number = Date.now()): Promise<void> {
-    const sql = this.sql;
-    if (!settlement.keep) sql.exec('DELETE FROM hits WHERE reservation = ?', id);
-    for (const bucket of settlement.clear ?? []) sql.exec('DELETE FROM hits WHERE bucket = ?', bucket);
+    const db = this.db;
+    if (!settlement.keep) db.delete(hits).where(eq(hits.reservation, id)).run();
+    const clear = settlement.clear ?? [];
+    if (clear.length > 0) db.delete(hits).where(inArray(hits.bucket, clear)).run();
     if (settlement.mark) {
       const expires = now + settlement.mark.ttlMs;
-      sql.exec(
-        'INSERT INTO marks (name, expires) VALUES (?, ?) ON CONFLICT DO UPDATE SET expires = excluded.expires',
-        settlement.mark.name,
-        expires,
-      );
+      db.insert(marks)
+        .values({ name: settlement.mark.name, expires })
+        .onConflictDoUpdate({ target: marks.name, set: { expires } })
+        .run();
       await this.scheduleCleanup(expires);
     }
   }
 
   /** Hits in a bucket within the window (for tests and operations). */
   async count(bucket: string, windowMs: number, now: number = Date.now()): Promise<number> {
-    return this.sql
-      .exec<{ n: number }>('SELECT count(*) AS n FROM hits WHERE bucket = ? AND at > ?', bucket, now - windowMs)
-      .one().n;
+    const row = this.db
+      .select({ n: count() })
+      .from(hits)
+      .where(and(eq(hits.bucket, bucket), gt(hits.at, now - windowMs)))
+      .get();
+    return row?.n ?? 0;
   }
 
-  private isMarked(sql: SqlStorage, name: string, now: number): boolean {
-    return sql.exec('SELECT 1 FROM marks WHERE name = ? AND expires > ?', name, now).toArray().length > 0;
+  private isMarked(name: string, now: number): boolean {
+    const row = this.db
+      .select({ name: marks.name })
+      .from(marks)
+      .where(and(eq(marks.name, name), gt(marks.expires, now)))
+      .get();
+    return row !== undefined;
   }
 
   /** The alarm runs when the last thing stored here expires (not earlier than any set before). */
@@ -144,15 +140,28 @@ export class RateLimiter extends DurableObject<Bindings> {
 
   override async alarm(): Promise<void> {
     const now = Date.now();
-    const sql = this.sql;
-    sql.exec('DELETE FROM hits WHERE expires <= ?', now);
-    sql.exec('DELETE FROM marks WHERE expires <= ?', now);
-    const next = sql
-      .exec<{ at: number | null }>(
-        'SELECT max(at) AS at FROM (SELECT max(expires) AS at FROM hits UNION ALL SELECT max(expires) FROM marks)',
-      )
-      .one().at;
-    if (next === null) await this.ctx.storage.deleteAll();
-    else await this.ctx.storage.setAlarm(next);
+    const db = this.db;
+    db.delete(hits).where(lte(hits.expires, now)).run();
+    db.delete(marks).where(lte(marks.expires, now)).run();
+    const lastHit =
+      db
+        .select({ at: max(hits.expires) })
+        .from(hits)
+        .get()?.at ?? null;
+    const lastMark =
+      db
+        .select({ at: max(marks.expires) })
+        .from(marks)
+        .get()?.at ?? null;
+    if (lastHit !== null || lastMark !== null) {
+      await this.ctx.storage.setAlarm(Math.max(lastHit ?? 0, lastMark ?? 0));
+      return;
+    }
+    // Nothing left: an empty object keeps no storage. Its tables go too, so they are made
+    // again before the next call is let in.
+    await this.ctx.blockConcurrencyWhile(async () => {
+      await this.ctx.storage.deleteAll();
+      await migrateAgain(db, migrations);
+    });
   }
 }

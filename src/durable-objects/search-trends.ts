@@ -1,6 +1,10 @@
 import { DurableObject } from 'cloudflare:workers';
+import { and, count, desc, gt, lte, sql, sum } from 'drizzle-orm';
+import migrations from '../../drizzle/objects/search-trends/migrations.js';
 import type { Bindings } from '../env';
 import { CrowdLedger, UNKNOWN_NETWORK } from '../lib/crowd';
+import { termBuckets } from './search-trends-schema';
+import { openObjectStorage, type ObjectDb } from './storage';
 
 const HOUR_MS = 3_600_000;
 /** Trending covers the current hour and the 23 before it. */
@@ -18,18 +22,16 @@ export interface TermCount {
  * behind one address can push a term up. Terms are sharded over several objects by hash
  * (src/search/trending.ts), so one object holds every count of its terms. An hourly
  * alarm drops buckets older than the window and the crowd rows of past hours. Times come
- * from the caller so tests can move the clock.
+ * from the caller so tests can move the clock. Tables: `search-trends-schema.ts` and
+ * `crowd-schema.ts`, migrations in drizzle/objects/search-trends.
  */
 export class SearchTrends extends DurableObject<Bindings> {
+  private readonly db: ObjectDb;
   private readonly crowd: CrowdLedger;
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
-    // `seen` held the once-per-user-and-hour rows before the crowd ledger took them over.
-    ctx.storage.sql.exec(`
-      CREATE TABLE IF NOT EXISTS buckets (hour INTEGER NOT NULL, term TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (hour, term));
-      DROP TABLE IF EXISTS seen;
-    `);
+    this.db = openObjectStorage(ctx, migrations);
     this.crowd = new CrowdLedger(ctx.storage.sql);
   }
 
@@ -44,13 +46,15 @@ export class SearchTrends extends DurableObject<Bindings> {
     network: string = UNKNOWN_NETWORK,
   ): Promise<boolean> {
     const hour = Math.floor(now / HOUR_MS);
-    const sql = this.ctx.storage.sql;
     if (!this.crowd.admit(term, viewer, network, now)) return false;
-    sql.exec(
-      'INSERT INTO buckets (hour, term, count) VALUES (?, ?, 1) ON CONFLICT (hour, term) DO UPDATE SET count = count + 1',
-      hour,
-      term,
-    );
+    this.db
+      .insert(termBuckets)
+      .values({ hour, term, count: 1 })
+      .onConflictDoUpdate({
+        target: [termBuckets.hour, termBuckets.term],
+        set: { count: sql`${termBuckets.count} + 1` },
+      })
+      .run();
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm((hour + 1) * HOUR_MS);
     return true;
   }
@@ -58,28 +62,30 @@ export class SearchTrends extends DurableObject<Bindings> {
   /** The most searched terms of the window ending in the hour of `now`. */
   async top(limit: number, now: number = Date.now()): Promise<TermCount[]> {
     const hour = Math.floor(now / HOUR_MS);
-    return this.ctx.storage.sql
-      .exec<{ term: string; count: number }>(
-        `SELECT term, sum(count) AS count FROM buckets WHERE hour > ? AND hour <= ?
-         GROUP BY term ORDER BY count DESC, term LIMIT ?`,
-        hour - TRENDING_HOURS,
-        hour,
-        limit,
-      )
-      .toArray();
+    const searches = sum(termBuckets.count).mapWith(Number);
+    return this.db
+      .select({ term: termBuckets.term, count: searches })
+      .from(termBuckets)
+      .where(and(gt(termBuckets.hour, hour - TRENDING_HOURS), lte(termBuckets.hour, hour)))
+      .groupBy(termBuckets.term)
+      .orderBy(desc(searches), termBuckets.term)
+      .limit(limit)
+      .all();
   }
 
   /** Drops what no longer counts, as of `now`. */
   async prune(now: number = Date.now()): Promise<void> {
     const hour = Math.floor(now / HOUR_MS);
-    const sql = this.ctx.storage.sql;
-    sql.exec('DELETE FROM buckets WHERE hour <= ?', hour - TRENDING_HOURS);
+    this.db
+      .delete(termBuckets)
+      .where(lte(termBuckets.hour, hour - TRENDING_HOURS))
+      .run();
     this.crowd.forgetBefore(now);
   }
 
   override async alarm(): Promise<void> {
     await this.prune();
-    const remaining = this.ctx.storage.sql.exec<{ n: number }>('SELECT count(*) AS n FROM buckets').one().n;
+    const remaining = this.db.select({ n: count() }).from(termBuckets).get()?.n ?? 0;
     if (remaining > 0) await this.ctx.storage.setAlarm((Math.floor(Date.now() / HOUR_MS) + 1) * HOUR_MS);
   }
 }

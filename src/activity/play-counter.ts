@@ -1,19 +1,26 @@
 import { DurableObject } from 'cloudflare:workers';
-import {
-  type ChannelDelta,
-  type HistoryDelta,
-  type PendingHistory,
-  isFlushDone,
-  playFlushQueries,
-  visibleChannelPage,
-} from '../activity/plays';
+import { and, count, desc, eq, gt, like, lte, sql, sum } from 'drizzle-orm';
+import migrations from '../../drizzle/objects/play-counter/migrations.js';
+import { config } from '../config';
 import { createDb } from '../db/client';
+import { openObjectStorage, type ObjectDb } from '../durable-objects/storage';
 import type { Bindings } from '../env';
 import { CrowdLedger, UNKNOWN_NETWORK } from '../lib/crowd';
+import {
+  counterMeta,
+  pendingPlays,
+  playBuckets,
+  playHistory,
+  playOutbox,
+  recentPlays,
+  visibleChannels,
+} from './play-counter-schema';
+import { isFlushDone, playFlushQueries, visibleChannelPage } from './play-flush';
+import type { ChannelPlace, ChannelPlays, ChartFilter, HistoryDelta, PendingHistory, PlayRecord } from './play-types';
 
 const HOUR_MS = 3_600_000;
 /** A repeat play of a channel by the same user within this window is not counted (docs/catalogue.md#plays). */
-export const REPEAT_WINDOW_MS = 60_000;
+const REPEAT_WINDOW_MS = 60_000;
 /** Hourly buckets are kept for the longest chart period. */
 const KEEP_HOURS = 30 * 24;
 const RETRY_MS = 10_000;
@@ -21,7 +28,7 @@ const RETRY_MS = 10_000;
  * How long the visibility read from D1 is trusted without a catalogue write telling the
  * counter: a backstop for changes made outside the admin API (SQL by hand, a migration).
  */
-export const VISIBILITY_REFRESH_MS = 10 * 60_000;
+const VISIBILITY_REFRESH_MS = 10 * 60_000;
 /** Channel ids per D1 query when the counter reads its shard's visibility. */
 const VISIBILITY_PAGE = 5_000;
 /**
@@ -31,43 +38,62 @@ const VISIBILITY_PAGE = 5_000;
  */
 export const HISTORY_PER_FLUSH = 2_000;
 
-/** Where a channel is, as the counters keep it: its country and its genres as `,3,7,`. */
-export interface ChannelPlace {
-  id: number;
-  countryId: number;
-  genres: string;
-}
-
-/** A local or genre chart. */
-export interface ChartFilter {
-  countryId?: number;
-  genreId?: number;
-}
-
-export interface ChannelPlays {
-  channelId: number;
-  plays: number;
-}
-
 /**
- * The answer of `record`: whether the channel can be played (404 otherwise), whether the
- * play counted in the user's own history (the 60-second rule), and whether it counted in
- * `play_count`, trending and charts (the crowd rule, lib/crowd.ts).
+ * The statements of a play and of the visibility check, built once per object: a play
+ * runs five of them, and building each one again would cost more than running it.
  */
-export interface PlayRecord {
-  found: boolean;
-  counted: boolean;
-  ranked: boolean;
+function playStatements(db: ObjectDb) {
+  const user = sql.placeholder('userId');
+  const channel = sql.placeholder('channelId');
+  const at = sql.placeholder('at');
+  return {
+    isVisible: db
+      .select({ channelId: visibleChannels.channelId })
+      .from(visibleChannels)
+      .where(eq(visibleChannels.channelId, channel))
+      .prepare(),
+    lastPlay: db
+      .select({ at: recentPlays.at })
+      .from(recentPlays)
+      .where(and(eq(recentPlays.userId, user), eq(recentPlays.channelId, channel)))
+      .prepare(),
+    markRecent: db
+      .insert(recentPlays)
+      .values({ userId: user, channelId: channel, at })
+      .onConflictDoUpdate({ target: [recentPlays.userId, recentPlays.channelId], set: { at: sql`${at}` } })
+      .prepare(),
+    addToBucket: db
+      .insert(playBuckets)
+      .values({ channelId: channel, hour: sql.placeholder('hour'), count: 1 })
+      .onConflictDoUpdate({
+        target: [playBuckets.channelId, playBuckets.hour],
+        set: { count: sql`${playBuckets.count} + 1` },
+      })
+      .prepare(),
+    addToPending: db
+      .insert(pendingPlays)
+      .values({ channelId: channel, count: 1 })
+      .onConflictDoUpdate({ target: pendingPlays.channelId, set: { count: sql`${pendingPlays.count} + 1` } })
+      .prepare(),
+    addToHistory: db
+      .insert(playHistory)
+      .values({ userId: user, channelId: channel, seq: 0, plays: sql.placeholder('plays'), lastAt: at })
+      .onConflictDoUpdate({
+        target: [playHistory.userId, playHistory.channelId, playHistory.seq],
+        set: {
+          plays: sql`${playHistory.plays} + ${sql.placeholder('plays')}`,
+          lastAt: sql`max(${playHistory.lastAt}, ${at})`,
+        },
+      })
+      .prepare(),
+  };
 }
-
-/** An outbox row's channel counts: JSON that `flush()` wrote itself from the pending table. */
-// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- written by this class, never by a client
-const readDeltas = (payload: string) => JSON.parse(payload) as ChannelDelta[];
 
 /**
  * The play path's one remote call, and everything plays need until D1 has them. One
  * object per shard of channels (channel id modulo `PLAY_COUNTER_SHARDS`), in its SQLite
- * storage:
+ * storage (tables: play-counter-schema.ts and the crowd rule's; migrations in
+ * drizzle/objects/play-counter, docs/architecture.md#durable-object-storage):
  * - `visible`: the shard's channels that can be played, read from D1 when the object
  *   first needs them and kept current by catalogue writes (`setVisibility`,
  *   `forgetVisibility`), re-read every 10 minutes as a backstop: a play of a missing or
@@ -90,11 +116,12 @@ const readDeltas = (payload: string) => JSON.parse(payload) as ChannelDelta[];
  * per flush interval (more only when a flush holds over 2,000 user histories), however
  * many plays arrive.
  *
- * Stays on raw SQL: its tables live in this object only, are created here, and are few
- * statements; Drizzle's durable-sqlite driver would add a migration bundle per object
- * for no type the D1 side does not already check.
+ * It lives beside the activity domain because its flush is that domain's D1 batch
+ * (play-flush.ts); plays.ts reaches it only through the `PLAY_COUNTER` binding.
  */
 export class PlayCounter extends DurableObject<Bindings> {
+  private readonly db: ObjectDb;
+  private readonly statements: ReturnType<typeof playStatements>;
   private refreshing: Promise<void> | null = null;
   /**
    * In memory, so that a play costs no storage call beyond its SQL: when the flush alarm
@@ -107,39 +134,29 @@ export class PlayCounter extends DurableObject<Bindings> {
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
-    ctx.storage.sql.exec(`
-      CREATE TABLE IF NOT EXISTS recent (user_id INTEGER NOT NULL, channel_id INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (user_id, channel_id));
-      CREATE TABLE IF NOT EXISTS buckets (channel_id INTEGER NOT NULL, hour INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (channel_id, hour));
-      CREATE INDEX IF NOT EXISTS buckets_hour ON buckets (hour, channel_id);
-      CREATE TABLE IF NOT EXISTS pending (channel_id INTEGER PRIMARY KEY, count INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS history (user_id INTEGER NOT NULL, channel_id INTEGER NOT NULL, seq INTEGER NOT NULL, plays INTEGER NOT NULL, last_at INTEGER NOT NULL, PRIMARY KEY (user_id, channel_id, seq));
-      CREATE INDEX IF NOT EXISTS history_seq ON history (seq);
-      CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, payload TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS visible (channel_id INTEGER PRIMARY KEY, country_id INTEGER NOT NULL, genres TEXT NOT NULL);
-    `);
+    this.db = openObjectStorage(ctx, migrations);
+    this.statements = playStatements(this.db);
     this.crowd = new CrowdLedger(ctx.storage.sql);
   }
 
   private get flushMs() {
-    return Math.max(100, Number(this.env.PLAY_FLUSH_MS) || 2000);
+    return config(this.env).playFlushMs;
   }
 
   private get shards() {
-    return Math.max(1, Number(this.env.PLAY_COUNTER_SHARDS) || 1);
+    return config(this.env).playCounterShards;
   }
 
   private meta(key: string): number | undefined {
-    return this.ctx.storage.sql.exec<{ value: number }>('SELECT value FROM meta WHERE key = ?', key).toArray()[0]
-      ?.value;
+    return this.db.select({ value: counterMeta.value }).from(counterMeta).where(eq(counterMeta.key, key)).get()?.value;
   }
 
   private setMeta(key: string, value: number) {
-    this.ctx.storage.sql.exec(
-      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO UPDATE SET value = excluded.value',
-      key,
-      value,
-    );
+    this.db
+      .insert(counterMeta)
+      .values({ key, value })
+      .onConflictDoUpdate({ target: counterMeta.key, set: { value } })
+      .run();
   }
 
   /** The meta key of the visibility of the channels `id % shards = remainder`: when it was read. */
@@ -151,25 +168,29 @@ export class PlayCounter extends DurableObject<Bindings> {
   /** Reads the shard's visible channels from D1 and replaces the `visible` rows of that remainder at once. */
   private async loadVisibility(channelId: number) {
     const { key, shards, remainder } = this.visibilityKey(channelId);
-    const db = createDb(this.env.DB);
+    const d1 = createDb(this.env.DB);
     const rows: ChannelPlace[] = [];
     for (let after = 0; ;) {
-      const page = await visibleChannelPage(db, shards, remainder, after, VISIBILITY_PAGE);
+      const page = await visibleChannelPage(d1, shards, remainder, after, VISIBILITY_PAGE);
       rows.push(...page);
       if (page.length < VISIBILITY_PAGE) break;
       after = page[page.length - 1]!.id;
     }
-    const sql = this.ctx.storage.sql;
+    // One row per statement: the object's SQLite binds at most 100 parameters per statement.
+    const insert = this.db
+      .insert(visibleChannels)
+      .values({
+        channelId: sql.placeholder('id'),
+        countryId: sql.placeholder('countryId'),
+        genres: sql.placeholder('genres'),
+      })
+      .prepare();
     this.ctx.storage.transactionSync(() => {
-      sql.exec('DELETE FROM visible WHERE channel_id % ? = ?', shards, remainder);
-      for (const row of rows) {
-        sql.exec(
-          'INSERT INTO visible (channel_id, country_id, genres) VALUES (?, ?, ?)',
-          row.id,
-          row.countryId,
-          row.genres,
-        );
-      }
+      this.db
+        .delete(visibleChannels)
+        .where(sql`${visibleChannels.channelId} % ${shards} = ${remainder}`)
+        .run();
+      for (const row of rows) insert.run({ id: row.id, countryId: row.countryId, genres: row.genres });
       this.setMeta(key, Date.now());
       this.visibilityReadAt.set(key, Date.now());
     });
@@ -198,7 +219,7 @@ export class PlayCounter extends DurableObject<Bindings> {
           this.refreshing = null;
         });
     }
-    return this.ctx.storage.sql.exec('SELECT 1 FROM visible WHERE channel_id = ?', channelId).toArray().length > 0;
+    return this.statements.isVisible.get({ channelId }) !== undefined;
   }
 
   /**
@@ -216,39 +237,16 @@ export class PlayCounter extends DurableObject<Bindings> {
     network: string = UNKNOWN_NETWORK,
   ): Promise<PlayRecord> {
     if (!(await this.isVisible(channelId))) return { found: false, counted: false, ranked: false };
-    const sql = this.ctx.storage.sql;
-    const last = sql
-      .exec<{ at: number }>('SELECT at FROM recent WHERE user_id = ? AND channel_id = ?', userId, channelId)
-      .toArray()[0];
+    const statements = this.statements;
+    const last = statements.lastPlay.get({ userId, channelId });
     const counted = !last || now - last.at >= REPEAT_WINDOW_MS;
     const ranked = counted && this.crowd.admit(String(channelId), String(userId), network, now, { oncePerUser: false });
-    if (counted) {
-      sql.exec(
-        'INSERT INTO recent (user_id, channel_id, at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET at = excluded.at',
-        userId,
-        channelId,
-        now,
-      );
-    }
+    if (counted) statements.markRecent.run({ userId, channelId, at: now });
     if (ranked) {
-      sql.exec(
-        'INSERT INTO buckets (channel_id, hour, count) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1',
-        channelId,
-        Math.floor(now / HOUR_MS),
-      );
-      sql.exec(
-        'INSERT INTO pending (channel_id, count) VALUES (?, 1) ON CONFLICT DO UPDATE SET count = count + 1',
-        channelId,
-      );
+      statements.addToBucket.run({ channelId, hour: Math.floor(now / HOUR_MS) });
+      statements.addToPending.run({ channelId });
     }
-    sql.exec(
-      `INSERT INTO history (user_id, channel_id, seq, plays, last_at) VALUES (?, ?, 0, ?, ?)
-       ON CONFLICT DO UPDATE SET plays = plays + excluded.plays, last_at = max(last_at, excluded.last_at)`,
-      userId,
-      channelId,
-      counted ? 1 : 0,
-      now,
-    );
+    statements.addToHistory.run({ userId, channelId, plays: counted ? 1 : 0, at: now });
     await this.ensureAlarm(this.flushMs);
     return { found: true, counted, ranked };
   }
@@ -259,42 +257,38 @@ export class PlayCounter extends DurableObject<Bindings> {
    * cannot be played.
    */
   async setVisibility(channelId: number, place: ChannelPlace | null): Promise<void> {
-    const sql = this.ctx.storage.sql;
     // Not read yet: the first play reads it from D1, this change included.
     if (this.meta(this.visibilityKey(channelId).key) === undefined) return;
     if (place) {
-      sql.exec(
-        `INSERT INTO visible (channel_id, country_id, genres) VALUES (?, ?, ?)
-         ON CONFLICT DO UPDATE SET country_id = excluded.country_id, genres = excluded.genres`,
-        channelId,
-        place.countryId,
-        place.genres,
-      );
-    } else sql.exec('DELETE FROM visible WHERE channel_id = ?', channelId);
+      const where = { countryId: place.countryId, genres: place.genres };
+      this.db
+        .insert(visibleChannels)
+        .values({ channelId, ...where })
+        .onConflictDoUpdate({ target: visibleChannels.channelId, set: where })
+        .run();
+    } else this.db.delete(visibleChannels).where(eq(visibleChannels.channelId, channelId)).run();
   }
 
   /** Many channels changed (an import): the next play reads the visibility from D1 again, waiting for it. */
   async forgetVisibility(): Promise<void> {
-    this.ctx.storage.sql.exec("DELETE FROM meta WHERE key LIKE 'visibility:%'");
+    this.db.delete(counterMeta).where(like(counterMeta.key, 'visibility:%')).run();
     this.visibilityReadAt.clear();
   }
 
   /** The user's plays held here (not yet in D1, or in the flush under way), per channel and flush. */
   async history(userId: number): Promise<PendingHistory[]> {
     const shard = this.shardName();
-    return this.ctx.storage.sql
-      .exec<{ channel_id: number; seq: number; plays: number; last_at: number }>(
-        'SELECT channel_id, seq, plays, last_at FROM history WHERE user_id = ?',
-        userId,
-      )
-      .toArray()
-      .map((row) => ({
-        shard,
-        seq: row.seq,
-        channelId: row.channel_id,
-        plays: row.plays,
-        lastPlayedAt: row.last_at,
-      }));
+    return this.db
+      .select({
+        seq: playHistory.seq,
+        channelId: playHistory.channelId,
+        plays: playHistory.plays,
+        lastPlayedAt: playHistory.lastAt,
+      })
+      .from(playHistory)
+      .where(eq(playHistory.userId, userId))
+      .all()
+      .map((row) => ({ shard, ...row }));
   }
 
   /**
@@ -304,31 +298,46 @@ export class PlayCounter extends DurableObject<Bindings> {
    */
   async top(hours: number, limit: number, now: number = Date.now(), filter: ChartFilter = {}): Promise<ChannelPlays[]> {
     const hour = Math.floor(now / HOUR_MS);
-    const filtered = filter.countryId !== undefined || filter.genreId !== undefined;
-    // The storage API binds JS numbers as REAL: the genre id is CAST before it is made text (',3,', not ',3.0,').
-    return this.ctx.storage.sql
-      .exec<{ channel_id: number; plays: number }>(
-        filtered
-          ? `SELECT b.channel_id, sum(b.count) AS plays FROM buckets b JOIN visible v ON v.channel_id = b.channel_id
-             WHERE b.hour > ? AND b.hour <= ? AND (?4 IS NULL OR v.country_id = ?4) AND (?5 IS NULL OR instr(v.genres, ',' || CAST(?5 AS INTEGER) || ',') > 0)
-             GROUP BY b.channel_id ORDER BY plays DESC, b.channel_id LIMIT ?3`
-          : `SELECT channel_id, sum(count) AS plays FROM buckets WHERE hour > ?1 AND hour <= ?2
-             GROUP BY channel_id ORDER BY plays DESC, channel_id LIMIT ?3`,
-        hour - hours,
-        hour,
-        limit,
-        ...(filtered ? [filter.countryId ?? null, filter.genreId ?? null] : []),
+    const plays = sum(playBuckets.count).mapWith(Number);
+    const inWindow = and(gt(playBuckets.hour, hour - hours), lte(playBuckets.hour, hour));
+    const ranked = (query: { where: ReturnType<typeof and>; joined: boolean }) => {
+      const select = this.db.select({ channelId: playBuckets.channelId, plays }).from(playBuckets);
+      return (
+        query.joined ? select.innerJoin(visibleChannels, eq(visibleChannels.channelId, playBuckets.channelId)) : select
       )
-      .toArray()
-      .map((row) => ({ channelId: row.channel_id, plays: row.plays }));
+        .where(query.where)
+        .groupBy(playBuckets.channelId)
+        .orderBy(desc(plays), playBuckets.channelId)
+        .limit(limit)
+        .all();
+    };
+    if (filter.countryId === undefined && filter.genreId === undefined)
+      return ranked({ where: inWindow, joined: false });
+    return ranked({
+      where: and(
+        inWindow,
+        filter.countryId === undefined ? undefined : eq(visibleChannels.countryId, filter.countryId),
+        // Genres are kept as `,3,7,`: a genre matches with its commas, never as part of another id.
+        filter.genreId === undefined ? undefined : sql`instr(${visibleChannels.genres}, ${`,${filter.genreId},`}) > 0`,
+      ),
+      joined: true,
+    });
   }
 
   /** Ranked plays not yet in D1's `play_count` (for tests and operations). */
   async unflushed(): Promise<number> {
-    const sql = this.ctx.storage.sql;
-    const pending = sql.exec<{ n: number }>('SELECT coalesce(sum(count), 0) AS n FROM pending').one().n;
-    const outbox = sql.exec<{ payload: string }>('SELECT payload FROM outbox').toArray();
-    return pending + outbox.reduce((sum, row) => sum + readDeltas(row.payload).reduce((s, p) => s + p.count, 0), 0);
+    const pending =
+      this.db
+        .select({ n: sum(pendingPlays.count).mapWith(Number) })
+        .from(pendingPlays)
+        .get()?.n ?? 0;
+    const boxes = this.db.select({ payload: playOutbox.payload }).from(playOutbox).all();
+    return pending + boxes.reduce((total, box) => total + box.payload.reduce((s, p) => s + p.count, 0), 0);
+  }
+
+  /** User histories waiting for a flush. */
+  private backlog(): number {
+    return this.db.select({ n: count() }).from(playHistory).where(eq(playHistory.seq, 0)).get()?.n ?? 0;
   }
 
   /** Sets the flush alarm `inMs` from now unless one is due already. */
@@ -342,12 +351,10 @@ export class PlayCounter extends DurableObject<Bindings> {
   override async alarm(): Promise<void> {
     // The alarm that runs is no longer due: plays during this run set the next one.
     this.alarmAt = null;
-    const sql = this.ctx.storage.sql;
-    const backlog = () => sql.exec<{ n: number }>('SELECT count(*) AS n FROM history WHERE seq = 0').one().n;
     try {
       await this.flush();
       // Only full flushes go at once (a burst of user histories); the rest waits for the next interval.
-      while (backlog() >= HISTORY_PER_FLUSH) await this.flush();
+      while (this.backlog() >= HISTORY_PER_FLUSH) await this.flush();
     } catch (error) {
       this.log('play_flush_failed', error);
       this.alarmAt = null;
@@ -355,8 +362,8 @@ export class PlayCounter extends DurableObject<Bindings> {
       return;
     }
     this.prune(Date.now());
-    const pending = sql.exec<{ n: number }>('SELECT count(*) AS n FROM pending').one().n;
-    if (pending + backlog() > 0) await this.ensureAlarm(this.flushMs);
+    const pending = this.db.select({ n: count() }).from(pendingPlays).get()?.n ?? 0;
+    if (pending + this.backlog() > 0) await this.ensureAlarm(this.flushMs);
   }
 
   private log(event: string, error: unknown) {
@@ -378,61 +385,62 @@ export class PlayCounter extends DurableObject<Bindings> {
 
   /**
    * Sends the outbox to D1, first moving what is pending into it as the next numbered
-   * flush when it is empty. Idempotent: the same `seq` is never applied twice. Answers
+   * flush when it is empty. Idempotent: the same `seq` is never applied twice. Returns
    * whether it sent something (the alarm calls it until it has not).
    */
   async flush(): Promise<boolean> {
-    const sql = this.ctx.storage.sql;
-    let box = sql
-      .exec<{ seq: number; payload: string }>('SELECT seq, payload FROM outbox ORDER BY seq LIMIT 1')
-      .toArray()[0];
+    const db = this.db;
+    let box = db.select().from(playOutbox).orderBy(playOutbox.seq).limit(1).get();
     if (!box) {
-      const pending = sql
-        .exec<{ channel_id: number; count: number }>('SELECT channel_id, count FROM pending')
-        .toArray();
-      const histories = sql.exec<{ n: number }>('SELECT count(*) AS n FROM history WHERE seq = 0').one().n;
-      if (pending.length === 0 && histories === 0) return false;
-      const seq = (this.meta('seq') ?? 0) + 1;
-      box = { seq, payload: JSON.stringify(pending.map((p) => ({ id: p.channel_id, count: p.count }))) };
-      const payload = box.payload;
+      const pending = db.select().from(pendingPlays).all();
+      if (pending.length === 0 && this.backlog() === 0) return false;
+      const next = {
+        seq: (this.meta('seq') ?? 0) + 1,
+        payload: pending.map((p) => ({ id: p.channelId, count: p.count })),
+      };
       // One step: plays move from pending into flush `seq`, never both or neither.
       this.ctx.storage.transactionSync(() => {
-        this.setMeta('seq', seq);
-        sql.exec('INSERT INTO outbox (seq, payload) VALUES (?, ?)', seq, payload);
-        sql.exec('DELETE FROM pending');
-        sql.exec(
-          `UPDATE history SET seq = ? WHERE rowid IN (SELECT rowid FROM history WHERE seq = 0 ORDER BY rowid LIMIT ?)`,
-          seq,
-          HISTORY_PER_FLUSH,
-        );
+        this.setMeta('seq', next.seq);
+        db.insert(playOutbox).values(next).run();
+        db.delete(pendingPlays).run();
+        db.update(playHistory)
+          .set({ seq: next.seq })
+          .where(
+            sql`rowid IN (SELECT rowid FROM ${playHistory} WHERE ${playHistory.seq} = 0 ORDER BY rowid LIMIT ${HISTORY_PER_FLUSH})`,
+          )
+          .run();
       });
+      box = next;
     }
-    const history = sql
-      .exec<{ user_id: number; channel_id: number; plays: number; last_at: number }>(
-        'SELECT user_id, channel_id, plays, last_at FROM history WHERE seq = ?',
-        box.seq,
-      )
-      .toArray()
-      .map((row): HistoryDelta => ({ u: row.user_id, c: row.channel_id, n: row.plays, t: row.last_at }));
-    const db = createDb(this.env.DB);
+    const done = box.seq;
+    const history = db
+      .select({ u: playHistory.userId, c: playHistory.channelId, n: playHistory.plays, t: playHistory.lastAt })
+      .from(playHistory)
+      .where(eq(playHistory.seq, done))
+      .all() satisfies HistoryDelta[];
+    const d1 = createDb(this.env.DB);
     try {
-      await db.batch(playFlushQueries(db, this.shardName(), box.seq, readDeltas(box.payload), history));
+      await d1.batch(playFlushQueries(d1, this.shardName(), done, box.payload, history));
     } catch (error) {
       if (!isFlushDone(error)) throw error;
       // D1 already has this flush (an earlier run died before forgetting it).
     }
-    const done = box.seq;
     this.ctx.storage.transactionSync(() => {
-      sql.exec('DELETE FROM outbox WHERE seq = ?', done);
-      sql.exec('DELETE FROM history WHERE seq = ?', done);
+      db.delete(playOutbox).where(eq(playOutbox.seq, done)).run();
+      db.delete(playHistory).where(eq(playHistory.seq, done)).run();
     });
     return true;
   }
 
   private prune(now: number) {
-    const sql = this.ctx.storage.sql;
-    sql.exec('DELETE FROM recent WHERE at <= ?', now - REPEAT_WINDOW_MS);
-    sql.exec('DELETE FROM buckets WHERE hour <= ?', Math.floor(now / HOUR_MS) - KEEP_HOURS);
+    this.db
+      .delete(recentPlays)
+      .where(lte(recentPlays.at, now - REPEAT_WINDOW_MS))
+      .run();
+    this.db
+      .delete(playBuckets)
+      .where(lte(playBuckets.hour, Math.floor(now / HOUR_MS) - KEEP_HOURS))
+      .run();
     this.crowd.forgetBefore(now);
   }
 }

@@ -1,8 +1,8 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Bindings } from '../env';
-import { fetchNowPlaying } from '../streams/check';
-import type { StreamFetchOptions } from '../streams/fetch-stream';
-import type { NowPlaying } from '../streams/icy';
+import { fetchNowPlaying } from './check';
+import type { StreamFetchOptions } from './fetch-stream';
+import type { NowPlaying } from './icy';
 
 /** How long a title is kept for everyone (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos). */
 export const NOW_PLAYING_TTL_MS = 15_000;
@@ -24,7 +24,8 @@ export type NowPlayingOptions = Pick<StreamFetchOptions, 'ownHosts'>;
  * a hostile stream holds its own channel's callers for at most that long and nobody
  * else's (objects of other channels, and the Worker, never wait on this one). Kept in
  * memory only: a title older than 15 s is never served, so losing it on eviction costs
- * one fetch.
+ * one fetch. It lives beside the stream code it runs (check.ts); the routes reach it
+ * through the `NOW_PLAYING` binding only.
  */
 export class NowPlayingObject extends DurableObject<Bindings> {
   private latest: { url: string; answer: NowPlayingAnswer; at: number } | null = null;
