@@ -1,11 +1,8 @@
 import type { LanguageVariables } from 'hono/language';
 import type { TimingVariables } from 'hono/timing';
-import type { IdempotencyClaim, ReadAgain } from './middleware/idempotency';
 import type { Db, DbStats } from './db/client';
-import type { Quota } from './durable-objects/rate-limiter';
 import type { UserRow } from './db/schema';
 import type { SerialisedBody } from './lib/envelope';
-import type { TokenRecord } from './services/tokens';
 
 /**
  * Bindings and vars the Worker runs with: the `Cloudflare.Env` that `npm run types` writes
@@ -57,6 +54,45 @@ export interface Caller {
   liked: ReadonlySet<number>;
   favorited: ReadonlySet<number>;
   likeCounts: ReadonlyMap<number, { likes: number; at: number }>;
+}
+
+// Types the request variables hold, declared here so that this low module imports none of
+// the modules that fill them (services/tokens.ts, middleware/idempotency.ts, the rate limiter).
+
+/** What KV holds for one token: never the secret, only its SHA-256. */
+export interface TokenRecord {
+  id: string;
+  userId: number;
+  /**
+   * The user row's `credential_generation` when the password that minted this token was
+   * checked; absent on records minted before generations existed (taken as 0).
+   */
+  generation?: number;
+  secretHash: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  expiresAt: number;
+}
+
+/**
+ * Reads a resource through the app itself, as the caller (app.ts sets it on writes):
+ * how a replay whose answer was too large to keep shows the resource again.
+ */
+export type ReadAgain = (path: string) => Promise<Response>;
+
+/** The key of this request, once `idempotentWrites` found it new (services/guarded-writes.ts claims it). */
+export interface IdempotencyClaim {
+  key: string;
+  fingerprint: string;
+  at: number;
+}
+
+/** What is left of the tightest rule: the `RateLimit` header's `r` and `t` (docs/api.md#what-every-answer-carries). */
+export interface Quota {
+  limit: number;
+  windowMs: number;
+  remaining: number;
+  resetMs: number;
 }
 
 /** The typed Hono environment every router shares. */

@@ -1,4 +1,5 @@
 import { createApp } from './app';
+import { config, ConfigError } from './config';
 import type { Bindings } from './env';
 import { guardBindings } from './lib/dependencies';
 import { servePublicCopy } from './middleware/caching';
@@ -7,13 +8,27 @@ import { checkStreams } from './scheduled';
 const app = createApp();
 
 /**
+ * The bindings with KV and the Durable Objects answering within `DEPENDENCY_TIMEOUT_MS`
+ * or failing as 503 (lib/dependencies.ts). On a bad config (logged by `config`), the
+ * request goes on unguarded and the app answers the generic 500 at its first read of the
+ * config, through onError (src/app.ts).
+ */
+function guarded(env: Bindings): Bindings {
+  try {
+    return guardBindings(env, config(env).dependencyTimeoutMs);
+  } catch (error) {
+    if (error instanceof ConfigError) return env;
+    throw error;
+  }
+}
+
+/**
  * The Worker: public answers the isolate already holds are served in front of the
  * router (src/middleware/caching.ts); everything else goes through the app. Durable
  * Object classes are exported here for wrangler to bind.
  */
 export default {
-  // KV and the Durable Objects answer within a timeout or fail as 503 (lib/dependencies.ts).
-  fetch: (request, env, ctx) => servePublicCopy(request, env) ?? app.fetch(request, guardBindings(env), ctx),
+  fetch: (request, env, ctx) => servePublicCopy(request, env) ?? app.fetch(request, guarded(env), ctx),
   // Stream health checks ([triggers] in wrangler.toml).
   scheduled: async (_controller, env) => {
     await checkStreams(env);

@@ -2,7 +2,7 @@ import { forgetCatalogue } from './cache';
 import { config } from './config';
 import { createDb } from './db/client';
 import type { Bindings } from './env';
-import { purgeExpiredKeys } from './middleware/idempotency';
+import { purgeExpiredKeys } from './services/idempotency-keys';
 import { checkStream } from './streams/check';
 import { checkUpdate, checksDue, forgetOldReports } from './streams/service';
 

@@ -8,6 +8,7 @@ import { catalogueCounts, countries, radioChannels } from '../db/schema';
 import { foldText } from '../lib/text';
 import { countScope, type ChannelFilters } from './count-scope';
 import { encodeCursor } from './cursor';
+import type { ChannelListQuery, ChannelSort, SortKey } from './list-query';
 import {
   channelInGenre,
   genreActive,
@@ -22,8 +23,7 @@ import { oneRow } from '../db/sql';
 import { channelIdOf, textMatchRowids } from './search-index';
 import { matchRank } from './text-match';
 
-export const CHANNEL_SORTS = ['name', 'popular', 'likes', 'newest'] as const;
-export type ChannelSort = (typeof CHANNEL_SORTS)[number];
+export { CHANNEL_SORTS, type ChannelListQuery, type ChannelSort, type SortKey } from './list-query';
 
 /** Offset pages reach this many channels deep; past it a list continues with `cursor` (keyset). */
 export const MAX_OFFSET_ITEMS = 1000;
@@ -31,18 +31,6 @@ export const MAX_OFFSET_ITEMS = 1000;
 export const SEARCH_MATCH_CAP = 1000;
 /** Text matches a filtered search considers before its filters drop some (most popular first). */
 const FILTERED_SEARCH_CANDIDATES = 3000;
-
-/** Where a keyset page starts: the sort value and id of the last channel before it. */
-export type SortKey = [string | number, number];
-
-export interface ChannelListQuery extends ChannelFilters {
-  page: number;
-  perPage: number;
-  sort: ChannelSort;
-  search?: string;
-  /** Continue after this key (from a cursor) instead of skipping `(page - 1) * perPage`. */
-  after?: SortKey;
-}
 
 export interface Page<T> {
   items: T[];

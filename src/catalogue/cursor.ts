@@ -1,5 +1,5 @@
 import { fieldInvalid } from '../lib/errors';
-import type { ChannelListQuery, ChannelSort, SortKey } from './channels';
+import type { ChannelListQuery, ChannelSort, SortKey } from './list-query';
 import type { ChannelFilters } from './count-scope';
 
 /**

@@ -1,6 +1,3 @@
-import { config, ConfigError } from '../config';
-import type { Bindings } from '../env';
-
 /**
  * Calls to what the Worker depends on (D1, KV, the Durable Objects) fail closed and loud
  * (docs/security.md#dependencies-that-fail): a call that throws or does not answer within the timeout becomes a
@@ -114,32 +111,24 @@ function guardNamespace<T extends DurableObjectNamespace>(namespace: T, name: st
   });
 }
 
-const guarded = new WeakMap<Bindings, Bindings>();
+const guarded = new WeakMap<object, object>();
 
 /**
- * The Worker's bindings with KV and every Durable Object namespace guarded (D1 is
- * guarded by the instrumented client of db/client.ts, which also tells SQL errors, a
- * bug, from a failing database). Made once per env object.
+ * The Worker's bindings with KV and every Durable Object namespace guarded, each call
+ * failing after `timeoutMs` (D1 is guarded by the instrumented client of db/client.ts,
+ * which also tells SQL errors, a bug, from a failing database). Made once per env object.
  */
-export function guardBindings(env: Bindings): Bindings {
-  let result = guarded.get(env);
-  if (result) return result;
-  let timeoutMs: number;
-  try {
-    timeoutMs = config(env).dependencyTimeoutMs;
-  } catch (error) {
-    // A bad config (logged by config()): the request goes on unguarded, and the app answers
-    // the generic 500 at its first read of the config, through onError (src/app.ts).
-    if (error instanceof ConfigError) return env;
-    throw error;
-  }
-  const entries = Object.entries(env).map(([key, value]) => {
+export function guardBindings<E extends object>(env: E, timeoutMs: number): E {
+  const known = guarded.get(env);
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- stored below for this very env
+  if (known) return known as E;
+  const entries = Object.entries(env).map(([key, value]: [string, unknown]) => {
     if (isKv(value)) return [key, guardKv(value, timeoutMs)];
     if (isNamespace(value)) return [key, guardNamespace(value, `Durable Object ${key}`, timeoutMs)];
     return [key, value];
   });
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the same keys, each value of the same binding type
-  result = Object.fromEntries(entries) as Bindings;
+  const result = Object.fromEntries(entries) as E;
   guarded.set(env, result);
   return result;
 }

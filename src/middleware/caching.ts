@@ -4,11 +4,13 @@ import { RETAINED_304_HEADERS, etag } from 'hono/etag';
 import { createMiddleware } from 'hono/factory';
 import type { z } from 'zod';
 import { CacheNamespace } from '../cache/namespace';
+import { config } from '../config';
 import { fixed, holdsCatalogue } from '../cache/shared';
 import { isD1Bookmark, newDbStats } from '../db/client';
 import type { AppEnv, Bindings } from '../env';
 import { errorResponses, optionalAccess } from '../schemas/common';
-import { anonymousRateLimit, clientAddress, countRequest } from './rate-limit';
+import { clientAddress } from '../services/rate-limits';
+import { anonymousRateLimit, countRequest } from './rate-limit';
 import { logRequest, requestIdOf, responseHeaders } from './observability';
 
 const encoder = new TextEncoder();
@@ -357,12 +359,14 @@ export function servePublicCopy(request: Request, env: Bindings): Response | nul
   response.headers.set('Server-Timing', 'db;dur=0.0,total;dur=0.0');
   for (const [name, value] of Object.entries(counted.headers)) response.headers.set(name, value);
   if (fresh) response.headers.delete('Content-Type');
-  logRequest(env.LOG_LEVEL, request, {
+  // A copy exists only once the app answered with this config, so it parses.
+  const { logLevel } = config(env);
+  logRequest(logLevel, request, {
     requestId,
     status: response.status,
     startedAt,
     durationMs: Date.now() - startedAt,
-    stats: newDbStats(env.LOG_LEVEL),
+    stats: newDbStats(logLevel),
     userId: null,
   });
   return response;

@@ -1,17 +1,15 @@
-import { and, eq, gt, inArray, isNull, lte, sql } from 'drizzle-orm';
+import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { Db } from '../db/client';
 import { idempotencyKeys } from '../db/schema';
-import type { WriteGuards } from '../db/sql';
-import type { AppEnv } from '../env';
+import type { AppEnv, IdempotencyClaim } from '../env';
 import { sha256Hex } from '../lib/crypto';
 import { ApiError, fieldInvalid } from '../lib/errors';
 import { parseIdempotencyKey } from '../lib/idempotency-key';
+import { IDEMPOTENCY_TTL_MS } from '../services/idempotency-keys';
 import { responseHeaders } from './observability';
 
-/** How long a key holds its answer (docs/api.md#safe-retries-idempotency-key). */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
  * A claimed key without an answer is taken as still running for this long: more than a
  * Worker request can take. After it, the first request died after its write: its answer
@@ -42,12 +40,6 @@ function parseKept(text: string | null): KeptAnswer {
 }
 
 /**
- * Reads a resource through the app itself, as the caller (app.ts sets it on writes):
- * how a replay whose answer was too large to keep shows the resource again.
- */
-export type ReadAgain = (path: string) => Promise<Response>;
-
-/**
  * The resource a write's answer shows, to read again on a replay: the playlist the write
  * changed (every answer that can pass the bound is a playlist's; an added item's
  * `Location` names the item, which has no read of its own), else its `Location`.
@@ -57,13 +49,6 @@ function resourcePath(c: Context<AppEnv>, headers: Headers): string | null {
   if (playlist) return `/api/v1/playlists/${playlist[1]}`;
   const location = headers.get('location');
   return location?.startsWith('/api/v1/') ? location : null;
-}
-
-/** The key of this request, once `idempotentWrites` found it new (services/guarded-writes.ts claims it). */
-export interface IdempotencyClaim {
-  key: string;
-  fingerprint: string;
-  at: number;
 }
 
 const stored = (db: Db, userId: number, key: string, now: number) =>
@@ -190,40 +175,3 @@ export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
     .set({ status: c.res.status, body, headers: JSON.stringify(kept) })
     .where(and(eq(idempotencyKeys.userId, userId), eq(idempotencyKeys.key, key), isNull(idempotencyKeys.status)));
 });
-
-/**
- * The statements that claim this request's key, first in its write batch: the user's
- * keys past 24 hours go (this one included, so it can be claimed again), then the key is
- * inserted (a second request with the key fails here: primary key).
- */
-export function claimStatements(c: Context<AppEnv>): WriteGuards {
-  const claim = c.get('idempotency');
-  if (!claim) return [];
-  const db = c.get('db');
-  const userId = c.get('userId');
-  return [
-    db
-      .delete(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.userId, userId), lte(idempotencyKeys.createdAt, claim.at - IDEMPOTENCY_TTL_MS))),
-    db.insert(idempotencyKeys).values({ userId, key: claim.key, fingerprint: claim.fingerprint, createdAt: claim.at }),
-  ];
-}
-
-/** Expired keys removed per scheduled run: a bounded statement, whatever the backlog. */
-const PURGE_BATCH = 5_000;
-
-/**
- * The scheduled purge (src/scheduled.ts, every minute): up to `PURGE_BATCH` keys older
- * than 24 hours, every user's, oldest first (the `idempotency_keys_expiry` index), so keys
- * go even when their owner never writes again. At 5,000 a minute it keeps up with 7.2
- * million keys a day.
- */
-export function purgeExpiredKeys(db: Db, now = Date.now()) {
-  const expired = db
-    .select({ userId: idempotencyKeys.userId, key: idempotencyKeys.key })
-    .from(idempotencyKeys)
-    .where(lte(idempotencyKeys.createdAt, now - IDEMPOTENCY_TTL_MS))
-    .orderBy(idempotencyKeys.createdAt)
-    .limit(PURGE_BATCH);
-  return db.delete(idempotencyKeys).where(inArray(sql`(${idempotencyKeys.userId}, ${idempotencyKeys.key})`, expired));
-}

@@ -2,10 +2,10 @@ import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { config, type Config } from '../config';
 import type { AppEnv, Bindings } from '../env';
-import { clientIpKey } from '../lib/client-ip';
-import { ApiError, tooManyRequests } from '../lib/errors';
+import { tooManyRequests, type ApiError } from '../lib/errors';
 import { CacheNamespace } from '../cache/namespace';
 import { fixed } from '../cache/shared';
+import { clientAddress, rateLimitHeaders } from '../services/rate-limits';
 import { responseHeaders } from './observability';
 
 /**
@@ -21,19 +21,6 @@ type Policy = keyof Config['rateLimitPerMinute'];
 export type UserPolicy = Exclude<Policy, 'anonymous'>;
 
 const WINDOW_SECONDS = 60;
-
-/**
- * The client address the per-address limits are keyed by (lib/client-ip.ts: IPv4, or an
- * IPv6 /64). Cloudflare sets `CF-Connecting-IP` on every request from the internet; a
- * request without it cannot come from a client, so outside local development it is
- * refused (400) rather than put in one bucket shared by everyone who lacks it.
- */
-export function clientAddress(request: Request, env: Bindings): string {
-  const key = clientIpKey(request.headers.get('cf-connecting-ip'));
-  if (key) return key;
-  if (config(env).environment === 'development') return 'local';
-  throw new ApiError(400, 'The request does not carry the client address (CF-Connecting-IP).');
-}
 
 /**
  * Requests per user (or client address) and policy in the current window, counted in
@@ -55,23 +42,6 @@ const addressWindows = new CacheNamespace<{ start: number; used: number }>('addr
   windows: fixed(WINDOW_SECONDS * 1000),
   max: 20_000,
 });
-
-/**
- * The headers of the IETF draft `httpapi-ratelimit-headers`: the policy (`q` requests per
- * `w` seconds) and what is left of it (`r` requests, `t` seconds until the window resets).
- */
-export function rateLimitHeaders(
-  policy: string,
-  limit: number,
-  remaining: number,
-  resetSeconds: number,
-  windowSeconds = WINDOW_SECONDS,
-) {
-  return {
-    'RateLimit-Policy': `"${policy}";q=${limit};w=${windowSeconds}`,
-    RateLimit: `"${policy}";r=${remaining};t=${resetSeconds}`,
-  };
-}
 
 /** The headers of a counted request, or the 429 (with them and `Retry-After`) once the quota is used. */
 export type Counted = { ok: true; headers: Record<string, string> } | { ok: false; refused: ApiError };

@@ -6,9 +6,9 @@ import type { Db } from '../db/client';
 import { prepared } from '../db/prepared';
 import { runRead, type Queries, type Read } from '../db/read';
 import { favorites, likes, type UserRow } from '../db/schema';
-import type { AppEnv, Bindings, Caller } from '../env';
+import type { AppEnv, Bindings, Caller, TokenRecord } from '../env';
 import { accountInactive, unauthenticated } from '../lib/errors';
-import { isRevokedByUser, type TokenRecord } from './tokens';
+import { isRevokedByUser } from './tokens';
 import { findUserById, userByIdQuery } from './users';
 
 /**

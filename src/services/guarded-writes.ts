@@ -5,7 +5,7 @@ import { guard, isGuardFailure, isUniqueViolation, type WriteGuards } from '../d
 import type { AppEnv } from '../env';
 import { USER_ROW_BOUNDS, userRowBoundTable } from '../db/row-bounds';
 import { ApiError, notFound, validationFailed } from '../lib/errors';
-import { claimStatements } from '../middleware/idempotency';
+import { claimStatements } from './idempotency-keys';
 import { acceptedVersions } from '../playlists/entity-tags';
 
 /** 412 with the playlist's current version (docs/api.md#conditional-playlist-writes-version-etag-if-match); 404 when it is gone. */

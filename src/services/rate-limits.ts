@@ -1,9 +1,39 @@
 import type { Context } from 'hono';
-import type { LimitRule, Quota, Reservation } from '../durable-objects/rate-limiter';
+import type { LimitRule, Reservation } from '../durable-objects/rate-limiter';
 import { config } from '../config';
-import type { AppEnv, Bindings } from '../env';
-import { tooManyRequests } from '../lib/errors';
-import { clientAddress, rateLimitHeaders } from '../middleware/rate-limit';
+import type { AppEnv, Bindings, Quota } from '../env';
+import { clientIpKey } from '../lib/client-ip';
+import { ApiError, tooManyRequests } from '../lib/errors';
+
+/**
+ * The client address the per-address limits are keyed by (lib/client-ip.ts: IPv4, or an
+ * IPv6 /64). Cloudflare sets `CF-Connecting-IP` on every request from the internet; a
+ * request without it cannot come from a client, so outside local development it is
+ * refused (400) rather than put in one bucket shared by everyone who lacks it.
+ */
+export function clientAddress(request: Request, env: Bindings): string {
+  const key = clientIpKey(request.headers.get('cf-connecting-ip'));
+  if (key) return key;
+  if (config(env).environment === 'development') return 'local';
+  throw new ApiError(400, 'The request does not carry the client address (CF-Connecting-IP).');
+}
+
+/**
+ * The headers of the IETF draft `httpapi-ratelimit-headers`: the policy (`q` requests per
+ * `w` seconds) and what is left of it (`r` requests, `t` seconds until the window resets).
+ */
+export function rateLimitHeaders(
+  policy: string,
+  limit: number,
+  remaining: number,
+  resetSeconds: number,
+  windowSeconds = 60,
+) {
+  return {
+    'RateLimit-Policy': `"${policy}";q=${limit};w=${windowSeconds}`,
+    RateLimit: `"${policy}";r=${remaining};t=${resetSeconds}`,
+  };
+}
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;

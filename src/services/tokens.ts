@@ -1,22 +1,7 @@
 import { CacheNamespace } from '../cache/namespace';
 import { fixed } from '../cache/shared';
-import type { Bindings } from '../env';
+import type { Bindings, TokenRecord } from '../env';
 import { constantTimeEqual, randomBase64Url, sha256Hex, toHex } from '../lib/crypto';
-
-/** What KV holds for one token: never the secret, only its SHA-256. */
-export interface TokenRecord {
-  id: string;
-  userId: number;
-  /**
-   * The user row's `credential_generation` when the password that minted this token was
-   * checked; absent on records minted before generations existed (taken as 0).
-   */
-  generation?: number;
-  secretHash: string;
-  /** Milliseconds since the epoch. */
-  createdAt: number;
-  expiresAt: number;
-}
 
 const tokenKey = (id: string) => `token:${id}`;
 /** An index of a user's tokens, so a password change can delete the others. */
