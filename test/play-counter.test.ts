@@ -25,7 +25,7 @@ const history = (userId: number) =>
 /** The D1 binding the object itself uses (to make it fail). */
 const dbOf = (instance: PlayCounter) => (instance as unknown as { env: { DB: D1Database } }).env.DB;
 const inside = <T>(name: string, work: (instance: PlayCounter, state: DurableObjectState) => Promise<T> | T) =>
-  runInDurableObject(counter(name), (object, state) => work(object as unknown as PlayCounter, state));
+  runInDurableObject(counter(name), (object, state) => work(object, state));
 
 describe('the PlayCounter Durable Object', () => {
   it('keeps hourly buckets and answers the top of a window', async () => {
