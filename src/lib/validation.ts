@@ -2,8 +2,13 @@ import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { core } from 'zod';
 import { echoed, validationFailed, type FieldErrors } from './errors';
-import { FORBIDDEN_MULTILINE_CLASS, FORBIDDEN_ONE_LINE_CLASS, canonicalHttpUrl, normaliseText } from './text';
-import { textPattern } from '../schemas/fields';
+import {
+  FORBIDDEN_MULTILINE_CLASS,
+  FORBIDDEN_ONE_LINE_CLASS,
+  WHITESPACE_CLASS,
+  canonicalHttpUrl,
+  normaliseText,
+} from './text';
 
 /** `password_confirmation` → "password confirmation", as the messages name fields. */
 function fieldLabel(path: readonly PropertyKey[]): string {
@@ -135,6 +140,27 @@ export function intParam(options: { min?: number; max?: number } = {}) {
     .openapi({ type: 'integer', format, minimum: min, maximum: max });
 }
 
+/**
+ * The `pattern` of a text: any character but the `forbidden` class, and no lone
+ * surrogate (a surrogate only as the first half of a pair followed by the second, for
+ * validators that read UTF-16 units). Exactly what lib/text.ts `normaliseText` refuses,
+ * so a client that follows the document is never refused, and one that sends what the
+ * document forbids always is. `atLeast` (1 or more) adds that many characters once the
+ * text is trimmed, as the server counts them.
+ */
+export function textPattern(forbidden: string, atLeast = 0): string {
+  const char = `(?:[^${forbidden}\\ud800-\\udfff]|[\\ud800-\\udbff][\\udc00-\\udfff])`;
+  const notBlank = `[^${WHITESPACE_CLASS}]`;
+  // Trimmed, the text runs from its first character that is not whitespace to its last.
+  const filled =
+    atLeast === 0
+      ? ''
+      : atLeast === 1
+        ? `(?=[${WHITESPACE_CLASS}]*${notBlank})`
+        : `(?=[${WHITESPACE_CLASS}]*${notBlank}[\\s\\S]{${atLeast - 2},}${notBlank})`;
+  return `^${filled}${char}*$`;
+}
+
 /** Characters as the document counts them (JSON Schema's `maxLength`): code points, not UTF-16 units. */
 const characters = (text: string) => {
   let count = 0;
@@ -147,7 +173,7 @@ const characters = (text: string) => {
  * (on one line) line-separating character nor a lone surrogate (lib/text.ts
  * `normaliseText`), and at least `min` characters as sent once trimmed; stored trimmed and in
  * NFC form. The document publishes the same rules (`maxLength`, `minLength` and the
- * `pattern` of schemas/fields.ts `textPattern`), so the two agree on every string. One
+ * `pattern` of `textPattern`), so the two agree on every string. One
  * rule the document cannot say: text whose NFC form is longer than `max` (a few
  * characters, such as Hebrew presentation forms, decompose under NFC) is refused too.
  */

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { FORBIDDEN_MULTILINE_CLASS, FORBIDDEN_ONE_LINE_CLASS, WHITESPACE_CLASS } from '../lib/text';
+import { FORBIDDEN_MULTILINE_CLASS, FORBIDDEN_ONE_LINE_CLASS } from '../lib/text';
+import { textPattern } from '../lib/validation';
 
 /**
  * The building blocks of every schema the document shows, each with the bounds the API
@@ -8,27 +9,6 @@ import { FORBIDDEN_MULTILINE_CLASS, FORBIDDEN_ONE_LINE_CLASS, WHITESPACE_CLASS }
  * are checked against them by the tests (test/helpers/openapi.ts validates every answer
  * against the document).
  */
-
-/**
- * The `pattern` of a text: any character but the `forbidden` class, and no lone
- * surrogate (a surrogate only as the first half of a pair followed by the second, for
- * validators that read UTF-16 units). Exactly what lib/text.ts `normaliseText` refuses,
- * so a client that follows the document is never refused, and one that sends what the
- * document forbids always is. `atLeast` (1 or more) adds that many characters once the
- * text is trimmed, as the server counts them.
- */
-export function textPattern(forbidden: string, atLeast = 0): string {
-  const char = `(?:[^${forbidden}\\ud800-\\udfff]|[\\ud800-\\udbff][\\udc00-\\udfff])`;
-  const notBlank = `[^${WHITESPACE_CLASS}]`;
-  // Trimmed, the text runs from its first character that is not whitespace to its last.
-  const filled =
-    atLeast === 0
-      ? ''
-      : atLeast === 1
-        ? `(?=[${WHITESPACE_CLASS}]*${notBlank})`
-        : `(?=[${WHITESPACE_CLASS}]*${notBlank}[\\s\\S]{${atLeast - 2},}${notBlank})`;
-  return `^${filled}${char}*$`;
-}
 
 /** Text on one line: no control, bidi or line-separating character (lib/text.ts refuses them on the way in). */
 export const ONE_LINE = textPattern(FORBIDDEN_ONE_LINE_CLASS);
