@@ -25,6 +25,9 @@ export default defineConfig({
                 // Bursts of logins in tests queue for their hash instead of answering 503 on a busy
                 // machine; the 503 itself is tested with a short wait (test/security/password-hashing.test.ts).
                 PASSWORD_HASH_WAIT_MS: '600000',
+                // No pause between hashes: a test that hashes passwords one after another waits for the hashes
+                // only. The pause itself is tested in test/security/password-hashing.test.ts, with its own env.
+                PASSWORD_HASH_REST_MS: '0',
               },
               // Every outbound fetch (stream checks, now playing) goes to the fake streams, never the network.
               outboundService: { node: fakeStreams },

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { scrypt, timingSafeEqual, randomBytes } from 'node:crypto';
-import { config } from '../config';
+import { config, parseConfig } from '../config';
 import type { Bindings } from '../env';
 import { serviceUnavailable } from '../lib/errors';
 
@@ -19,32 +19,15 @@ interface ScryptParams {
   keyLength: number;
 }
 
-/**
- * How long a hash may wait for its turn before the request is refused with 503 and
- * `Retry-After` (`PASSWORD_HASH_WAIT_MS`, default 3 s).
- */
-export const hashWaitMs = (env: Bindings) => config(env).passwordHashWaitMs;
-
 /** Seconds a client refused by the hash queue is asked to wait. */
 const HASH_RETRY_AFTER_SECONDS = 2;
 
 /**
- * The pause after each hash before the next may start. workerd's clock does not move while
- * JavaScript runs, so a hash cannot time itself; a fixed pause about as long as a hash on
- * a deployed Worker leaves the isolate at least half its time for requests that hash
- * nothing (their I/O completions need turns of the event loop too).
+ * The pause between two hashes when a turn names none: `PASSWORD_HASH_REST_MS`'s default
+ * (docs/operations.md#configuration).
  */
-export const HASH_REST_MS = 200;
+const HASH_REST_MS = parseConfig({}).passwordHashRestMs;
 
-/**
- * Password hashes run one at a time per isolate, in arrival order, with a pause between
- * two (`HASH_REST_MS`). In workerd, node:crypto's scrypt computes on the isolate's own
- * thread (16 MiB and 100-700 ms of CPU each), so hashes in parallel only add memory (70
- * at once exceed the isolate's 128 MB and restart it) while every other request of the
- * isolate waits behind all of them; back to back, they would still leave other requests
- * only the gaps between them. A hash that waited `waitMs` for its turn gives up: 503
- * with `Retry-After`, an answer instead of a dropped connection (docs/security.md).
- */
 /**
  * How long a turn may be held (its pause and its hash) before the next request may take
  * it over. workerd drops a request's timers and continuations when its client goes away,
@@ -53,6 +36,18 @@ export const HASH_REST_MS = 200;
  */
 export const HASH_LEASE_MS = 10_000;
 
+/**
+ * Password hashes run one at a time per isolate, in arrival order, with a pause between
+ * two (`restMs`). In workerd, node:crypto's scrypt computes on the isolate's own thread
+ * (16 MiB and 100-700 ms of CPU each), so hashes in parallel only add memory (70 at once
+ * exceed the isolate's 128 MB and restart it) while every other request of the isolate
+ * waits behind all of them; back to back, they would still leave other requests only the
+ * gaps between them. workerd's clock does not move while JavaScript runs, so a hash cannot
+ * time itself: a fixed pause about as long as a hash on a deployed Worker leaves the
+ * isolate at least half its time for requests that hash nothing (their I/O completions
+ * need turns of the event loop too). A hash that waited `waitMs` for its turn gives up:
+ * 503 with `Retry-After`, a response instead of a dropped connection (docs/security.md).
+ */
 export class HashQueue {
   #busy = false;
   /** When the current turn's lease ends (ms). */
@@ -61,6 +56,10 @@ export class HashQueue {
   #restUntil = 0;
   readonly #waiting: (() => void)[] = [];
 
+  /**
+   * @param restMs the pause between two hashes, for runs that give none.
+   * @param leaseMs how long a turn may be held before another request takes it over.
+   */
   constructor(
     private readonly restMs = HASH_REST_MS,
     private readonly leaseMs = HASH_LEASE_MS,
@@ -71,21 +70,25 @@ export class HashQueue {
     return this.#waiting.length;
   }
 
-  async run<T>(work: () => Promise<T>, waitMs: number): Promise<T> {
+  /**
+   * Runs `work` in its turn, after the pause (`restMs`) that follows the hash before it;
+   * refuses with 503 once it has waited `waitMs` for its turn.
+   */
+  async run<T>(work: () => Promise<T>, waitMs: number, restMs = this.restMs): Promise<T> {
     let rest = 0;
     // A turn held past its lease belongs to a request that went away: this one takes it.
     const abandoned = this.#busy && Date.now() > this.#leaseEnds;
     if (!abandoned && (this.#busy || this.#waiting.length > 0)) {
       await this.#turn(waitMs);
-      rest = this.restMs;
+      rest = restMs;
     } else {
       this.#busy = true;
-      rest = abandoned || Date.now() < this.#restUntil ? this.restMs : 0;
+      rest = abandoned || Date.now() < this.#restUntil ? restMs : 0;
     }
     this.#leaseEnds = Date.now() + rest + this.leaseMs;
     try {
       // Each request waits out the pause on its own timer: workerd cancels a request's
-      // timers when its answer is sent, so the hash before must not hold it.
+      // timers when its response is sent, so the hash before must not hold it.
       if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
       return await work();
     } finally {
@@ -94,13 +97,13 @@ export class HashQueue {
       const next = this.#waiting.shift();
       if (next) {
         // Its lease starts now: if its request went away meanwhile, it never renews it.
-        this.#leaseEnds = Date.now() + this.restMs + this.leaseMs;
+        this.#leaseEnds = Date.now() + restMs + this.leaseMs;
         next();
       } else {
         this.#busy = false;
         // workerd's clock stood still while the hash ran (it moves only with I/O), so this
         // is about when the hash began: a hash that comes within a second more pauses in full.
-        this.#restUntil = Date.now() + this.restMs + 1_000;
+        this.#restUntil = Date.now() + restMs + 1_000;
       }
     }
   }
@@ -137,20 +140,39 @@ function derive(password: string, salt: Buffer, params: ScryptParams): Promise<B
   });
 }
 
-/** How a hash waits for its turn: the queue, and for how long (`hashWaitMs`). */
+/** How a hash waits for its turn: the queue, for how long, and the pause before it. */
 export interface HashTurn {
   queue: HashQueue;
+  /** How long the hash may wait for its turn before the request is refused with 503. */
   waitMs: number;
+  /** The pause between the hash before and this one; the queue's own when not given. */
+  restMs?: number;
 }
 
-/** Without a turn given (scripts, tests): the isolate's queue, waiting as long as it takes. */
+/**
+ * How a request's hashes take their turn: the isolate's queue, waiting at most
+ * `PASSWORD_HASH_WAIT_MS` and pausing `PASSWORD_HASH_REST_MS` after the hash before
+ * (docs/operations.md#configuration).
+ */
+export function hashTurn(env: Bindings): HashTurn {
+  const { passwordHashWaitMs, passwordHashRestMs } = config(env);
+  return { queue: passwordHashes, waitMs: passwordHashWaitMs, restMs: passwordHashRestMs };
+}
+
+/**
+ * How long a hash may wait for its turn before the request is refused with 503 and
+ * `Retry-After` (`PASSWORD_HASH_WAIT_MS`, default 3 s). `hashTurn` gives it with the pause.
+ */
+export const hashWaitMs = (env: Bindings) => config(env).passwordHashWaitMs;
+
+/** Without a turn given (tests): the isolate's queue, waiting as long as it takes. */
 const anyTime: HashTurn = { queue: passwordHashes, waitMs: 2 ** 31 - 1 };
 
 /** Hashes a password with a fresh random salt. */
 export async function hashPassword(password: string, turn: HashTurn = anyTime): Promise<string> {
   const { N, r, p, keyLength, saltLength } = SCRYPT_PARAMS;
   const salt = randomBytes(saltLength);
-  const key = await turn.queue.run(() => derive(password, salt, { N, r, p, keyLength }), turn.waitMs);
+  const key = await turn.queue.run(() => derive(password, salt, { N, r, p, keyLength }), turn.waitMs, turn.restMs);
   return ['scrypt', N, r, p, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
@@ -172,7 +194,7 @@ function parseHash(stored: string) {
 export async function verifyPassword(password: string, stored: string, turn: HashTurn = anyTime): Promise<boolean> {
   const parsed = parseHash(stored);
   if (!parsed) return false;
-  const actual = await turn.queue.run(() => derive(password, parsed.salt, parsed), turn.waitMs);
+  const actual = await turn.queue.run(() => derive(password, parsed.salt, parsed), turn.waitMs, turn.restMs);
   return timingSafeEqual(actual, parsed.expected);
 }
 

@@ -1,4 +1,5 @@
 import { env } from 'cloudflare:workers';
+import { config } from '../../src/config';
 import { call } from './client';
 
 let sequence = 0;
@@ -53,16 +54,17 @@ export async function quickUser(
   password = 'correct horse battery',
   { name = 'Quick User', email = uniqueEmail('quick') }: { name?: string; email?: string } = {},
 ): Promise<TestUser> {
-  const { hashPassword } = await import('../../src/services/passwords');
+  const { hashPassword, hashTurn } = await import('../../src/services/passwords');
   const { issueToken } = await import('../../src/services/tokens');
-  knownHash ??= hashPassword('correct horse battery');
-  const hash = password === 'correct horse battery' ? await knownHash : await hashPassword(password);
+  // The tests' turn: no pause between hashes (PASSWORD_HASH_REST_MS in vitest.config.ts).
+  knownHash ??= hashPassword('correct horse battery', hashTurn(env));
+  const hash = password === 'correct horse battery' ? await knownHash : await hashPassword(password, hashTurn(env));
   const now = new Date().toISOString().replace(/Z$/, '000Z');
   const row = await env.DB.prepare(
     "INSERT INTO users (name, email, password_hash, status, created_at, updated_at) VALUES (?4, ?1, ?2, 'active', ?3, ?3) RETURNING id",
   )
     .bind(email.trim().toLowerCase(), hash, now, name)
     .first<{ id: number }>();
-  const { token } = await issueToken(env.TOKENS, { id: row!.id, credentialGeneration: 0 }, Number(env.TOKEN_TTL_DAYS));
+  const { token } = await issueToken(env.TOKENS, { id: row!.id, credentialGeneration: 0 }, config(env).tokenTtlDays);
   return { id: row!.id, email, password, token };
 }
