@@ -50,5 +50,10 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     rules: { '@typescript-eslint/no-unsafe-type-assertion': 'error' },
   },
+  {
+    // CommonJS configuration files of tools (dependency-cruiser reads .cjs).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
   prettier,
 );

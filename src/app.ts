@@ -4,7 +4,7 @@ import { config, ConfigError } from './config';
 import type { AppEnv } from './env';
 import { DEPENDENCY_RETRY_AFTER_SECONDS, DependencyError } from './lib/dependencies';
 import { ApiError, malformedJson, methodNotAllowed, routeNotFound, serviceUnavailable } from './lib/errors';
-import { createRouter, exactPathMethods } from './lib/router';
+import { createRouter, exactPathMethods } from './routes/router';
 import { checkBody } from './middleware/body';
 import { timing } from 'hono/timing';
 import { conditionalGet, keepPublicCopy, tagJsonAnswers } from './middleware/caching';
@@ -67,7 +67,7 @@ function onError(error: Error, c: Context<AppEnv>) {
 }
 
 /**
- * 405 with `Allow` when the path exists for other methods (lib/router.ts `exactPathMethods`);
+ * 405 with `Allow` when the path exists for other methods (routes/router.ts `exactPathMethods`);
  * a plain `OPTIONS` (a preflight never gets here, middleware/headers.ts) is 204 with
  * the same `Allow`: what may be done with the path.
  */

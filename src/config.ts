@@ -115,9 +115,6 @@ export const configSchema = vars.transform((v) => ({
 /** The parsed configuration (see `configSchema`). */
 export type Config = Readonly<z.output<typeof configSchema>>;
 
-/** Log levels of `LOG_LEVEL`. */
-export type LogLevel = Config['logLevel'];
-
 /** A var that is malformed, out of its bounds or breaks a rule between vars; the message names each one. */
 export class ConfigError extends Error {
   constructor(readonly issues: string[]) {

@@ -4,7 +4,7 @@
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { root, runWrangler } from './local-worker.mjs';
 
-export { freePort, root, startLocalWorker, waitForApi } from './local-worker.mjs';
+export { root, startLocalWorker } from './local-worker.mjs';
 
 /** Creates .dev.vars from the example when missing (local values only). */
 export function ensureDevVars() {

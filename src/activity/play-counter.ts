@@ -5,7 +5,8 @@ import { config } from '../config';
 import { createDb } from '../db/client';
 import { openObjectStorage, type ObjectDb } from '../durable-objects/storage';
 import type { Bindings } from '../env';
-import { CrowdLedger, UNKNOWN_NETWORK } from '../lib/crowd';
+import { UNKNOWN_NETWORK } from '../lib/crowd';
+import { CrowdLedger } from '../durable-objects/crowd';
 import {
   counterMeta,
   pendingPlays,
@@ -136,7 +137,7 @@ export class PlayCounter extends DurableObject<Bindings> {
     super(ctx, env);
     this.db = openObjectStorage(ctx, migrations);
     this.statements = playStatements(this.db);
-    this.crowd = new CrowdLedger(ctx.storage.sql);
+    this.crowd = new CrowdLedger(this.db);
   }
 
   private get flushMs() {

@@ -173,9 +173,6 @@ export async function recommendedChannels(c: Context<AppEnv>, userId: number, li
 const heardNow = async (c: Context<AppEnv>, userId: number) =>
   new Set((await pendingHistory(c.env, userId)).map((p) => p.channelId));
 
-/** Most channels a discover list holds (its `limit` maximum). */
-export const DISCOVER_MAX = 50;
-
 /** The pool's channels the user has not played, with their active genres (one row per genre). */
 function discoverCandidates(db: Db, userId: number) {
   const pool = db.$with('pool').as(poolQuery());

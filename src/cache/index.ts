@@ -8,7 +8,7 @@ import type { SearchResult } from '../search/search';
 import { CacheNamespace } from './namespace';
 import { SharedNamespace, holdsCatalogue, readWindows } from './shared';
 
-export { forgetCatalogue, mayReadCached } from './shared';
+export { forgetCatalogue } from './shared';
 
 /**
  * The read caches of the route handlers, one typed namespace per response

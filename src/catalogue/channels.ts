@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, exists, gt, inArray, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, asc, desc, eq, exists, gt, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { QueryBuilder, type SubqueryWithSelection } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
 import { prepared } from '../db/prepared';
@@ -23,7 +23,7 @@ import { oneRow } from '../db/sql';
 import { channelIdOf, textMatchRowids } from './search-index';
 import { matchRank } from './text-match';
 
-export { CHANNEL_SORTS, type ChannelListQuery, type ChannelSort, type SortKey } from './list-query';
+export { CHANNEL_SORTS, type ChannelListQuery, type ChannelSort } from './list-query';
 
 /** Offset pages reach this many channels deep; past it a list continues with `cursor` (keyset). */
 export const MAX_OFFSET_ITEMS = 1000;
@@ -393,14 +393,6 @@ export function channelsByIds(db: Db, ids: number[], viewerId: number) {
     ([channels]) => channels,
   );
 }
-
-/** Ids whose channels are visible, among `ids` (for writes that must refuse the others). */
-export const visibleIds = (db: Db, ids: number[]) =>
-  db
-    .select({ id: radioChannels.id })
-    .from(radioChannels)
-    .innerJoin(countries, channelCountry)
-    .where(and(inArray(radioChannels.id, ids), channelVisible));
 
 /** How a request sends its reads (services/caller.ts `withAccountCheck`, or `runRead`). */
 export type ReadRunner = <Q extends Queries, T>(pending: Read<Q, T>) => Promise<T>;

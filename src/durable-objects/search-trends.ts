@@ -2,7 +2,8 @@ import { DurableObject } from 'cloudflare:workers';
 import { and, count, desc, gt, lte, sql, sum } from 'drizzle-orm';
 import migrations from '../../drizzle/objects/search-trends/migrations.js';
 import type { Bindings } from '../env';
-import { CrowdLedger, UNKNOWN_NETWORK } from '../lib/crowd';
+import { UNKNOWN_NETWORK } from '../lib/crowd';
+import { CrowdLedger } from './crowd';
 import { termBuckets } from './search-trends-schema';
 import { openObjectStorage, type ObjectDb } from './storage';
 
@@ -32,7 +33,7 @@ export class SearchTrends extends DurableObject<Bindings> {
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
     this.db = openObjectStorage(ctx, migrations);
-    this.crowd = new CrowdLedger(ctx.storage.sql);
+    this.crowd = new CrowdLedger(this.db);
   }
 
   /**

@@ -8,7 +8,8 @@ import { config } from '../config';
 import { fixed, holdsCatalogue } from '../cache/shared';
 import { isD1Bookmark, newDbStats } from '../db/client';
 import type { AppEnv, Bindings } from '../env';
-import { errorResponses, optionalAccess } from '../schemas/common';
+import { errorResponses } from '../schemas/common';
+import { optionalAccess } from './access';
 import { clientAddress } from '../services/rate-limits';
 import { anonymousRateLimit, countRequest } from './rate-limit';
 import { logRequest, requestIdOf, responseHeaders } from './observability';
@@ -136,7 +137,8 @@ function copyKey(c: Context<AppEnv>, policy: PublicCopyPolicy): string | null {
   const given = [...url.searchParams];
   const names = new Set(given.map(([name]) => name));
   const known = policy.query?.shape ?? {};
-  // Repeated or unknown parameters (zod would drop the unknown ones): the route answers its 422.
+  // Repeated or unknown parameters (a nameless one included, which the parsed query never
+  // shows): not looked up; the route answers its 422.
   if (names.size !== given.length || [...names].some((name) => !(name in known))) return null;
   let query = '';
   if (policy.query) {

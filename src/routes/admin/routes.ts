@@ -3,7 +3,8 @@ import { MAX_IMPORT_STATIONS } from '../../catalogue/import';
 import { STREAM_FORMATS, USER_STATUSES } from '../../db/schema';
 import { httpUrlField, idParam, noQuery, textField } from '../../lib/validation';
 import { AdminGenreSchema, RadioSchema, languageCode, slugField } from '../../schemas/catalogue';
-import { BODY_ERRORS, adminAccess, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
+import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
+import { adminAccess } from '../../middleware/access';
 import { id, list, smallInt, text } from '../../schemas/fields';
 import { UserSchema } from '../../schemas/user';
 

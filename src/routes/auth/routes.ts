@@ -1,15 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { noQuery } from '../../lib/validation';
-import {
-  BODY_ERRORS,
-  NullData,
-  accountAccess,
-  errorResponse,
-  errorResponses,
-  jsonBody,
-  jsonResponse,
-  limited,
-} from '../../schemas/common';
+import { BODY_ERRORS, NullData, errorResponse, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
+import { accountAccess, limited } from '../../middleware/access';
 import { UserSchema, emailField, nameField, passwordField } from '../../schemas/user';
 import { isRecord } from '../../lib/objects';
 

@@ -277,7 +277,7 @@ export function completeDocument(doc: Document, info: { version: string }): Docu
           description: `${invalid.description} Also: the \`Idempotency-Key\` was used with another request.`,
         };
       }
-      // Every operation refuses query parameters it does not take (lib/router.ts).
+      // Every operation refuses query parameters it does not take (zod strict query objects, lib/validation.ts).
       operation.responses['422'] ??= errorAnswer(
         'ValidationError',
         'A query parameter this operation does not take; each one is named in `errors`.',

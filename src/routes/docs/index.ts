@@ -1,4 +1,4 @@
-import type { createRouter } from '../../lib/router';
+import type { createRouter } from '../router';
 import { completeDocument, type Document } from './document';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';

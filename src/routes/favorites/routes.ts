@@ -1,7 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { idParam, limitQuery, noQuery } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
-import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, readAccess, writeAccess } from '../../schemas/common';
+import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
+import { readAccess, writeAccess } from '../../middleware/access';
 import { count, id, list } from '../../schemas/fields';
 
 const tags = ['Favorites'];

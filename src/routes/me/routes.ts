@@ -1,7 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
 import { limitQuery } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
-import { errorResponses, jsonResponse, readAccess } from '../../schemas/common';
+import { errorResponses, jsonResponse } from '../../schemas/common';
+import { readAccess } from '../../middleware/access';
 import { count, list, timestamp } from '../../schemas/fields';
 
 const tags = ['My listening'];

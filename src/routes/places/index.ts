@@ -1,6 +1,6 @@
 import { languageDetector } from 'hono/language';
 import { NAME_LOCALES } from '../../catalogue/locales';
-import { createRouter } from '../../lib/router';
+import { createRouter } from '../router';
 import * as handlers from './handlers';
 import * as routes from './routes';
 

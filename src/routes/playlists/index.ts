@@ -1,5 +1,5 @@
 import { zValidator } from '@hono/zod-validator';
-import { createRouter } from '../../lib/router';
+import { createRouter } from '../router';
 import { noQuery, validationHook } from '../../lib/validation';
 import { EXPORT_MAX_AGE, anonymousAccess, anonymousRoute, playlistScope } from '../../middleware/caching';
 import type { Context } from 'hono';
@@ -23,7 +23,7 @@ const exportPolicy = {
  * (docs/catalogue.md#playlists). The `{id}.m3u`/`{id}.pls` export is registered before `{id}`.
  */
 export const playlistsRouter = createRouter();
-// The id as written canonically (no leading zero; no `*` either: lib/router.ts takes a path with one for middleware),
+// The id as written canonically (no leading zero; no `*` either: routes/router.ts takes a path with one for middleware),
 // so its copies and the writes that end them share one key.
 const EXPORT_PATH = '/api/v1/playlists/:file{[1-9][0-9]{0,15}\\.(?:m3u|pls)}';
 playlistsRouter.get(

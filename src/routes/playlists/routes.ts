@@ -3,15 +3,8 @@ import { MAX_PLAYLIST_ITEMS, MAX_PLAYLISTS_PER_USER } from '../../playlists/play
 import { idParam, noQuery, textField } from '../../lib/validation';
 import { MULTILINE, id, list, smallInt, text } from '../../schemas/fields';
 import { PlaylistDetailSchema, PlaylistSchema } from '../../schemas/playlists';
-import {
-  BODY_ERRORS,
-  NullData,
-  errorResponses,
-  jsonBody,
-  jsonResponse,
-  readAccess,
-  writeAccess,
-} from '../../schemas/common';
+import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
+import { readAccess, writeAccess } from '../../middleware/access';
 
 const tags = ['Playlists'];
 const fields = {

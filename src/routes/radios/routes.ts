@@ -5,15 +5,8 @@ import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalog
 import { count, list, smallInt } from '../../schemas/fields';
 import { requireToken } from '../../middleware/auth';
 import { userRateLimit } from '../../middleware/rate-limit';
-import {
-  NullData,
-  errorResponses,
-  jsonResponse,
-  playAccess,
-  successEnvelope,
-  writeAccess,
-  readAccess,
-} from '../../schemas/common';
+import { NullData, errorResponses, jsonResponse, successEnvelope } from '../../schemas/common';
+import { playAccess, writeAccess, readAccess } from '../../middleware/access';
 
 const tags = ['Radio channels'];
 

@@ -1,4 +1,4 @@
-import { createRouter } from '../../lib/router';
+import { createRouter } from '../router';
 import * as handlers from './handlers';
 import * as routes from './routes';
 

@@ -1,7 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { flagParam, intParam, noQuery, textField } from '../../lib/validation';
 import { GenreSchema, RadioSchema } from '../../schemas/catalogue';
-import { errorResponses, jsonResponse, readAccess, searchAccess } from '../../schemas/common';
+import { errorResponses, jsonResponse } from '../../schemas/common';
+import { readAccess, searchAccess } from '../../middleware/access';
 import { count, countryCode, id, list, text } from '../../schemas/fields';
 
 const tags = ['Search'];

@@ -1,4 +1,4 @@
-import { createRouter } from '../../lib/router';
+import { createRouter } from '../router';
 import { PUBLIC_MAX_AGE, anonymousRoute } from '../../middleware/caching';
 import * as handlers from './handlers';
 import * as routes from './routes';

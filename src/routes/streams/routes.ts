@@ -1,14 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { idParam, noQuery, textField } from '../../lib/validation';
-import {
-  adminAccess,
-  errorResponses,
-  jsonBody,
-  jsonResponse,
-  NullData,
-  readAccess,
-  reportAccess,
-} from '../../schemas/common';
+import { errorResponses, jsonBody, jsonResponse, NullData } from '../../schemas/common';
+import { adminAccess, readAccess, reportAccess } from '../../middleware/access';
 import { smallInt, text, timestamp } from '../../schemas/fields';
 
 const tags = ['Radio channels'];

@@ -4,7 +4,7 @@ import { routePath } from 'hono/route';
 import { TrieRouter } from 'hono/router/trie-router';
 import type { RouterRoute } from 'hono/types';
 import type { AppEnv } from '../env';
-import { validationHook } from './validation';
+import { validationHook } from '../lib/validation';
 
 /**
  * A router with the app's typed env and its one validation hook: every route's params,

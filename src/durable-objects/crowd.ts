@@ -1,0 +1,56 @@
+import { and, eq, lt, sql } from 'drizzle-orm';
+import { CROWD_MAX_PER_NETWORK, CROWD_WINDOW_MS } from '../lib/crowd';
+import { crowdNetworks, crowdUsers } from './crowd-schema';
+import type { ObjectDb } from './storage';
+
+/**
+ * The crowd rule for counts kept in a Durable Object's SQLite storage: who counted for
+ * which subject in which window, and how often each network did. `admit` checks and
+ * records in one synchronous step, so with a Durable Object's one call at a time a burst
+ * of parallel requests gets exactly what a sequence gets. Rows live one window:
+ * `forgetBefore` drops past windows (each object's alarm calls it).
+ */
+export class CrowdLedger {
+  constructor(private readonly db: ObjectDb) {}
+
+  /**
+   * Whether `user` on `network` counts toward `subject` at `now`, recording it when it
+   * does: not when their network already counted `CROWD_MAX_PER_NETWORK` times this
+   * window, nor (`oncePerUser`) when the user already counted for it this window. A user
+   * refused for their network may still count later in the window from another one.
+   */
+  admit(subject: string, user: string, network: string, now: number, { oncePerUser = true } = {}): boolean {
+    const hour = Math.floor(now / CROWD_WINDOW_MS);
+    const counted = this.db
+      .select({ count: crowdNetworks.count })
+      .from(crowdNetworks)
+      .where(and(eq(crowdNetworks.hour, hour), eq(crowdNetworks.subject, subject), eq(crowdNetworks.network, network)))
+      .get()?.count;
+    if ((counted ?? 0) >= CROWD_MAX_PER_NETWORK) return false;
+    if (oncePerUser) {
+      const inserted = this.db
+        .insert(crowdUsers)
+        .values({ hour, subject, user })
+        .onConflictDoNothing()
+        .returning({ hour: crowdUsers.hour })
+        .all();
+      if (inserted.length === 0) return false;
+    }
+    this.db
+      .insert(crowdNetworks)
+      .values({ hour, subject, network, count: 1 })
+      .onConflictDoUpdate({
+        target: [crowdNetworks.hour, crowdNetworks.subject, crowdNetworks.network],
+        set: { count: sql`${crowdNetworks.count} + 1` },
+      })
+      .run();
+    return true;
+  }
+
+  /** Drops the windows before the one of `now`: nothing counts in them any more. */
+  forgetBefore(now: number): void {
+    const hour = Math.floor(now / CROWD_WINDOW_MS);
+    this.db.delete(crowdUsers).where(lt(crowdUsers.hour, hour)).run();
+    this.db.delete(crowdNetworks).where(lt(crowdNetworks.hour, hour)).run();
+  }
+}
