@@ -9,7 +9,10 @@ import type { Db } from './client';
  * RadioResource select: about 200 µs of building, measured in workerd; a user row:
  * about 35 µs). A prepared query is built once, with `sql.placeholder()`s where the
  * values go, against a client that never runs anything; each request then fills in its
- * values and sends it through its own D1 handle, in a batch like any other query.
+ * values and sends it through its own D1 handle, in a batch like any other query. It
+ * hands the batch an item shaped as Drizzle's own (`_prepare`, `mapResult`, internals):
+ * package.json pins drizzle-orm to one version, and test/prepared-queries.test.ts fails
+ * when an upgrade changes that shape.
  */
 
 /** A D1 client for building only: it hands out statements that cannot run. */
