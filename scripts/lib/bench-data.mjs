@@ -69,6 +69,8 @@ export const workerOptions = ({ scriptPath, config, storage, adminToken, binding
     RATE_LIMIT_SEARCHES_PER_MINUTE: '100000000',
     RATE_LIMIT_READS_PER_MINUTE: '100000000',
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
+    // Setting up registers accounts in parallel: they wait for their hash instead of answering 503.
+    PASSWORD_HASH_WAIT_MS: '600000',
     ...bindings,
   },
 });
