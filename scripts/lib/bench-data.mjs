@@ -54,6 +54,8 @@ export const workerOptions = ({ scriptPath, config, storage, adminToken, binding
   port: 0,
   modules: true,
   scriptPath,
+  // The Durable Objects' migrations are bundled as text modules (wrangler.toml [[rules]]).
+  modulesRules: [{ type: 'Text', include: ['**/*.sql'] }],
   compatibilityDate: config.compatibilityDate,
   compatibilityFlags: ['nodejs_compat'],
   d1Databases: { DB: storage },
