@@ -7,7 +7,7 @@ import { ApiError, malformedJson, methodNotAllowed, routeNotFound, serviceUnavai
 import { createRouter, exactPathMethods } from './routes/router';
 import { checkBody } from './middleware/body';
 import { timing } from 'hono/timing';
-import { conditionalGet, keepPublicCopy, tagJsonAnswers } from './middleware/caching';
+import { conditionalGet, keepAnonymousCopy, tagJsonAnswers } from './middleware/caching';
 import { corsHeaders, securityHeaders } from './middleware/headers';
 import { assignRequestId, checkBookmark, logLine, requestContext } from './middleware/observability';
 import { adminRouter } from './routes/admin';
@@ -39,7 +39,7 @@ function describeCause(cause: unknown): string | undefined {
 /**
  * Four tiers: our `ApiError` as it is; Hono's `HTTPException` (a body that is not JSON)
  * mapped to the envelope; a failing dependency (lib/dependencies.ts) logged with its
- * cause and answered 503 with `Retry-After`; anything else logged and answered as a bare
+ * cause and served as 503 with `Retry-After`; anything else logged and served as a bare
  * 500, no internals. A bad config (src/config.ts) is a bare 500 too, logged once where it
  * was parsed: with no `LOG_LEVEL` to trust, every request would otherwise log it again.
  */
@@ -71,7 +71,7 @@ function onError(error: Error, c: Context<AppEnv>) {
  * a plain `OPTIONS` (a preflight never gets here, middleware/headers.ts) is 204 with
  * the same `Allow`: what may be done with the path.
  */
-const answerMethodNotAllowed = (c: Context<AppEnv>, methods: string[]) => {
+const respondMethodNotAllowed = (c: Context<AppEnv>, methods: string[]) => {
   const allow = [...methods, 'OPTIONS'];
   if (c.req.method === 'OPTIONS') return c.body(null, 204, { Allow: allow.join(', ') });
   return errorResponse(c, methodNotAllowed(allow));
@@ -80,7 +80,7 @@ const answerMethodNotAllowed = (c: Context<AppEnv>, methods: string[]) => {
 /**
  * Builds the Worker's app: middleware, every router, the docs and the error hooks.
  * Middleware runs in this order on the way in (and the reverse on the way out): the
- * request id; the isolate's copy of public answers, kept last of all; `Server-Timing`;
+ * request id; the isolate's anonymous copies, kept last of all; `Server-Timing`;
  * the D1 handle, the D1 timing and the log line; CORS; OWASP's security headers; 405s;
  * `If-None-Match` and 304; entity tags and `Cache-Control`; the body's type and size.
  * (Each layer costs every request a little: our own pieces share layers where they can.)
@@ -91,19 +91,19 @@ export function createApp() {
   app.use(
     '*',
     assignRequestId,
-    keepPublicCopy,
+    keepAnonymousCopy,
     timing({ totalDescription: '' }),
     requestContext,
     corsHeaders,
     securityHeaders,
     checkBookmark,
-    exactPathMethods({ app, onMethodNotAllowed: answerMethodNotAllowed }),
+    exactPathMethods({ app, onMethodNotAllowed: respondMethodNotAllowed }),
     conditionalGet,
     tagJsonAnswers,
     checkBody,
   );
 
-  // A write's replay whose answer was too large to keep reads its resource again through
+  // A write's replay whose response was too large to keep reads its resource again through
   // the app, as the caller (middleware/idempotency.ts).
   app.on(['POST', 'PUT', 'PATCH', 'DELETE'], '/api/v1/*', async (c, next) => {
     c.set('readAgain', (path) => {

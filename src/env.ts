@@ -26,7 +26,7 @@ export interface Variables extends TimingVariables, LanguageVariables {
   accountChecked?: boolean;
   /** The caller with their likes and favorites, when the read caches may use them (services/caller.ts). */
   caller?: Caller;
-  /** A JSON answer's text (and tag), kept by lib/envelope.ts for its entity tag. */
+  /** A JSON response's text (and tag), kept by lib/envelope.ts for its entity tag. */
   body?: SerialisedBody;
   /** This request's new `Idempotency-Key`, for its write batch to claim (middleware/idempotency.ts). */
   idempotency?: IdempotencyClaim;
@@ -34,13 +34,13 @@ export interface Variables extends TimingVariables, LanguageVariables {
   sessionBookmark?: () => string | null;
   /** Reads a resource through the app as the caller, for a replay too large to keep (app.ts). */
   readAgain?: ReadAgain;
-  /** When the read of a public answer began, here or before the Cache API stored it (middleware/caching.ts). */
+  /** When the read of an anonymous copy began, here or before the Cache API stored it (middleware/caching.ts). */
   publicReadAt?: number;
   /** The key of this anonymous request's shared copy, and how long it may be served (middleware/caching.ts). */
-  publicCopy?: { key: string; maxAgeMs: number; plain: boolean };
+  anonymousCopy?: { key: string; maxAgeMs: number; plain: boolean };
   /** The presented token's record (middleware/auth.ts). */
   token: TokenRecord;
-  /** The tightest login or registration quota in this answer's `RateLimit` headers (services/rate-limits.ts). */
+  /** The tightest login or registration quota in this response's `RateLimit` headers (services/rate-limits.ts). */
   quota?: Quota;
 }
 
@@ -76,7 +76,7 @@ export interface TokenRecord {
 
 /**
  * Reads a resource through the app itself, as the caller (app.ts sets it on writes):
- * how a replay whose answer was too large to keep shows the resource again.
+ * how a replay whose response was too large to keep shows the resource again.
  */
 export type ReadAgain = (path: string) => Promise<Response>;
 
@@ -87,7 +87,7 @@ export interface IdempotencyClaim {
   at: number;
 }
 
-/** What is left of the tightest rule: the `RateLimit` header's `r` and `t` (docs/api.md#what-every-answer-carries). */
+/** What is left of the tightest rule: `RateLimit`'s `r` and `t` (docs/api.md#what-every-response-carries). */
 export interface Quota {
   limit: number;
   windowMs: number;

@@ -2,15 +2,15 @@ import { createApp } from './app';
 import { config, ConfigError } from './config';
 import type { Bindings } from './env';
 import { guardBindings } from './lib/dependencies';
-import { servePublicCopy } from './middleware/caching';
+import { serveAnonymousCopy } from './middleware/caching';
 import { checkStreams } from './scheduled';
 
 const app = createApp();
 
 /**
- * The bindings with KV and the Durable Objects answering within `DEPENDENCY_TIMEOUT_MS`
+ * The bindings with KV and the Durable Objects replying within `DEPENDENCY_TIMEOUT_MS`
  * or failing as 503 (lib/dependencies.ts). On a bad config (logged by `config`), the
- * request goes on unguarded and the app answers the generic 500 at its first read of the
+ * request goes on unguarded and the app responds with the generic 500 at its first read of the
  * config, through onError (src/app.ts).
  */
 function guarded(env: Bindings): Bindings {
@@ -23,12 +23,12 @@ function guarded(env: Bindings): Bindings {
 }
 
 /**
- * The Worker: public answers the isolate already holds are served in front of the
+ * The Worker: anonymous copies the isolate already holds are served in front of the
  * router (src/middleware/caching.ts); everything else goes through the app. Durable
  * Object classes are exported here for wrangler to bind.
  */
 export default {
-  fetch: (request, env, ctx) => servePublicCopy(request, env) ?? app.fetch(request, guarded(env), ctx),
+  fetch: (request, env, ctx) => serveAnonymousCopy(request, env) ?? app.fetch(request, guarded(env), ctx),
   // Stream health checks ([triggers] in wrangler.toml).
   scheduled: async (_controller, env) => {
     await checkStreams(env);

@@ -36,7 +36,8 @@ export async function checkStreams(env: Bindings, fetcher?: (request: Request) =
   }
   // Expired idempotency keys go here too, every user's, whether or not they write again.
   await db.batch([forgetOldReports(db), purgeExpiredKeys(db), ...updates]);
-  // A status that changed is new catalogue data: this isolate's cached answers go (others within 1.5 × READ_CACHE_MS).
+  // A status that changed is new catalogue data: this isolate drops its cached responses (others within
+  // 1.5 × READ_CACHE_MS).
   if (changed) forgetCatalogue();
   return { checked: due.length };
 }

@@ -1,5 +1,5 @@
 /*
- * What the play counter (play-counter.ts) and its callers share: its answers and the
+ * What the play counter (play-counter.ts) and its callers share: its replies and the
  * rows it sends to D1. Declared here, with no imports, so that the counter, the domain
  * modules and the read caches can all use them without importing one another.
  */

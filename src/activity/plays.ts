@@ -24,10 +24,10 @@ const allCounters = (env: Bindings) =>
   Array.from({ length: shardCount(env) }, (_, i) => env.PLAY_COUNTER.get(env.PLAY_COUNTER.idFromName(`plays-${i}`)));
 
 /**
- * Records a play: one call to the channel's counter, which answers 404-or-not from the
+ * Records a play: one call to the channel's counter, which replies 404-or-not from the
  * visibility it keeps (catalogue writes tell it), applies the 60-second rule to the
  * user's history and the crowd rule (lib/crowd.ts) to `play_count`, trending and charts,
- * and keeps the play and the user's history in its storage before answering; its alarm
+ * and keeps the play and the user's history in its storage before replying; its alarm
  * sends them to D1 in batches. No D1 query or write on the request path. `network` is
  * the player's (`requestNetwork(c)`); without it the play counts as `UNKNOWN_NETWORK`.
  */

@@ -6,31 +6,33 @@ import { favorites, likes, radioChannels } from '../db/schema';
 import { prepared } from '../db/prepared';
 import { batchWithGuards, oneRow, type WriteGuards } from '../db/sql';
 
-type Marks = typeof likes | typeof favorites;
+/** The table of one kind of reaction: likes or favorites. */
+type ReactionTable = typeof likes | typeof favorites;
 /** An id in the statements below: a number, or a placeholder of a prepared query (db/prepared.ts). */
 type Value = number | Placeholder;
 const qb = new QueryBuilder();
 
-/** The channel counter a mark table moves. */
-const counterOf = (table: Marks) => (table === likes ? radioChannels.likesCount : radioChannels.favoritesCount);
-const mark = (table: Marks, userId: Value, channelId: Value) =>
+/** The channel counter a like or favorite moves. */
+const counterOf = (table: ReactionTable) => (table === likes ? radioChannels.likesCount : radioChannels.favoritesCount);
+/** The user's row for the channel in `table`. */
+const reactionOf = (table: ReactionTable, userId: Value, channelId: Value) =>
   and(eq(table.userId, userId), eq(table.channelId, channelId));
-const hasMark = (table: Marks, userId: Value, channelId: Value) =>
+const hasReaction = (table: ReactionTable, userId: Value, channelId: Value) =>
   exists(
     qb
       .select({ one: sql`1` })
       .from(table)
-      .where(mark(table, userId, channelId)),
+      .where(reactionOf(table, userId, channelId)),
   );
 
-/** The user's mark and the channel's counter, as a state is answered. */
-const stateColumns = (table: Marks, userId: Value, channelId: Value) => ({
-  active: sql<boolean>`${hasMark(table, userId, channelId)}`.mapWith(Boolean).as('active'),
+/** Whether the user likes (or favorites) the channel, and the channel's counter, as a response shows them. */
+const stateColumns = (table: ReactionTable, userId: Value, channelId: Value) => ({
+  active: sql<boolean>`${hasReaction(table, userId, channelId)}`.mapWith(Boolean).as('active'),
   total: counterOf(table),
 });
 
-/** The user's mark and the channel's counter after a change; no row when the channel is not visible. */
-const stateQuery = (db: Db, table: Marks, userId: Value, channelId: Value) =>
+/** Whether the user likes (or favorites) the channel, and its counter, after a change; no row for a hidden channel. */
+const stateQuery = (db: Db, table: ReactionTable, userId: Value, channelId: Value) =>
   db
     .select(stateColumns(table, userId, channelId))
     .from(radioChannels)
@@ -38,8 +40,8 @@ const stateQuery = (db: Db, table: Marks, userId: Value, channelId: Value) =>
 
 const readState = (rows: { active: boolean; total: number }[]) => rows[0] ?? null;
 
-/** The row of a new mark, inserted only when `guard` holds. */
-const markRow = (userId: Value, channelId: Value, now: string | Placeholder, guard: SQL) =>
+/** The row of a new like or favorite, inserted only when `guard` holds. */
+const reactionRow = (userId: Value, channelId: Value, now: string | Placeholder, guard: SQL) =>
   qb
     .select({
       userId: sql<number>`${userId}`.as('user_id'),
@@ -50,7 +52,7 @@ const markRow = (userId: Value, channelId: Value, now: string | Placeholder, gua
     .where(guard);
 
 /** A counter moved by `delta` (SQL), guarded by the channel's visibility. */
-const moveCounter = (db: Db, table: Marks, channelId: Value, delta: SQL) => {
+const moveCounter = (db: Db, table: ReactionTable, channelId: Value, delta: SQL) => {
   const counter = counterOf(table);
   return db
     .update(radioChannels)
@@ -63,17 +65,17 @@ const channel = sql.placeholder('channelId');
 const at = sql.placeholder('now');
 
 /**
- * The statements of a toggle, prepared once per table (db/prepared.ts): delete the mark
+ * The statements of a toggle, prepared once per table (db/prepared.ts): delete the like (or favorite)
  * if there, else insert it (`changes()` tells which), then move the channel's counter by
  * one in the same direction and return the state (no row: the channel is not visible).
  */
-const toggleStatements = (table: Marks) => ({
-  remove: prepared((db) => db.delete(table).where(and(mark(table, user, channel), channelIsVisible(channel)))),
+const toggleStatements = (table: ReactionTable) => ({
+  remove: prepared((db) => db.delete(table).where(and(reactionOf(table, user, channel), channelIsVisible(channel)))),
   add: prepared((db) =>
-    db.insert(table).select(markRow(user, channel, at, sql`changes() = 0 AND ${channelIsVisible(channel)}`)),
+    db.insert(table).select(reactionRow(user, channel, at, sql`changes() = 0 AND ${channelIsVisible(channel)}`)),
   ),
   countAndState: prepared((db) =>
-    moveCounter(db, table, channel, sql`(CASE WHEN ${hasMark(table, user, channel)} THEN 1 ELSE -1 END)`).returning(
+    moveCounter(db, table, channel, sql`(CASE WHEN ${hasReaction(table, user, channel)} THEN 1 ELSE -1 END)`).returning(
       stateColumns(table, user, channel),
     ),
   ),
@@ -88,7 +90,7 @@ const toggles = { likes: toggleStatements(likes), favorites: toggleStatements(fa
  */
 export async function toggle(
   db: Db,
-  table: Marks,
+  table: ReactionTable,
   userId: number,
   channelId: number,
   now: string,
@@ -109,7 +111,7 @@ export async function addFavorite(db: Db, userId: number, channelId: number, now
   const [inserted, , state] = await batchWithGuards(db, guards, [
     db
       .insert(favorites)
-      .select(markRow(userId, channelId, now, channelIsVisible(channelId)))
+      .select(reactionRow(userId, channelId, now, channelIsVisible(channelId)))
       .onConflictDoNothing(),
     moveCounter(db, favorites, channelId, sql`changes()`),
     stateQuery(db, favorites, userId, channelId),
@@ -121,7 +123,7 @@ export async function addFavorite(db: Db, userId: number, channelId: number, now
 /** Removes a favorite if there. Null when the channel is not visible. */
 export async function removeFavorite(db: Db, userId: number, channelId: number, guards: WriteGuards = []) {
   const [, , state] = await batchWithGuards(db, guards, [
-    db.delete(favorites).where(and(mark(favorites, userId, channelId), channelIsVisible(channelId))),
+    db.delete(favorites).where(and(reactionOf(favorites, userId, channelId), channelIsVisible(channelId))),
     moveCounter(db, favorites, channelId, sql`-changes()`),
     stateQuery(db, favorites, userId, channelId),
   ]);

@@ -21,7 +21,7 @@ export const fixed =
   (): Windows => ({ freshMs, staleMs });
 
 /**
- * True when this request may be answered from the read caches: they are on, and the
+ * True when this request may be served from the read caches: they are on, and the
  * request does not ask for reads at least as recent as a bookmark (`X-D1-Bookmark`,
  * read-your-writes across isolates), which only D1 can give. A header that is not a D1
  * bookmark never gets here: it is a 422 before any route (middleware/observability.ts).
@@ -30,7 +30,7 @@ export const mayReadCached = (c: Context<AppEnv>): boolean =>
   readCacheMs(c.env) > 0 && c.req.header('x-d1-bookmark') === undefined;
 
 /** What the caller's flags are laid over: a channel as responses show it. */
-export interface ShownChannel {
+export interface FlaggedChannel {
   id: number;
   likes: number;
   is_liked: boolean;
@@ -38,13 +38,13 @@ export interface ShownChannel {
 }
 
 /** Lays the caller's flags over channels; returns the same array when nothing changes. */
-export type LayCaller = <T extends ShownChannel>(channels: T[]) => T[];
+export type LayCaller = <T extends FlaggedChannel>(channels: T[]) => T[];
 
 /**
  * `channels`, loaded at `readAt`, as `caller` sees them: their likes and favorites, and
  * the count of each of their own likes made since (or in the same millisecond).
  */
-function layCaller<T extends ShownChannel>(channels: T[], caller: Caller, readAt: number): T[] {
+function layCaller<T extends FlaggedChannel>(channels: T[], caller: Caller, readAt: number): T[] {
   const likes = (channel: T) => {
     const own = caller.likeCounts.get(channel.id);
     return own && own.at >= readAt ? own.likes : channel.likes;
@@ -82,8 +82,8 @@ export function forgetCatalogue(): void {
 
 /**
  * A namespace of responses that are the same for every caller but their own flags
- * (docs/consistency-and-caching.md#the-read-caches): stored as loaded for no one
- * (viewer 0), served to callers whose account came from the caller cache with their
+ * (docs/consistency-and-caching.md#the-read-caches): stored as loaded for no signed-in
+ * caller (user id 0), served to callers whose account came from the caller cache with their
  * likes, favorites and recent like counts laid over (`lay`). Anything else reads D1
  * for the caller, flags and all: a request whose account is not checked yet (the load
  * checks it in the same round trip), one with `X-D1-Bookmark`, caches off, a `null`

@@ -123,7 +123,7 @@ function counterSort(column: typeof playCount | typeof likesCount, key: Sort['ke
 }
 
 const SORTS: Record<ChannelSort, Sort> = {
-  // sort_name is the folded name (db/schema.ts), so the key is computed, not stored in the answer.
+  // sort_name is the folded name (db/schema.ts), so the key is computed, not stored in the response.
   name: rowValueSort(sortName, 'asc', (channel) => [foldText(channel.name), channel.id]),
   popular: counterSort(playCount, (channel) => [channel.play_count, channel.id]),
   likes: counterSort(likesCount, (channel) => [channel.likes, channel.id]),
@@ -325,12 +325,12 @@ const channelById = (viewer: ViewerId) =>
       .innerJoin(countries, channelCountry)
       .where(and(eq(radioChannels.id, sql.placeholder('id')), channelVisible)),
   );
-const channelForNobody = channelById(0);
+const channelForAnonymous = channelById(0);
 const channelForViewer = channelById(sql.placeholder('viewer'));
 
 export function visibleChannel(db: Db, id: number, viewerId: number) {
   return read(
-    [viewerId === 0 ? channelForNobody(db, { id }) : channelForViewer(db, { id, viewer: viewerId })] as const,
+    [viewerId === 0 ? channelForAnonymous(db, { id }) : channelForViewer(db, { id, viewer: viewerId })] as const,
     ([[channel]]) => channel ?? null,
   );
 }
@@ -400,7 +400,7 @@ export type ReadRunner = <Q extends Queries, T>(pending: Read<Q, T>) => Promise<
 /**
  * A page of GET /radios (docs/catalogue.md#listing-get-radios), in one D1 round trip: a search's capped page; or a
  * page by offset, up to `MAX_OFFSET_ITEMS` deep (a deeper page is 422 unless it is past
- * the end, which is answered from the total alone); or a page after a cursor's key.
+ * the end, which is served from the total alone); or a page after a cursor's key.
  * `meta.next_cursor` leads on from a full page that is not the last.
  */
 export async function listChannels(

@@ -108,7 +108,7 @@ const MARGIN = 1.25;
  * The next circle after one of `radius` km that held `found` of the `want` stations: as
  * far as the density it saw says `want` would be (with a margin), at least twice and at
  * most eight times as far; four times when it held none. Doubling blindly took up to six
- * round trips to D1 where stations are sparse (4.4 on average in the benchmark).
+ * round trips to D1 where stations are sparse.
  */
 export function nextRadius(radius: number, found: number, want: number): number {
   if (found === 0) return radius * 4;

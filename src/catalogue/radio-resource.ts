@@ -31,8 +31,8 @@ const genreList = qb
 /** A caller's id, or a placeholder for it in a prepared query (db/prepared.ts). */
 export type ViewerId = number | Placeholder;
 
-/** True when the caller has a mark (like, favorite) on the channel; constant false for nobody (0). */
-function marked(table: typeof likes | typeof favorites, viewerId: ViewerId): SQL<boolean> {
+/** True when the caller likes (or favorites) the channel; constant false without a signed-in caller (0). */
+function flag(table: typeof likes | typeof favorites, viewerId: ViewerId): SQL<boolean> {
   if (viewerId === 0) return sql<boolean>`0`.mapWith(Boolean);
   return sql<boolean>`${exists(
     qb
@@ -55,8 +55,8 @@ const readGeo = (json: string) => JSON.parse(json) as { lat: number; lng: number
  * `radio_channels` joined with `countries` (see `fromChannels`): every API field named
  * as the API names it, so the result is the resource itself. Genres and the caller's
  * like and favorite come from the same statement, never a query per channel. Names
- * that two tables share are aliased (D1 answers rows as objects: see db/client.ts).
- * `viewerId` is the caller (0 for nobody: the flags are then false).
+ * that two tables share are aliased (D1 returns rows as objects: see db/client.ts).
+ * `viewerId` is the caller (0 when no one is signed in: the flags are then false).
  */
 export function radioResourceColumns(viewerId: ViewerId) {
   return {
@@ -65,7 +65,7 @@ export function radioResourceColumns(viewerId: ViewerId) {
     slug: radioChannels.slug,
     description: radioChannels.description,
     stream_url: radioChannels.streamUrl,
-    // '' when the channel has no logo: its answer then says where the placeholder is (lib/envelope.ts).
+    // '' when the channel has no logo: its response then says where the placeholder is (lib/envelope.ts).
     logo: sql<string>`coalesce(${radioChannels.logo}, '')`.as('logo'),
     country: {
       id: sql<number>`${countries.id}`.as('country_id'),
@@ -97,8 +97,8 @@ export function radioResourceColumns(viewerId: ViewerId) {
       checked_at: radioChannels.healthCheckedAt,
       online_at: radioChannels.healthOnlineAt,
     },
-    is_liked: marked(likes, viewerId).as('is_liked'),
-    is_favorited: marked(favorites, viewerId).as('is_favorited'),
+    is_liked: flag(likes, viewerId).as('is_liked'),
+    is_favorited: flag(favorites, viewerId).as('is_favorited'),
     created_at: radioChannels.createdAt,
     updated_at: radioChannels.updatedAt,
   };

@@ -9,7 +9,7 @@ export type Db = DrizzleD1Database & { $client: D1Database };
 export const createDb = (d1: D1Database): Db => drizzle(d1);
 
 /**
- * A D1 bookmark, as D1 answers them: four hex groups, 8-8-8-32
+ * A D1 bookmark, as D1 returns them: four hex groups, 8-8-8-32
  * (`00000001-00000002-00004e2f-0a83ea2fceebc654de0640c422be4653`), lexicographically
  * sortable (D1's Time Travel reference).
  */
@@ -21,7 +21,7 @@ export const isD1Bookmark = (value: string): boolean => BOOKMARK.test(value);
 /**
  * The request's `X-D1-Bookmark`, when it sent one: a D1 bookmark, or a 422 naming the
  * header (its value is not echoed). Any other text must not change how a request is
- * served (it used to turn the read caches off, so anyone could make every read hit D1).
+ * served (were it to turn the read caches off, anyone could make every read hit D1).
  */
 export function d1Bookmark(header: string | undefined): string | undefined {
   if (header === undefined || isD1Bookmark(header)) return header;
@@ -78,9 +78,9 @@ function record(stats: DbStats, startedAt: number, results: D1Result[], statemen
 }
 
 /**
- * Errors of the SQL itself (a bug, answered 500) or of a constraint (which callers
+ * Errors of the SQL itself (a bug, a 500) or of a constraint (which callers
  * handle, such as a unique email): everything else D1 throws, and a call that does not
- * answer in time, is the database failing (503, lib/dependencies.ts).
+ * reply in time, is the database failing (503, lib/dependencies.ts).
  */
 const SQL_ERROR =
   /SQLITE_(ERROR|CONSTRAINT|MISMATCH|RANGE|TOOBIG)|D1_TYPE_ERROR|constraint failed|no such (table|column)|syntax error|too many SQL variables/i;
@@ -109,7 +109,7 @@ const unwrapped = new WeakMap<object, { statement: D1PreparedStatement; traced: 
  * `all()`/`run()`/`batch()` return D1's `meta` (rows read); `raw()` rebuilds the arrays
  * from each row's values in column order.
  *
- * Caveat of that, and of D1's own `batch()` (which answers objects, and Drizzle maps
+ * Caveat of that, and of D1's own `batch()` (which returns objects, and Drizzle maps
  * them back to arrays the same way): a result with two columns of the same name
  * collapses them, so a query that joins tables must alias clashing names (`.as()`; see
  * src/catalogue/radio-resource.ts).

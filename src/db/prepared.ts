@@ -6,8 +6,7 @@ import type { Db } from './client';
 /**
  * Queries built once per isolate. Drizzle turns a query builder into SQL on every run,
  * and for the wide selects of this API that costs more CPU than the query itself (a
- * RadioResource select: about 200 µs of building, measured in workerd; a user row:
- * about 35 µs). A prepared query is built once, with `sql.placeholder()`s where the
+ * RadioResource select most of all). A prepared query is built once, with `sql.placeholder()`s where the
  * values go, against a client that never runs anything; each request then fills in its
  * values and sends it through its own D1 handle, in a batch like any other query. It
  * hands the batch an item shaped as Drizzle's own (`_prepare`, `mapResult`, internals):

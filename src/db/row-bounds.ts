@@ -3,7 +3,7 @@
  * (10 GB). The database enforces them itself, with triggers
  * (drizzle/migrations/0015_user_row_bounds.sql, the same numbers; a test checks they
  * agree): an add past the bound of likes or favorites fails its batch, which the API
- * answers with 422 (`userRowBoundError`); activity tables keep their newest rows.
+ * responds with 422 (`userRowBoundError`); activity tables keep their newest rows.
  * Playlists (200 per user, 500 items each) are bounded in their own inserts
  * (src/playlists/playlists.ts). docs/security.md lists every bound.
  */

@@ -225,11 +225,11 @@ export const radioChannelGenres = sqliteTable(
 );
 
 /**
- * A user's mark on a channel (a like, a favorite): one row per user and channel, listed
+ * A user's like or favorite of a channel: one row per user and channel, listed
  * per user by recency, counted per channel in the same batch that writes it
  * (`radio_channels.likes_count` / `favorites_count`).
  */
-function userChannelMarks(name: 'likes' | 'favorites') {
+function likeOrFavoriteTable(name: 'likes' | 'favorites') {
   return sqliteTable(
     name,
     {
@@ -247,15 +247,15 @@ function userChannelMarks(name: 'likes' | 'favorites') {
   );
 }
 
-export const likes = userChannelMarks('likes');
-export const favorites = userChannelMarks('favorites');
+export const likes = likeOrFavoriteTable('likes');
+export const favorites = likeOrFavoriteTable('favorites');
 
 /**
  * Totals of visible channels per list scope: every combination of the filters of
  * GET /radios (country, language, genre, https, online), keyed as
  * src/catalogue/count-scope.ts writes it (`all`, `c12`, `c12;len;g3;h;o`, ...). Triggers
  * (drizzle/migrations/0008_catalogue_counts.sql) keep them exact in the statement that
- * changes a channel or its genres, so a page answers `meta.total` without counting.
+ * changes a channel or its genres, so a page gives `meta.total` without counting.
  */
 export const catalogueCounts = sqliteTable('catalogue_counts', {
   scope: text('scope').primaryKey(),
@@ -409,7 +409,7 @@ export const playlistItems = sqliteTable(
 /**
  * `Idempotency-Key`s of signed-in writes (docs/api.md#safe-retries-idempotency-key). The row is inserted in the batch
  * of the write it guards (a second request with the key fails on the primary key, so the
- * write happens once); the answer is stored once the handler has it. Rows older than 24
+ * write happens once); the response is stored once the handler has it. Rows older than 24
  * hours are ignored and deleted by the next claim of their user.
  */
 export const idempotencyKeys = sqliteTable(
@@ -419,10 +419,10 @@ export const idempotencyKeys = sqliteTable(
     key: text('key').notNull(),
     /** SHA-256 of method, path and body: the same key with another request is a 422. */
     fingerprint: text('fingerprint').notNull(),
-    /** The first answer, once known; null while the first request runs. */
+    /** The first response, once known; null while the first request runs. */
     status: integer('status'),
     body: text('body'),
-    /** The answer's `Location` and `ETag`, as JSON pairs. */
+    /** The response's `Location` and `ETag`, as JSON pairs. */
     headers: text('headers'),
     /** Milliseconds since the epoch. */
     createdAt: integer('created_at').notNull(),

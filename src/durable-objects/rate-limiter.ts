@@ -14,7 +14,7 @@ export interface LimitRule {
   unlessMarked?: string;
 }
 
-/** The answer of `reserve`: the reservation and what is left, or the rule that refused it and for how long. */
+/** The result of `reserve`: the reservation and what is left, or the rule that refused it and for how long. */
 export type Reservation =
   { ok: true; id: string; quota: Quota | null } | { ok: false; bucket: string; retryAfterMs: number; quota: Quota };
 

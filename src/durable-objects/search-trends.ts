@@ -38,7 +38,7 @@ export class SearchTrends extends DurableObject<Bindings> {
 
   /**
    * Counts one search of `term` by `viewer` (a user id) from `network` in the hour of
-   * `now`; answers whether it counted. The write is durable when this call returns.
+   * `now`; returns whether it counted. The write is durable when this call returns.
    */
   async record(
     term: string,

@@ -1,7 +1,7 @@
 /**
  * Calls to what the Worker depends on (D1, KV, the Durable Objects) fail closed and loud
- * (docs/security.md#dependencies-that-fail): a call that throws or does not answer within the timeout becomes a
- * `DependencyError`, which `onError` answers with 503 and `Retry-After`, logging the
+ * (docs/security.md#dependencies-that-fail): a call that throws or does not reply within the timeout becomes a
+ * `DependencyError`, which `onError` turns into a 503 and `Retry-After`, logging the
  * cause. Nothing is half-written by it: every write that belongs together is one D1
  * batch or one Durable Object call, which lands whole or not at all.
  */
@@ -18,13 +18,13 @@ export class DependencyError extends Error {
 /** Seconds a client is asked to wait before retrying after a 503. */
 export const DEPENDENCY_RETRY_AFTER_SECONDS = 2;
 
-const noAnswer = (dependency: string, timeoutMs: number) =>
+const noReply = (dependency: string, timeoutMs: number) =>
   new DependencyError(dependency, { cause: new Error(`no answer within ${timeoutMs} ms`) });
 
 /**
  * One timer for every call of a request to a dependency (D1 makes several): it starts
  * with the first call and rejects `timeoutMs` later. A timer per call costs a
- * `setTimeout` and a `clearTimeout` each (about 3% of a D1 read's CPU in the profile).
+ * `setTimeout` and a `clearTimeout` each, which shows in a D1 read's CPU time.
  */
 export class Deadline {
   #expired?: Promise<never>;
@@ -37,7 +37,7 @@ export class Deadline {
   get expired(): Promise<never> {
     if (!this.#expired) {
       this.#expired = new Promise<never>((_, reject) => {
-        setTimeout(() => reject(noAnswer(this.dependency, this.timeoutMs)), this.timeoutMs);
+        setTimeout(() => reject(noReply(this.dependency, this.timeoutMs)), this.timeoutMs);
       });
       // It fires whether or not a call still waits on it.
       this.#expired.catch(() => undefined);
@@ -47,7 +47,7 @@ export class Deadline {
 }
 
 /**
- * `work()`'s result, or a `DependencyError` when it throws or does not answer in time:
+ * `work()`'s result, or a `DependencyError` when it throws or does not reply in time:
  * within `timeout` ms of this call, or before a request's `Deadline`.
  */
 export async function callDependency<T>(
@@ -59,7 +59,7 @@ export async function callDependency<T>(
   const expired =
     typeof timeout === 'number'
       ? new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(noAnswer(dependency, timeout)), timeout);
+          timer = setTimeout(() => reject(noReply(dependency, timeout)), timeout);
         })
       : timeout.expired;
   try {

@@ -7,36 +7,36 @@ export function envelope<D>(data: D, message: string) {
   return { success: true as const, message, data };
 }
 
-/** What `c.json()` returns, so that typed routes accept our own JSON answers. */
-export type JsonAnswer<T, S extends ContentfulStatusCode> = Response & TypedResponse<JSONParsed<T>, S, 'json'>;
+/** What `c.json()` returns, so that typed routes accept our own JSON responses. */
+export type JsonResponse<T, S extends ContentfulStatusCode> = Response & TypedResponse<JSONParsed<T>, S, 'json'>;
 
-/** A serialised answer, and its entity tag once computed (middleware/caching.ts). */
+/** A serialised response, and its entity tag once computed (middleware/caching.ts). */
 export interface SerialisedBody {
   text: string;
   tag?: string;
 }
 
 /**
- * Answers serialised before, by the frozen data object they carry: the read caches
- * freeze what they keep and hand the same object to every caller whose own marks do
- * not change it, so such an answer is serialised and tagged once, not per request.
+ * Responses serialised before, by the frozen data object they carry: the read caches
+ * freeze what they keep and hand the same object to every caller whose own likes and
+ * favorites do not change it, so such a response is serialised and tagged once, not per request.
  */
 const serialised = new WeakMap<object, { message: string; origin: string; body: SerialisedBody }>();
 
 /**
- * A JSON answer serialised once, here: its text is kept on the context so the entity
+ * A JSON response serialised once, here: its text is kept on the context so the entity
  * tag is computed from it, without reading the response body back. `reuse` names the
- * object the answer is made of, when the same object always gives the same answer.
+ * object the response is made of, when the same object always gives the same response.
  */
 export function json<T, S extends ContentfulStatusCode>(
   c: Context,
   value: T,
   status: S,
   reuse?: { key: object; message: string },
-): JsonAnswer<T, S> {
+): JsonResponse<T, S> {
   let body: SerialisedBody | undefined;
   // Placeholder logo URLs name the request's origin: a text is reused only for the same
-  // origin, so no caller's Host ends up in the answers of callers who sent another.
+  // origin, so no caller's Host ends up in the responses of callers who sent another.
   const origin = new URL(c.req.url).origin;
   if (reuse) {
     const known = serialised.get(reuse.key);
@@ -47,16 +47,16 @@ export function json<T, S extends ContentfulStatusCode>(
     if (reuse) serialised.set(reuse.key, { message: reuse.message, origin, body });
   }
   c.set('body', body);
-  // The text is JSON.stringify(value): the typed answer c.json(value) would give, without a second serialisation.
+  // The text is JSON.stringify(value): the typed response c.json(value) would give, without a second serialisation.
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion
-  return c.body(body.text, status, { 'Content-Type': 'application/json; charset=UTF-8' }) as unknown as JsonAnswer<
+  return c.body(body.text, status, { 'Content-Type': 'application/json; charset=UTF-8' }) as unknown as JsonResponse<
     T,
     S
   >;
 }
 
 /**
- * An object of an answer that has no logo of its own, as JSON.stringify writes it: its
+ * An object of a response that has no logo of its own, as JSON.stringify writes it: its
  * `id` first, then scalar fields only (strings, numbers, booleans, null), then `"logo":null`
  * or `"logo":""` (what a channel's select gives). Channels, genres and the channels of
  * a genre are written so (radio-resource.ts, genres.ts). A `"` inside a string is always
@@ -65,12 +65,12 @@ export function json<T, S extends ContentfulStatusCode>(
 const NO_LOGO = /\{"id":(\d+)((?:,"\w+":(?:"(?:[^"\\]|\\.)*"|[-+.\deE]+|null|true|false))*?),"logo":(?:null|"")/g;
 
 /**
- * A channel or genre without a logo of its own answers the URL of its placeholder PNG
- * (`logo` is never null: docs/catalogue.md#logos-that-always-render), made here where the answer is serialised, because
+ * A channel or genre without a logo of its own gets the URL of its placeholder PNG
+ * (`logo` is never null: docs/catalogue.md#logos-that-always-render), made where the response is serialised, because
  * the URL needs the request's origin. Channels are the objects with a `stream_url`. Only
- * answers that hold a `"logo":null` or `"logo":""` are rewritten, in one pass over the
- * text (a second JSON.stringify with a replacer cost cached reads of 20-50 channels
- * 15-35% more CPU per request, `npm run bench:cpu`).
+ * responses that hold a `"logo":null` or `"logo":""` are rewritten, in one pass over the
+ * text (a second JSON.stringify with a replacer would cost every cached read of a list
+ * of channels a second walk over its objects).
  */
 export function withPlaceholderLogos(text: string, origin: string): string {
   if (!text.includes('"logo":null') && !text.includes('"logo":""')) return text;
@@ -90,7 +90,7 @@ export function ok<D>(c: Context, data: D, message: string) {
   return json(c, envelope(data, message), 200, reusable(data, message));
 }
 
-/** 201 with a success envelope and the `Location` of what the request created (docs/api.md#what-every-answer-carries). */
+/** 201 with a success envelope and the `Location` of what was created (docs/api.md#what-every-response-carries). */
 export function created<D>(c: Context, data: D, message: string, location: string) {
   c.header('Location', location);
   return json(c, envelope(data, message), 201);

@@ -18,14 +18,14 @@ export class ApiError extends Error {
   }
 }
 
-/** The most characters of a request's own text that an answer quotes. */
+/** The most characters of a request's own text that a response quotes. */
 export const ECHO_MAX_CHARS = 64;
 
 /**
- * Text taken from a request to be quoted in an answer (an unknown parameter's name, in
+ * Text taken from a request to be quoted in a response (an unknown parameter's name, in
  * a message and as an `errors` key), docs/security.md#echoes-and-input: cleaned as imported text is (control,
  * bidi and invalid characters removed, whitespace made single spaces) and cut to
- * `ECHO_MAX_CHARS` characters (whole code points). Whatever a client sends, the answer
+ * `ECHO_MAX_CHARS` characters (whole code points). Whatever a client sends, the response
  * stays one short line that a log, a terminal or an app's alert shows as it is.
  */
 export function echoed(text: string): string {
@@ -60,7 +60,7 @@ export const notFound = (kind: string) => new ApiError(404, `${kind} not found.`
 export const routeNotFound = () => new ApiError(404, 'Not found.');
 /**
  * 405 with the path's `Allow`. `no-store`: HTTP lets a shared cache keep a 405, and it is
- * answered before the routes that would mark their answers `no-store` (auth, admin).
+ * responded to before the routes that would mark their responses `no-store` (auth, admin).
  */
 export const methodNotAllowed = (allow: string[]) =>
   new ApiError(
@@ -83,7 +83,7 @@ export const tooManyRequests = (retryAfterSeconds: number, message = 'Too many r
   const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
   return new ApiError(429, message, { retry_after: seconds }, { 'Retry-After': String(seconds) });
 };
-/** 503: a dependency (D1, KV, a Durable Object) failed or did not answer; retry shortly. */
+/** 503: a dependency (D1, KV, a Durable Object) failed or did not reply; retry shortly. */
 export const serviceUnavailable = (retryAfterSeconds: number) =>
   new ApiError(
     503,

@@ -70,7 +70,7 @@ export const WHITESPACE_CLASS =
  * The one text normaliser for what clients send (queries, names, descriptions): NFC
  * form (a letter with a combining accent and the precomposed letter become one), then
  * either the text, or null when it holds a forbidden character or a lone surrogate
- * (not valid Unicode), which callers answer with a 422.
+ * (not valid Unicode), which callers refuse with a 422.
  */
 export function normaliseText(text: string, options: { multiline?: boolean } = {}): string | null {
   if (!text.isWellFormed()) return null;

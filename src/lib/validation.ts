@@ -103,7 +103,7 @@ function unknownParameters(result: ValidationResult, url: string): string[] {
 
 /**
  * The hook every route validator runs: failures become one 422 envelope, every failing
- * field listed. Query parameters the route does not take are the whole answer when there
+ * field listed. Query parameters the route does not take are the whole response when there
  * are any, one entry each, named as `echoed` cleans them
  * (docs/api.md#the-envelope-and-errors): a typo such as `?qq=jazz` is what the client
  * must fix, and the "q is required" it causes would only mislead. It runs after the

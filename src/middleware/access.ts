@@ -5,7 +5,7 @@ import { idempotentByRule, idempotentWrites } from './idempotency';
 import { userRateLimit, type UserPolicy } from './rate-limit';
 
 const bearer = [{ bearerAuth: [] }];
-/** Marks an operation whose answers carry the RateLimit headers (routes/docs/document.ts declares them). */
+/** Marks an operation whose responses carry the RateLimit headers (routes/docs/document.ts declares them). */
 export const limited = { 'x-rate-limited': true } as const;
 const byMethod = (c: Context<AppEnv>): UserPolicy => (c.req.method === 'GET' ? 'reads' : 'writes');
 

@@ -23,7 +23,7 @@ async function authenticate(c: Context<AppEnv>): Promise<void> {
  * caller the isolate read less than `READ_CACHE_MS` ago is checked at once; otherwise
  * the handler's first D1 batch carries the check (services/caller.ts
  * `withAccountCheck`), and a handler that did not reach D1 is checked after it ran,
- * before its answer leaves. Read routes write nothing, so no write of a refused account
+ * before its response leaves. Read routes write nothing, so no write of a refused account
  * can happen before the check.
  */
 export const requireToken = createMiddleware<AppEnv>(async (c, next) => {

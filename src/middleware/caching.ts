@@ -17,8 +17,8 @@ import { logRequest, requestIdOf, responseHeaders } from './observability';
 const encoder = new TextEncoder();
 
 /** An anonymous response as the isolate keeps it. */
-interface PublicCopy {
-  /** The origin it was answered for: its logo URLs name it, so it serves no other host. */
+interface AnonymousCopy {
+  /** The origin it was served for: its logo URLs name it, so it serves no other host. */
   origin: string;
   /** JSON text, or the bytes of an export or a PNG. */
   body: string | ArrayBuffer;
@@ -36,7 +36,7 @@ interface PublicCopy {
  * router at their plain URL. A catalogue write clears them.
  */
 export const isolateCopies = holdsCatalogue(
-  new CacheNamespace<PublicCopy, Bindings>('publicCopies', { windows: fixed(60_000), max: 500 }),
+  new CacheNamespace<AnonymousCopy, Bindings>('anonymousCopies', { windows: fixed(60_000), max: 500 }),
 );
 
 /** A strong entity tag: base64url of the first 18 bytes of the body's SHA-256. */
@@ -49,20 +49,20 @@ export async function bodyTag(body: ArrayBuffer | string): Promise<string> {
 }
 
 /**
- * The entity tag of a JSON answer, from its text as lib/envelope.ts serialised it (a
- * shared answer's tag is computed once and reused), so Hono's `etag()` (outer) needs no
- * copy of the body to hash: it answers `If-None-Match` with 304. A route that sets its
- * own `ETag` keeps it (a playlist's names its version: playlists/entity-tags.ts). Answers
+ * The entity tag of a JSON response, from its text as lib/envelope.ts serialised it (a
+ * shared response's tag is computed once and reused), so Hono's `etag()` (outer) needs no
+ * copy of the body to hash: it responds to `If-None-Match` with 304. A route that sets its
+ * own `ETag` keeps it (a playlist's names its version: playlists/entity-tags.ts). Responses
  * to GETs are `Cache-Control: private, no-cache` unless a route chose otherwise: clients
  * may keep them and revalidate, shared caches may not.
  */
 export const tagJsonAnswers = createMiddleware<AppEnv>(async (c, next) => {
   await next();
-  await tagAnswer(c);
+  await tagResponse(c);
 });
 
 /** What `tagJsonAnswers` does to a 200 of a GET. */
-async function tagAnswer(c: Context<AppEnv>): Promise<void> {
+async function tagResponse(c: Context<AppEnv>): Promise<void> {
   if (c.req.method !== 'GET' || c.res.status !== 200) return;
   const headers = responseHeaders(c);
   if (!headers.has('Cache-Control')) headers.set('Cache-Control', 'private, no-cache');
@@ -78,17 +78,17 @@ export const conditionalGet = etag({
   retainedHeaders: [...RETAINED_304_HEADERS, 'x-request-id', 'server-timing', 'ratelimit', 'ratelimit-policy'],
 });
 
-/** Seconds an anonymous catalogue answer (genres, countries, languages, logos) may be served from a shared copy. */
+/** Seconds an anonymous catalogue response (genres, countries, languages, logos) may be served from a shared copy. */
 export const PUBLIC_MAX_AGE = 60;
 
 /** Seconds a public playlist's export may be served from a shared copy: how long it can outlive a change elsewhere. */
 export const EXPORT_MAX_AGE = 30;
 
 /**
- * How an anonymous route's answers are shared (docs/security.md#anonymous-routes): how long a copy may be
+ * How an anonymous route's responses are shared (docs/security.md#anonymous-routes): how long a copy may be
  * served, what keys it beyond the path, and which writes it must be newer than.
  */
-export interface PublicCopyPolicy {
+export interface AnonymousCopyPolicy {
   /** Seconds a copy may be served, here and by clients (`Cache-Control: public, max-age`). */
   maxAge: number;
   /**
@@ -97,11 +97,11 @@ export interface PublicCopyPolicy {
    * `?limit=100` another. A query the schema refuses is not looked up (the route's 422).
    */
   query?: z.ZodObject;
-  /** What else the answer depends on (the language `Accept-Language` negotiated). */
+  /** What else the response depends on (the language `Accept-Language` negotiated). */
   vary?: (c: Context<AppEnv>) => string;
   /** The writes besides the catalogue's that a copy must be newer than (a playlist's, `playlistScope`). */
   scopes?: (c: Context<AppEnv>) => string[];
-  /** The answer is the same with or without a token (logos: image loaders send none): no token is read. */
+  /** The response is the same with or without a token (logos: image loaders send none): no token is read. */
   ignoresToken?: true;
 }
 
@@ -132,13 +132,13 @@ async function recordWrite(origin: string, scopes: string[]): Promise<void> {
  * the query is not one the route takes (repeated or refused parameters): the request
  * then goes on to the route's own 422.
  */
-function copyKey(c: Context<AppEnv>, policy: PublicCopyPolicy): string | null {
+function copyKey(c: Context<AppEnv>, policy: AnonymousCopyPolicy): string | null {
   const url = new URL(c.req.url);
   const given = [...url.searchParams];
   const names = new Set(given.map(([name]) => name));
   const known = policy.query?.shape ?? {};
   // Repeated or unknown parameters (a nameless one included, which the parsed query never
-  // shows): not looked up; the route answers its 422.
+  // shows): not looked up; the route responds with its 422.
   if (names.size !== given.length || [...names].some((name) => !(name in known))) return null;
   let query = '';
   if (policy.query) {
@@ -156,9 +156,9 @@ function copyKey(c: Context<AppEnv>, policy: PublicCopyPolicy): string | null {
 }
 
 /** The isolate's copy under `key`, for a request to `origin`, while it may be served. */
-function liveCopy(env: Bindings, key: string, origin: string, now = Date.now()): PublicCopy | undefined {
+function liveCopy(env: Bindings, key: string, origin: string, now = Date.now()): AnonymousCopy | undefined {
   const copy = isolateCopies.get(env, key);
-  // A copy belongs to the host it was answered for: its logo URLs name that origin (lib/envelope.ts).
+  // A copy belongs to the host it was served for: its logo URLs name that origin (lib/envelope.ts).
   if (!copy || copy.origin !== origin || now - copy.readAt >= copy.maxAgeMs) return undefined;
   return copy;
 }
@@ -168,24 +168,24 @@ const READ_AT = 'X-Read-At';
 /**
  * The anonymous-route policy's shared copies
  * (docs/consistency-and-caching.md#anonymous-routes). A request without a token is
- * answered from the isolate's copy, else from the data centre's (the Cache API), else by
- * the route, whose 200 is then kept in both (`keepPublicCopy` keeps the isolate's once
+ * served from the isolate's copy, else from the data centre's (the Cache API), else by
+ * the route, whose 200 is then kept in both (`keepAnonymousCopy` keeps the isolate's once
  * every middleware has put its headers on it). Each copy carries when its read began and
  * is served only while younger than `maxAge` and newer than the data centre's last write
- * of every scope it follows (`forgetPublicAnswers`, `forgetPlaylistCopies`), so an answer
+ * of every scope it follows (`forgetAnonymousCopies`, `forgetPlaylistCopies`), so a response
  * read before a write but stored after it is never served there. A request with a token
  * skips the copies (its token must be checked, and it may see more). A well-formed
- * `X-D1-Bookmark` does not skip them: they are public answers at most `maxAge` old, and a
+ * `X-D1-Bookmark` does not skip them: they are anonymous copies at most `maxAge` old, and a
  * bookmark must not let anyone make every request read D1.
  */
-const publicCopies = (policy: PublicCopyPolicy) =>
+const anonymousCopies = (policy: AnonymousCopyPolicy) =>
   createMiddleware<AppEnv>(async (c, next) => {
     if (c.req.method !== 'GET' || (!policy.ignoresToken && c.req.header('authorization') !== undefined)) return next();
     const key = copyKey(c, policy);
     if (key === null) return next();
     const url = new URL(c.req.url);
     const maxAgeMs = policy.maxAge * 1000;
-    c.set('publicCopy', { key, maxAgeMs, plain: url.search === '' && policy.vary === undefined });
+    c.set('anonymousCopy', { key, maxAgeMs, plain: url.search === '' && policy.vary === undefined });
     const own = liveCopy(c.env, key, url.origin);
     if (own) {
       c.res = new Response(own.body, { status: 200, headers: own.headers });
@@ -236,13 +236,13 @@ const publicCopies = (policy: PublicCopyPolicy) =>
  * The one policy of the anonymous routes (docs/security.md#anonymous-routes): a token may be sent (and must then
  * be valid); every request is counted, per client address without a token
  * (`RATE_LIMIT_ANONYMOUS_PER_MINUTE`) and as the user's reads with one, with the
- * `RateLimit` headers on its answer and 429 past the quota; anonymous answers come from
- * shared copies (`publicCopies`). Its middleware, in order, for a route wired by hand.
+ * `RateLimit` headers on its response and 429 past the quota; anonymous responses come from
+ * shared copies (`anonymousCopies`). Its middleware, in order, for a route wired by hand.
  */
-export const anonymousAccess = (policy: PublicCopyPolicy): MiddlewareHandler<AppEnv>[] => [
+export const anonymousAccess = (policy: AnonymousCopyPolicy): MiddlewareHandler<AppEnv>[] => [
   ...(policy.ignoresToken ? [] : optionalAccess.middleware),
   anonymousRateLimit,
-  publicCopies(policy),
+  anonymousCopies(policy),
 ];
 
 /**
@@ -250,7 +250,7 @@ export const anonymousAccess = (policy: PublicCopyPolicy): MiddlewareHandler<App
  * what `createRoute` takes in place of `optionalAccess`. The document lists the 429 and
  * the `RateLimit` headers.
  */
-export function anonymousRoute<R extends RouteConfig>(route: R, policy: PublicCopyPolicy) {
+export function anonymousRoute<R extends RouteConfig>(route: R, policy: AnonymousCopyPolicy) {
   const own: MiddlewareHandler[] = route.middleware === undefined ? [] : [route.middleware].flat();
   return {
     ...route,
@@ -272,20 +272,20 @@ const PER_REQUEST_HEADERS = new Set([
 ]);
 
 /**
- * Keeps in the isolate the 200 of an anonymous route's request that `publicCopies`
+ * Keeps in the isolate the 200 of an anonymous route's request that `anonymousCopies`
  * keyed, once every middleware has put its headers on it, for the next requests
- * (`publicCopies`, and `servePublicCopy` for the plain URL).
+ * (`anonymousCopies`, and `serveAnonymousCopy` for the plain URL).
  */
-export const keepPublicCopy = createMiddleware<AppEnv>(async (c, next) => {
+export const keepAnonymousCopy = createMiddleware<AppEnv>(async (c, next) => {
   await next();
-  const target = c.get('publicCopy');
+  const target = c.get('anonymousCopy');
   if (!target || c.res.status !== 200 || c.res.headers.get('X-Cache') === 'HIT') return;
   const body = c.get('body')?.text ?? (await c.res.clone().arrayBuffer());
   // What every copy carries; the per-request ones (id, timing, D1 bookmark, quota) are not kept.
   const headers = [...c.res.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name));
   headers.push(['x-cache', 'HIT']);
   const readAt = c.get('publicReadAt') ?? Date.now();
-  const copy: PublicCopy = {
+  const copy: AnonymousCopy = {
     origin: new URL(c.req.url).origin,
     body,
     headers,
@@ -302,11 +302,11 @@ export const keepPublicCopy = createMiddleware<AppEnv>(async (c, next) => {
 /**
  * After a catalogue write: every anonymous copy follows the catalogue, so the isolate's
  * go, and the data centre records the write, after which it serves no copy read before
- * it (`publicCopies`). The genre answers `genreIds` changed (every genre's when `'all'`)
+ * it (`anonymousCopies`). The genre responses `genreIds` changed (every genre's when `'all'`)
  * are also deleted from the data centre's cache at their plain URLs. Other isolates' copies
  * and other data centres' caches expire within `PUBLIC_MAX_AGE` (docs/consistency-and-caching.md).
  */
-export async function forgetPublicAnswers(c: Context<AppEnv>, genreIds: number[] | 'all'): Promise<void> {
+export async function forgetAnonymousCopies(c: Context<AppEnv>, genreIds: number[] | 'all'): Promise<void> {
   isolateCopies.clear();
   const origin = new URL(c.req.url).origin;
   const plain = genreIds === 'all' ? [] : genreIds.map((id) => `/api/v1/genres/${id}`);
@@ -327,14 +327,14 @@ export async function forgetPlaylistCopies(c: Context<AppEnv>, id: number): Prom
 }
 
 /**
- * The isolate's copy of an anonymous answer at its plain URL (no query, no token),
+ * The isolate's copy of an anonymous response at its plain URL (no query, no token),
  * served in front of the router: a hit costs no routing, no middleware and no I/O, only
  * its count against the client address, the per-request headers and the log line that
- * every answer gets. Null when there is no live copy, or the request must take the
+ * every response gets. Null when there is no live copy, or the request must take the
  * router's path: past its quota (the 429), without a client address (the 400), with a
  * malformed `X-D1-Bookmark` (the 422).
  */
-export function servePublicCopy(request: Request, env: Bindings): Response | null {
+export function serveAnonymousCopy(request: Request, env: Bindings): Response | null {
   if (request.method !== 'GET' || request.headers.has('authorization')) return null;
   const url = new URL(request.url);
   if (url.search !== '') return null;
@@ -361,7 +361,7 @@ export function servePublicCopy(request: Request, env: Bindings): Response | nul
   response.headers.set('Server-Timing', 'db;dur=0.0,total;dur=0.0');
   for (const [name, value] of Object.entries(counted.headers)) response.headers.set(name, value);
   if (fresh) response.headers.delete('Content-Type');
-  // A copy exists only once the app answered with this config, so it parses.
+  // A copy exists only once the app responded with this config, so it parses.
   const { logLevel } = config(env);
   logRequest(logLevel, request, {
     requestId,

@@ -11,15 +11,15 @@ import { IDEMPOTENCY_TTL_MS } from '../services/idempotency-keys';
 import { responseHeaders } from './observability';
 
 /**
- * A claimed key without an answer is taken as still running for this long: more than a
- * Worker request can take. After it, the first request died after its write: its answer
+ * A claimed key without a stored response is taken as still running for this long: more than a
+ * Worker request can take. After it, the first request died after its write: its response
  * is lost, but it acted, so the key still never acts again (409, explained).
  */
 const RUNNING_MS = 60_000;
-/** Headers an answer is replayed with, besides the body. */
+/** Headers a response is replayed with, besides the body. */
 const REPLAYED_HEADERS = ['location', 'etag'];
 /**
- * The most of an answer a key keeps (bytes of its body). A larger answer (a playlist of
+ * The most of a response a key keeps (bytes of its body). A larger response (a playlist of
  * many items) keeps its status, `Location`, `ETag`, message and the path of its resource;
  * its replay reads the resource again. With at most 1,000 live keys per user (a trigger
  * drops the oldest: src/db/row-bounds.ts), a user's keys hold at most about 4 MB.
@@ -27,21 +27,21 @@ const REPLAYED_HEADERS = ['location', 'etag'];
 export const REPLAY_BODY_MAX_BYTES = 4096;
 
 /** What a key keeps besides the body (the `headers` column). Rows from before are a bare list of pairs. */
-interface KeptAnswer {
+interface KeptResponse {
   headers: [string, string][];
-  /** Set when the body was too large to keep: the resource to read again, and the answer's message. */
+  /** Set when the body was too large to keep: the resource to read again, and the response's message. */
   readAgain?: { path: string; message: string };
 }
 
-function parseKept(text: string | null): KeptAnswer {
+function parseKept(text: string | null): KeptResponse {
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- JSON this module stored
-  const kept = JSON.parse(text ?? '[]') as KeptAnswer | [string, string][];
+  const kept = JSON.parse(text ?? '[]') as KeptResponse | [string, string][];
   return Array.isArray(kept) ? { headers: kept } : kept;
 }
 
 /**
- * The resource a write's answer shows, to read again on a replay: the playlist the write
- * changed (every answer that can pass the bound is a playlist's; an added item's
+ * The resource a write's response shows, to read again on a replay: the playlist the write
+ * changed (every response that can pass the bound is a playlist's; an added item's
  * `Location` names the item, which has no read of its own), else its `Location`.
  */
 function resourcePath(c: Context<AppEnv>, headers: Headers): string | null {
@@ -63,14 +63,14 @@ const stored = (db: Db, userId: number, key: string, now: number) =>
       ),
     );
 
-const lostAnswer = () =>
+const lostResponse = () =>
   new ApiError(
     409,
     'A request with this Idempotency-Key was carried out, but its answer was lost. Read the resource to see its state.',
   );
 
-/** What answers a request whose key is already known. */
-async function answerKnown(
+/** The response to a request whose key is already known. */
+async function replayKnown(
   c: Context<AppEnv>,
   row: typeof idempotencyKeys.$inferSelect,
   fingerprint: string,
@@ -83,7 +83,7 @@ async function answerKnown(
     if (now - row.createdAt < RUNNING_MS) {
       throw new ApiError(409, 'A request with this Idempotency-Key is still in progress.', {}, { 'Retry-After': '1' });
     }
-    throw lostAnswer();
+    throw lostResponse();
   }
   const kept = parseKept(row.headers);
   const headers = new Headers({ 'Content-Type': 'application/json; charset=UTF-8', 'Idempotent-Replayed': 'true' });
@@ -91,11 +91,11 @@ async function answerKnown(
   let body = row.body;
   if (body === null) {
     const readAgain = c.get('readAgain');
-    if (!kept.readAgain || !readAgain) throw lostAnswer();
-    // The resource as it is now, under the first answer's status and message; its ETag is
+    if (!kept.readAgain || !readAgain) throw lostResponse();
+    // The resource as it is now, under the first response's status and message; its ETag is
     // the one of what is shown.
     const current = await readAgain(kept.readAgain.path);
-    if (current.status !== 200) throw lostAnswer();
+    if (current.status !== 200) throw lostResponse();
     const envelope = await current.json<Record<string, unknown>>();
     body = JSON.stringify({ ...envelope, message: kept.readAgain.message });
     const etag = current.headers.get('etag');
@@ -128,12 +128,12 @@ export const idempotentByRule = createMiddleware<AppEnv>(async (c, next) => {
 /**
  * `Idempotency-Key` on signed-in writes (docs/api.md#safe-retries-idempotency-key, IETF draft
  * `httpapi-idempotency-key-header`), after the account check. A key seen within 24
- * hours answers its first answer again (`Idempotent-Replayed: true`), 422 when it came
+ * hours gets its first response again (`Idempotent-Replayed: true`), 422 when it came
  * with another method, path or body, 409 while its first request runs. A new key is
  * left to the handler: its write batch claims the key (services/guarded-writes.ts), so
  * the write and the key are stored together or not at all, and a second request that
  * raced past this check fails on the key and changes nothing. Once the handler has
- * answered, the answer is stored with the key. A request that wrote nothing (an error
+ * responded, the response is stored with the key. A request that wrote nothing (an error
  * before the write) stores nothing, and its retry runs again.
  */
 export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
@@ -147,7 +147,7 @@ export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
   const fingerprint = await sha256Hex(`${c.req.method} ${url.pathname}${url.search}\n${await c.req.text()}`);
   const [known] = await stored(db, userId, key, now);
   if (known) {
-    c.res = await answerKnown(c, known, fingerprint, now);
+    c.res = await replayKnown(c, known, fingerprint, now);
     return;
   }
   const claim: IdempotencyClaim = { key, fingerprint, at: now };
@@ -161,7 +161,7 @@ export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
     return value === null ? [] : [[name, value]];
   });
   const text = c.get('body')?.text ?? (await c.res.clone().text());
-  const kept: KeptAnswer = { headers: replayed };
+  const kept: KeptResponse = { headers: replayed };
   let body: string | null = text;
   if (new TextEncoder().encode(text).byteLength > REPLAY_BODY_MAX_BYTES) {
     body = null;

@@ -3,9 +3,9 @@ import type { AppEnv } from '../env';
 import { responseHeaders } from './observability';
 
 /**
- * `Cache-Control: no-store` on every answer of a route that carries a token or account
+ * `Cache-Control: no-store` on every response of a route that carries a token or account
  * data (the auth and admin routes), errors included: no cache, not even the client's
- * own, may keep them. Other signed-in answers stay `private, no-cache`: the client may
+ * own, may keep them. Other signed-in responses stay `private, no-cache`: the client may
  * keep them and revalidate with their `ETag`.
  */
 export const noStore = createMiddleware<AppEnv>(async (c, next) => {

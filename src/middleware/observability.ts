@@ -33,7 +33,7 @@ export function isDebugRequest(request: Request, env: Bindings): boolean {
 /**
  * A D1 session per request, so that reads may be served by read replicas. Without a
  * bookmark the session starts at any replica ('first-unconstrained'); with the
- * `X-D1-Bookmark` of an earlier answer it starts at a replica at least that recent,
+ * `X-D1-Bookmark` of an earlier response it starts at a replica at least that recent,
  * which gives a client read-your-writes across requests (its shape is checked before
  * any route runs: `checkBookmark`). Writes always go to the primary, and within one
  * request D1 keeps every read after its writes.
@@ -61,10 +61,10 @@ export function logLine(level: string, entry: Record<string, unknown>): void {
 }
 
 /**
- * The response's headers, writable. Answers built here (`c.json`, `new Response`) have
+ * The response's headers, writable. Responses built here (`c.json`, `new Response`) have
  * writable headers; one that came from `fetch()` or the Cache API does not, and is
  * copied once. Setting headers this way, instead of `c.header()` after `next()` (which
- * copies the whole response on every call), keeps the fast answers fast.
+ * copies the whole response on every call), keeps the fast responses fast.
  */
 export function responseHeaders(c: Context<AppEnv>): Headers {
   try {
@@ -76,7 +76,7 @@ export function responseHeaders(c: Context<AppEnv>): Headers {
   return c.res.headers;
 }
 
-/** The shape of a request id taken from a header (docs/api.md#what-every-answer-carries): 1 to 128 of `[A-Za-z0-9._-]`. */
+/** A request id taken from a header (docs/api.md#what-every-response-carries): 1 to 128 of `[A-Za-z0-9._-]`. */
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**

@@ -76,7 +76,7 @@ function count(c: Context<AppEnv>, policy: UserPolicy) {
 /**
  * Route middleware (after the auth middleware, which knows the caller): counts the
  * request under `policy` (or the one `policy(c)` picks) and puts the `RateLimit`
- * headers on the answer.
+ * headers on the response.
  */
 export const userRateLimit = (policy: UserPolicy | ((c: Context<AppEnv>) => UserPolicy)) =>
   createMiddleware<AppEnv>(async (c, next) => {
@@ -90,7 +90,7 @@ export const userRateLimit = (policy: UserPolicy | ((c: Context<AppEnv>) => User
  * The limit of the anonymous routes (docs/security.md#anonymous-routes), after `optionalToken`: a request
  * without a token counts against its client address (`anonymous`), one with a token
  * against its user's `reads`. Runs before the route's shared copies are looked up, so a
- * copy costs its quota like any answer.
+ * copy costs its quota like any response.
  */
 export const anonymousRateLimit = createMiddleware<AppEnv>(async (c, next) => {
   const userId = c.get('userId');

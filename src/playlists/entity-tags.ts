@@ -1,7 +1,7 @@
 /**
  * The entity tag of a playlist
  * (docs/api.md#conditional-playlist-writes-version-etag-if-match): derived from the
- * playlist's id and its `version`, so every answer that shows the playlist in one state,
+ * playlist's id and its `version`, so every response that shows the playlist in one state,
  * a write's and a read's alike, carries the same tag, and a client can send it back in
  * `If-Match`. Ids are never reused (AUTOINCREMENT), so a tag names one state of one
  * playlist.

@@ -42,10 +42,10 @@ export const userPlaylists = (db: Db, userId: number) =>
 /**
  * A playlist with its items (channels by position, visible ones only) if `readerId` may
  * read it (the owner's, or a public one), in one round trip; null otherwise. A private
- * playlist of someone else answers exactly as a missing one, and costs the same: both
+ * playlist of someone else gets exactly the response of a missing one, and costs the same: both
  * statements start from the nearest playlist at or below the id (one row read, whether
  * the id exists or not), and an unreadable or missing one stops there, before any item
- * is read. Channels carry `viewerId`'s flags (0: none, for a shared cached copy).
+ * is read. Channels carry `viewerId`'s flags (0: no signed-in caller, for a shared cached response).
  */
 export function readablePlaylist(db: Db, id: number, readerId: number, viewerId: number) {
   const { id: channelId, ...channelColumns } = radioResourceColumns(viewerId);

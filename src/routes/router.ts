@@ -45,7 +45,7 @@ function overlap(a: string, b: string): boolean {
   );
 }
 
-/** The app's path templates with their methods (a GET's path answers HEAD too), and which ones another can shadow. */
+/** The app's path templates with their methods (a GET's path serves HEAD too), and which ones another can shadow. */
 function pathTable(routes: RouterRoute[]) {
   const methods = new Map<string, Set<string>>();
   for (const route of routes) {
@@ -76,7 +76,7 @@ function pathTable(routes: RouterRoute[]) {
  * 405 with the `Allow` of the exact path a request is for (docs/api.md#the-envelope-and-errors): the most specific
  * template that matches it (`specificity`), not every template that does. Hono's
  * `methodNotAllowed` lists the methods of every matching template and steps in only when
- * no route answered, so `PUT /playlists/5.m3u` reached `PUT /playlists/{id}` (a 422 about
+ * no route responded, so `PUT /playlists/5.m3u` reached `PUT /playlists/{id}` (a 422 about
  * the id) and `POST /playlists/5.m3u` was told `Allow: GET, HEAD, PUT, DELETE`. A request
  * routed to a template nothing else can shadow goes straight on (one set lookup); the
  * others are looked up in a trie of every template, as Hono's middleware does.

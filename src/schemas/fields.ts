@@ -5,8 +5,8 @@ import { textPattern } from '../lib/validation';
 /**
  * The building blocks of every schema the document shows, each with the bounds the API
  * holds to (OWASP API4: every string has a length and a shape, every integer a range and
- * a format, every list a size). Request fields are checked against them by zod; answers
- * are checked against them by the tests (test/helpers/openapi.ts validates every answer
+ * a format, every list a size). Request fields are checked against them by zod; responses
+ * are checked against them by the tests (test/helpers/openapi.ts validates every response
  * against the document).
  */
 
@@ -37,13 +37,13 @@ export const count = (example = 1280, description?: string) =>
 export const smallInt = (min: number, max: number, example: number) =>
   z.int().min(min).max(max).openapi({ format: 'int32', example });
 
-/** Every timestamp the API answers: ISO 8601 in UTC with microseconds (docs/api.md#the-envelope-and-errors). */
+/** Every timestamp in a response: ISO 8601 in UTC with microseconds (docs/api.md#the-envelope-and-errors). */
 export const timestamp = z
   .string()
   .max(32)
   .openapi({ format: 'date-time', example: '2026-01-02T03:04:05.123000Z', description: 'ISO 8601, UTC' });
 
-/** An absolute http(s) URL in an answer. */
+/** An absolute http(s) URL in a response. */
 export const url = z.string().max(2048).openapi({ format: 'uri', example: 'https://example.com/' });
 
 /** A URL-safe identifier made from a name (`radio-zurich-1`). */
@@ -52,7 +52,7 @@ export const slug = z.string().max(100).openapi({ pattern: '^[a-z0-9]+(-[a-z0-9]
 /** ISO 3166-1 alpha-2. */
 export const countryCode = z.string().length(2).openapi({ pattern: '^[A-Z]{2}$', example: 'GB' });
 
-/** The `message` of every answer: a sentence for people. */
+/** The `message` of every response: a sentence for people. */
 export const message = text(500, 'Radio channels retrieved successfully.');
 
 /** A list of at most `max` items. */

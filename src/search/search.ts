@@ -197,9 +197,9 @@ export interface SearchQuery extends StationSearch {
   categoriesLimit: number;
 }
 
-/** Countries listed in a search answer at most. */
+/** Countries listed in a search response at most. */
 const COUNTRIES_LIMIT = 10;
-/** Suggestions in a search answer at most. */
+/** Suggestions in a search response at most. */
 const SUGGESTIONS_LIMIT = 5;
 
 /**

@@ -64,7 +64,7 @@ export function checkAccount(row: UserRow | undefined, token: TokenRecord): User
   return row;
 }
 
-const marksOf = (table: typeof likes | typeof favorites) =>
+const channelIdsIn = (table: typeof likes | typeof favorites) =>
   prepared((db) =>
     db
       .select({ channelId: table.channelId })
@@ -72,8 +72,8 @@ const marksOf = (table: typeof likes | typeof favorites) =>
       .where(eq(table.userId, sql.placeholder('userId')))
       .limit(CALLER_LIKES_LIMIT + 1),
   );
-const likedBy = marksOf(likes);
-const favoritedBy = marksOf(favorites);
+const likedBy = channelIdsIn(likes);
+const favoritedBy = channelIdsIn(favorites);
 
 /** The queries that load a caller: row, likes, favorites (see `acceptCaller`); one more of each than kept, to tell. */
 const callerQueries = (db: Db, userId: number) =>
@@ -82,22 +82,22 @@ const callerQueries = (db: Db, userId: number) =>
 type Loaded = readonly [UserRow[], { channelId: number }[], { channelId: number }[]];
 
 /** A loaded caller's likes and favorites as sets; `cacheable` false when either is over the limit. */
-const loadedMarks = (liked: Loaded[1], favorited: Loaded[2]) => ({
+const loadedLikesAndFavorites = (liked: Loaded[1], favorited: Loaded[2]) => ({
   liked: new Set(liked.map((m) => m.channelId)),
   favorited: new Set(favorited.map((m) => m.channelId)),
   cacheable: liked.length <= CALLER_LIKES_LIMIT && favorited.length <= CALLER_LIKES_LIMIT,
 });
 
 /**
- * Checks a loaded caller, keeps them in the cache (unless over the marks limit) as read
- * at `readAt` (when the batch was sent), and marks the request checked.
+ * Checks a loaded caller, keeps them in the cache (unless their likes or favorites are over
+ * the limit) as read at `readAt` (when the batch was sent), and records the request as checked.
  */
 function acceptCaller(c: Context<AppEnv>, [[row], liked, favorited]: Loaded, readAt: number): void {
   const user = checkAccount(row, c.get('token'));
-  const { cacheable, ...marks } = loadedMarks(liked, favorited);
+  const { cacheable, ...likesAndFavorites } = loadedLikesAndFavorites(liked, favorited);
   if (cacheable) {
-    callers.set(String(user.id), { user, ...marks }, readAt);
-    setCaller(c, { user, ...marks });
+    callers.set(String(user.id), { user, ...likesAndFavorites }, readAt);
+    setCaller(c, { user, ...likesAndFavorites });
   }
   c.set('user', user);
   c.set('accountChecked', true);
@@ -105,7 +105,7 @@ function acceptCaller(c: Context<AppEnv>, [[row], liked, favorited]: Loaded, rea
 
 /**
  * The caller from the cache, when the request may use it and it is fresh (or stale
- * within its window, then reloaded after the answer): checked at once (401/403) and
+ * within its window, then reloaded after the response): checked at once (401/403) and
  * set on the request. False when the account must be checked against D1.
  */
 export function useCachedCaller(c: Context<AppEnv>): boolean {
@@ -120,11 +120,11 @@ export function useCachedCaller(c: Context<AppEnv>): boolean {
   void callers.swr(c, key, async () => {
     const db = c.get('db');
     const [[row], liked, favorited] = await db.batch(callerQueries(db, c.get('userId')));
-    const { cacheable, ...marks } = loadedMarks(liked, favorited);
+    const { cacheable, ...likesAndFavorites } = loadedLikesAndFavorites(liked, favorited);
     // A row gone or likes over the limit: nothing to keep; the entry expires, and the
     // caller's next request is checked against D1.
     if (!row || !cacheable) throw new Error('caller not cacheable');
-    return { user: row, ...marks };
+    return { user: row, ...likesAndFavorites };
   });
   return true;
 }
@@ -146,7 +146,7 @@ export async function checkAccountNow(c: Context<AppEnv>, options: { rowOnly?: b
 
 /**
  * Runs a read in one D1 batch, and, while the caller's account is not checked yet (no
- * cached caller), with the check in front of it: the caller's row (and marks, to be
+ * cached caller), with the check in front of it: the caller's row (and likes and favorites, to be
  * cached) go in the same round trip, and a refused account throws (401/403) before the
  * read's results are used. This is how read routes check the account without a round
  * trip of its own (middleware/auth.ts `requireToken`).
@@ -181,21 +181,21 @@ export function rememberLike(c: Context<AppEnv>, channelId: number, active: bool
   const lifetime = responseLifetimeMs(c.env);
   const kept = [...(recentLikes.get(c.env, key, now) ?? [])].filter(([, like]) => now - like.at < lifetime);
   recentLikes.set(key, new Map(kept).set(channelId, { likes, at: now }), now);
-  rememberMark(c, 'liked', channelId, active);
+  rememberFlag(c, 'liked', channelId, active);
 }
 
 /** After the caller's favorite or unfavorite of `channelId`: their cached favorites follow. */
 export function rememberFavorite(c: Context<AppEnv>, channelId: number, active: boolean): void {
-  rememberMark(c, 'favorited', channelId, active);
+  rememberFlag(c, 'favorited', channelId, active);
 }
 
 /** Changes the cached caller's likes or favorites after their write; the entry keeps its age. */
-function rememberMark(c: Context<AppEnv>, kind: 'liked' | 'favorited', channelId: number, active: boolean): void {
+function rememberFlag(c: Context<AppEnv>, kind: 'liked' | 'favorited', channelId: number, active: boolean): void {
   callers.update(String(c.get('userId')), (entry) => {
-    const marks = new Set(entry[kind]);
-    if (active) marks.add(channelId);
-    else marks.delete(channelId);
-    return { ...entry, [kind]: marks };
+    const ids = new Set(entry[kind]);
+    if (active) ids.add(channelId);
+    else ids.delete(channelId);
+    return { ...entry, [kind]: ids };
   });
 }
 

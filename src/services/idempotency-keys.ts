@@ -9,7 +9,7 @@ import type { AppEnv } from '../env';
 // statements a write's batch claims its key with, and the scheduled purge. The
 // middleware that reads and replays keys is middleware/idempotency.ts.
 
-/** How long a key holds its answer (docs/api.md#safe-retries-idempotency-key). */
+/** How long a key holds its response (docs/api.md#safe-retries-idempotency-key). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**

@@ -61,12 +61,12 @@ class Held {
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
-/** The `RateLimit` headers of `quota` under `policy` (docs/api.md#what-every-answer-carries). */
+/** The `RateLimit` headers of `quota` under `policy` (docs/api.md#what-every-response-carries). */
 const quotaHeaders = (policy: string, quota: Quota) =>
   rateLimitHeaders(policy, quota.limit, quota.remaining, seconds(quota.resetMs), seconds(quota.windowMs));
 
 /**
- * Puts the `RateLimit` headers of the tightest quota seen in this request on its answer:
+ * Puts the `RateLimit` headers of the tightest quota seen in this request on its response:
  * a login reserves on two objects, and the client needs the one that will stop it first.
  */
 function announce(c: Context<AppEnv>, policy: string, quota: Quota | null) {
@@ -109,7 +109,7 @@ const LOGIN_REFUSED = 'Too many login attempts. Please try again later.';
  * - per email and IP pair, `LOGIN_MAX_FAILURES` failures;
  * - per email from all IPs together, `LOGIN_EMAIL_MAX_FAILURES`, which then hold every IP
  *   except those that logged in to that account in the last 30 days (they keep their
- *   own pair allowance), so nobody can lock an account's owner out.
+ *   own pair allowance), so no one else can lock an account's owner out.
  * Success gives the attempt back, clears the pair's failures and marks the IP as known;
  * a failure keeps it (nothing to call). Refusals are 429 with `Retry-After`.
  */

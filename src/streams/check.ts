@@ -16,7 +16,7 @@ import { NOTHING_PLAYING, decodeMetadata, firstMetadataBlock, splitTitle, stream
  * deadline, at most 64 KiB in 256 reads, at most 3 redirects, public addresses only.
  */
 
-/** What a check found: the answer of `POST /admin/radios/{id}/check` and what the status rule uses. */
+/** What a check found: the response of `POST /admin/radios/{id}/check` and what the status rule uses. */
 export interface CheckResult {
   ok: boolean;
   status_code: number | null;
@@ -32,7 +32,7 @@ const PLAYABLE = /^(audio\/|application\/ogg|application\/(vnd\.apple\.mpegurl|x
 const PLAYLIST = /mpegurl|scpls/i;
 /** Bytes an audio stream must send within the read to count as playing. */
 const MIN_AUDIO_BYTES = 512;
-/** The answer's `content_type` holds at most this many characters (the document's bound). */
+/** The response's `content_type` holds at most this many characters (the document's bound). */
 const CONTENT_TYPE_MAX = 200;
 
 /** What a check keeps of the stream's headers, cleaned (fetch-stream.ts `cleanStreamText`). */
@@ -48,7 +48,7 @@ function describe(response: StreamResponse) {
 }
 
 /**
- * Reads what a check needs of an answer: 2xx, an audio or playlist content type, and
+ * Reads what a check needs of a response: 2xx, an audio or playlist content type, and
  * audio bytes (at least 512, or a playlist's first line). A body cut short names what
  * cut it: `timeout` (the deadline), `read_limit` (256 reads gave fewer bytes) or
  * `connection` (it broke).

@@ -4,7 +4,7 @@ import { cleanImportedText } from '../lib/text';
 /**
  * The one way the Worker fetches a radio stream (docs/security.md#outbound-fetches):
  * health checks, now playing, and anything later that reads a stream go through
- * `fetchStream`. A stream URL comes from an operator's catalogue, but what answers it is
+ * `fetchStream`. A stream URL comes from an operator's catalogue, but what replies to it is
  * anyone on the internet, so every fetch is bounded:
  *
  * - one deadline (`STREAM_DEADLINE_MS`) for connecting, the headers of every hop and the
@@ -29,7 +29,7 @@ export const STREAM_MAX_BYTES = 64 * 1024;
 export const STREAM_MAX_READS = 256;
 /** The most redirects followed, each to a public address. */
 export const STREAM_MAX_REDIRECTS = 3;
-/** The most characters of stream text an answer or a row ever holds. */
+/** The most characters of stream text a response or a row ever holds. */
 export const STREAM_TEXT_MAX = 256;
 
 /**
@@ -50,9 +50,9 @@ export interface ReadCount {
   stoppedBy: ReadStop | null;
 }
 
-/** The answer of the last hop, with its body as bounded chunks. */
+/** The response of the last hop, with its body as bounded chunks. */
 export interface StreamResponse {
-  /** The URL that answered (after redirects). */
+  /** The URL that responded (after redirects). */
   url: string;
   status: number;
   headers: Headers;
@@ -63,7 +63,7 @@ export interface StreamResponse {
   read: Readonly<ReadCount>;
 }
 
-/** What `fetchStream` answers: the reader's value, or why no answer could be read. */
+/** What `fetchStream` returns: the reader's value, or why no response could be read. */
 export type StreamOutcome<T> =
   | { ok: true; value: T; read: ReadCount; redirects: number }
   | { ok: false; error: StreamFailure; read: ReadCount; redirects: number };
@@ -183,10 +183,10 @@ export function streamFailure(error: unknown): StreamFailure {
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /**
- * Fetches the stream at `url` and hands its answer to `read`, within the bounds above.
+ * Fetches the stream at `url` and hands its response to `read`, within the bounds above.
  * `read` sees the last hop's status and headers and its body as bounded chunks; whatever
- * it answers is `value`. Never throws: a URL refused, a failed connection or a deadline
- * passed before `read` had its answer is `{ ok: false, error }`. When the deadline passes
+ * it returns is `value`. Never throws: a URL refused, a failed connection or a deadline
+ * passed before `read` had its response is `{ ok: false, error }`. When the deadline passes
  * while `read` reads the body, the chunks simply end (`read.stoppedBy` is `deadline`), so
  * that `read` decides what a body cut short means; `read` must wait on nothing else.
  */

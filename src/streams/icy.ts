@@ -1,7 +1,7 @@
 import { cleanStreamText } from './fetch-stream';
 
 /**
- * ICY metadata (Shoutcast/Icecast): a server asked with `Icy-MetaData: 1` answers
+ * ICY metadata (Shoutcast/Icecast): a server asked with `Icy-MetaData: 1` responds
  * `icy-metaint: N` and then, after every N bytes of audio, one length byte L and L × 16
  * bytes of metadata such as `StreamTitle='Artist - Title';StreamUrl='';`, padded with
  * NULs. Pure functions over bytes, so that they are tested on recorded byte sequences
@@ -61,7 +61,7 @@ export function splitTitle(stream: string | null): NowPlaying {
 /**
  * Reads chunks of a stream body that started right after its headers, with the
  * `icy-metaint` interval, until the first metadata block is complete (chunks may split
- * it anywhere) or `maxBytes` were read. Answers that block's bytes, or null.
+ * it anywhere) or `maxBytes` were read. Returns that block's bytes, or null.
  */
 export async function firstMetadataBlock(
   chunks: AsyncIterable<Uint8Array>,

@@ -84,7 +84,7 @@ export const streamOf = (db: Db, id: number, { visibleOnly = true } = {}) =>
     .then(([row]) => row);
 
 /**
- * The UPDATE that records a check's result, and the status it leads to. It answers the
+ * The UPDATE that records a check's result, and the status it leads to. It returns the
  * reports' request for a check made before the check began; one made while it ran stays
  * for the next run.
  */
@@ -143,7 +143,7 @@ const mayAskForCheck = (target: StreamTarget, now: number) =>
  * networks (streams/health.ts), the channel is marked for the next run of the Cron
  * Trigger (within a minute). At most one such request per channel per 10 minutes,
  * enforced here by compare and set: the mark is set only while none is pending and the
- * last check is 10 minutes old, so a burst of reports asks once. Answers whether this
+ * last check is 10 minutes old, so a burst of reports asks once. Returns whether this
  * report asked for the check.
  *
  * Cost: an ok report, or one while a check is pending or recent, is one INSERT; a

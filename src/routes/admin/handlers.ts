@@ -6,7 +6,7 @@ import { importStations } from '../../catalogue/import';
 import { forgetCatalogue } from '../../cache';
 import type { AppEnv } from '../../env';
 import { created, ok } from '../../lib/envelope';
-import { forgetPublicAnswers } from '../../middleware/caching';
+import { forgetAnonymousCopies } from '../../middleware/caching';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
 import { forgetCaller } from '../../services/caller';
@@ -22,11 +22,11 @@ export const setUserStatus: RouteHandler<typeof routes.setUserStatus, AppEnv> = 
   return ok(c, await toUserResource(user), 'User status updated.');
 };
 
-// Every catalogue write drops the isolate's cached catalogue answers, and the public
-// answers it changed from the isolate and the data centre (middleware/caching.ts); a
+// Every catalogue write drops the isolate's cached catalogue responses, and the
+// anonymous copies it changed from the isolate and the data centre (middleware/caching.ts); a
 // channel's write also tells its play counter whether it can be played now (the play
 // path's 404 comes from there, activity/plays.ts). A counter that cannot be told makes
-// the answer a 503: the write is in D1, and repeating it tells the counter.
+// the response a 503: the write is in D1, and repeating it tells the counter.
 
 /** Tells the channel's play counter whether channel `id` can be played after this write, and where it is. */
 const tellCounters = async (c: Context<AppEnv>, id: number) =>
@@ -36,7 +36,7 @@ export const createRadio: RouteHandler<typeof routes.createRadio, AppEnv> = asyn
   const channel = await catalogueAdmin.createChannel(c.get('db'), c.req.valid('json'), isoTimestamp());
   await tellCounters(c, channel.id);
   forgetCatalogue();
-  await forgetPublicAnswers(c, 'all');
+  await forgetAnonymousCopies(c, 'all');
   return created(c, channel, 'Radio channel created.', `/api/v1/radios/${channel.id}`);
 };
 
@@ -49,7 +49,7 @@ export const updateRadio: RouteHandler<typeof routes.updateRadio, AppEnv> = asyn
   );
   await tellCounters(c, channel.id);
   forgetCatalogue();
-  await forgetPublicAnswers(c, 'all');
+  await forgetAnonymousCopies(c, 'all');
   return ok(c, channel, 'Radio channel updated.');
 };
 
@@ -58,7 +58,7 @@ export const importRadios: RouteHandler<typeof routes.importRadios, AppEnv> = as
   if (summary.created + summary.updated > 0) {
     await tellCountersVisibility(c.env, 'all');
     forgetCatalogue();
-    await forgetPublicAnswers(c, 'all');
+    await forgetAnonymousCopies(c, 'all');
   }
   return ok(
     c,
@@ -70,7 +70,7 @@ export const importRadios: RouteHandler<typeof routes.importRadios, AppEnv> = as
 export const createGenre: RouteHandler<typeof routes.createGenre, AppEnv> = async (c) => {
   const genre = await catalogueAdmin.createGenre(c.get('db'), c.req.valid('json'), isoTimestamp());
   forgetCatalogue();
-  await forgetPublicAnswers(c, [genre.id]);
+  await forgetAnonymousCopies(c, [genre.id]);
   return created(c, genre, 'Genre created.', `/api/v1/genres/${genre.id}`);
 };
 
@@ -78,6 +78,6 @@ export const updateGenre: RouteHandler<typeof routes.updateGenre, AppEnv> = asyn
   const { id } = c.req.valid('param');
   const genre = await catalogueAdmin.updateGenre(c.get('db'), id, c.req.valid('json'), isoTimestamp());
   forgetCatalogue();
-  await forgetPublicAnswers(c, [id]);
+  await forgetAnonymousCopies(c, [id]);
   return ok(c, genre, 'Genre updated.');
 };

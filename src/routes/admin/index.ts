@@ -5,7 +5,7 @@ import * as routes from './routes';
 
 /** `/api/v1/admin/*`: operators and import scripts, with the admin token (docs/security.md#accounts-passwords-and-tokens). */
 export const adminRouter = createRouter();
-// Accounts and operators' answers: never cached (this router is mounted at '/').
+// Responses about accounts and to operators: never cached (this router is mounted at '/').
 adminRouter.use('/api/v1/admin/*', noStore);
 adminRouter
   .openapi(routes.setUserStatus, handlers.setUserStatus)

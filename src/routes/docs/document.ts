@@ -4,9 +4,9 @@ import { ONE_LINE } from '../../schemas/fields';
 
 /**
  * What every operation shares, added to the document that @hono/zod-openapi builds from
- * the route contracts: the headers each answer carries and each request may send, the
+ * the route contracts: the headers each response carries and each request may send, the
  * 304 of every GET, examples, and the document's own metadata. The route contracts keep
- * only what is particular to them (their parameters, bodies, answers, `If-Match`,
+ * only what is particular to them (their parameters, bodies, responses, `If-Match`,
  * `ETag` on playlist writes). Rules here follow the code that sends the headers:
  * middleware/observability.ts (request id, bookmark), middleware/headers.ts (CORS),
  * middleware/rate-limit.ts (RateLimit), middleware/caching.ts (ETag, 304),
@@ -217,7 +217,7 @@ export function exampleOf(schema: unknown, doc: Document, depth = 0): unknown {
 }
 
 const isRead = (method: string) => method === 'get' || method === 'head';
-const errorAnswer = (schema: string, description: string): Response => ({
+const documentedError = (schema: string, description: string): Response => ({
   description,
   content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
 });
@@ -266,8 +266,8 @@ export function completeDocument(doc: Document, info: { version: string }): Docu
         ...(conditional ? [ref('parameters', 'If-Match')] : []),
       ];
       if (keyed) {
-        const conflict = operation.responses['409'] ?? errorAnswer('Error', 'Conflict with the current state.');
-        const invalid = operation.responses['422'] ?? errorAnswer('ValidationError', 'Validation failed.');
+        const conflict = operation.responses['409'] ?? documentedError('Error', 'Conflict with the current state.');
+        const invalid = operation.responses['422'] ?? documentedError('ValidationError', 'Validation failed.');
         operation.responses['409'] = {
           ...conflict,
           description: `${conflict.description} Also: a request with the same \`Idempotency-Key\` is still running (retry after \`Retry-After\`), or ran and its answer was lost.`,
@@ -278,7 +278,7 @@ export function completeDocument(doc: Document, info: { version: string }): Docu
         };
       }
       // Every operation refuses query parameters it does not take (zod strict query objects, lib/validation.ts).
-      operation.responses['422'] ??= errorAnswer(
+      operation.responses['422'] ??= documentedError(
         'ValidationError',
         'A query parameter this operation does not take; each one is named in `errors`.',
       );
@@ -310,7 +310,7 @@ export function completeDocument(doc: Document, info: { version: string }): Docu
         const content = response.content?.['application/json'];
         if (content && content.example === undefined && code < 300) {
           const example = exampleOf(content.schema, doc);
-          // The envelope's message says what this answer is, not a stock sentence.
+          // The envelope's message says what this response is, not a stock sentence.
           if (isRecord(example) && typeof example.message === 'string') {
             example.message = response.description.endsWith('.') ? response.description : `${response.description}.`;
           }

@@ -9,7 +9,7 @@ export const API_VERSION = '1.0.0';
 /**
  * Mounts `GET /api/v1/openapi.json`: the OpenAPI 3.1 document of every route of `app`,
  * built once per isolate from the route contracts and completed by document.ts. The
- * interactive reference at `/docs` (public/docs, Scalar) reads it; static assets answer
+ * interactive reference at `/docs` (public/docs, Scalar) reads it; static assets serve
  * `/docs` before the Worker runs.
  */
 export function mountDocs(app: ReturnType<typeof createRouter>) {

@@ -6,7 +6,7 @@ import type { AppEnv } from '../../env';
 import { ok } from '../../lib/envelope';
 import type * as routes from './routes';
 
-/** The locale `hono/language` picked from `Accept-Language` (middleware in ./index.ts), announced on the answer. */
+/** The locale `hono/language` picked from `Accept-Language` (middleware in ./index.ts), announced on the response. */
 function locale(c: Context<AppEnv>): string {
   const picked = c.get('language');
   c.header('Content-Language', picked);

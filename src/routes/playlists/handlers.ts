@@ -42,8 +42,8 @@ export const listPlaylists: RouteHandler<typeof routes.listPlaylists, AppEnv> = 
   );
 
 /**
- * The `ETag` of a playlist answer: the playlist's own tag (playlists/entity-tags.ts), the
- * same on a write's answer and a read's for the same version, for `If-Match`.
+ * The `ETag` of a playlist response: the playlist's own tag (playlists/entity-tags.ts), the
+ * same on a write's response and a read's for the same version, for `If-Match`.
  */
 const tagVersion = (c: Context<AppEnv>, playlist: { id: number; version: number }) =>
   c.header('ETag', playlistTag(playlist));

@@ -13,7 +13,7 @@ const fields = {
   is_public: z.boolean(),
 };
 const playlistParams = z.object({ id: idParam('id') });
-/** Writes that take `If-Match` and answer the new `ETag` (routes/docs/document.ts declares both and the 412). */
+/** Writes that take `If-Match` and respond with the new `ETag` (routes/docs/document.ts declares both and the 412). */
 const conditional = { 'x-conditional': true } as const;
 const readErrors = errorResponses(401, 403, 404, 422, 429);
 const writeErrors = errorResponses(...BODY_ERRORS, 401, 403, 404, 412, 429);

@@ -95,7 +95,7 @@ const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?$/;
 
 /**
  * Decimal degrees in -`limit`..`limit`, rounded to 6 decimals (about 0.1 m, far below
- * any distance the answer shows), so the same point printed by two clients' doubles is
+ * any distance the response shows), so the same point printed by two clients' doubles is
  * one point.
  */
 const degrees = (limit: number, description: string) =>

@@ -35,7 +35,7 @@ export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
     withAccountCheck(c, searchCatalogue(c.get('db'), search, countryList, viewerId)),
   );
   if (result.stations.length || result.categories.length || result.countries.length) {
-    // Counted after the answer is sent; the Durable Object's write is durable once it returns.
+    // Counted after the response is sent; the Durable Object's write is durable once it returns.
     c.executionCtx.waitUntil(recordSearchTerm(c, term, c.get('userId')).catch(() => false));
   }
   return ok(c, result, 'Search results retrieved successfully.');

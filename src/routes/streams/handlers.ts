@@ -23,7 +23,7 @@ export const reportStream: RouteHandler<typeof routes.reportStream, AppEnv> = as
   const db = c.get('db');
   const target = await streamOf(db, id);
   if (!target) throw notFound('Radio channel');
-  // A report never changes the status (no cached answer to forget): at most it asks the cron for a check.
+  // A report never changes the status (no cached response to forget): at most it asks the cron for a check.
   await recordReport(db, target, c.get('userId'), c.req.valid('json'), requestNetwork(c));
   return json(c, { success: true as const, message: 'Report received.', data: null }, 202);
 };
@@ -33,12 +33,12 @@ export const nowPlaying: RouteHandler<typeof routes.nowPlaying, AppEnv> = async 
   const db = c.get('db');
   const target = await streamOf(db, id);
   if (!target) throw notFound('Radio channel');
-  // One object per channel: one fetch per channel and 15-second window (durable-objects/now-playing.ts).
-  const answer = await c.env.NOW_PLAYING.get(c.env.NOW_PLAYING.idFromName(String(id))).current(target.streamUrl, {
+  // One object per channel: one fetch per channel and 15-second window (streams/now-playing-object.ts).
+  const title = await c.env.NOW_PLAYING.get(c.env.NOW_PLAYING.idFromName(String(id))).current(target.streamUrl, {
     ownHosts: ownHosts(c),
   });
   c.header('Cache-Control', 'private, max-age=15');
-  return ok(c, answer, 'Now playing.');
+  return ok(c, title, 'Now playing.');
 };
 
 /** Generated placeholders, by kind and id: the same bytes every time, so an isolate keeps the recent ones. */
