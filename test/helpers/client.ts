@@ -71,7 +71,7 @@ export async function call(method: string, path: string, options: CallOptions = 
   } else {
     expect(parsed.success, `${method} ${path} success flag`).toBe(true);
   }
-  // HTTP habits every answer keeps (docs/api.md#what-every-answer-carries): where a created thing is, how to
+  // HTTP habits every answer keeps (docs/api.md#what-every-response-carries): where a created thing is, how to
   // authenticate.
   if (response.status === 201)
     expect(response.headers.get('Location'), `${method} ${path} Location`).toMatch(/^\/api\/v1\//);

@@ -153,7 +153,7 @@ const request = fc.record({
 
 type FuzzRequest = typeof request extends fc.Arbitrary<infer T> ? T : never;
 
-/** The shape a request id must have to be echoed (docs/api.md#what-every-answer-carries). */
+/** The shape a request id must have to be echoed (docs/api.md#what-every-response-carries). */
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** Runs per operation: every operation of the document gets its share, new ones included. */
