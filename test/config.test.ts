@@ -35,6 +35,7 @@ describe('the defaults', () => {
       rateLimitPerMinute: { plays: 60, writes: 120, searches: 120, reads: 1200, anonymous: 300 },
       dependencyTimeoutMs: 10_000,
       passwordHashWaitMs: 3_000,
+      passwordHashRestMs: 200,
       searchTrendShards: 4,
       playCounterShards: 8,
       playFlushMs: 2_000,
