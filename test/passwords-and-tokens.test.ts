@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { DUMMY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from '../src/services/passwords';
 import { isRevokedByUser, issueToken, parseBearer, resolveToken, revokeOtherTokens } from '../src/services/tokens';
+import { QUICK_USER_PASSWORD, QUICK_USER_PASSWORD_HASH } from './helpers/users';
 
 describe('passwords', () => {
   it('hashes with scrypt at OWASP parameters and a fresh salt', async () => {
@@ -11,6 +12,11 @@ describe('passwords', () => {
     expect(await verifyPassword('same password', a)).toBe(true);
     expect(await verifyPassword('same passwore', a)).toBe(false);
     expect(needsRehash(a)).toBe(false);
+  });
+
+  it("the test users' stored hash is their password's at today's parameters", async () => {
+    expect(await verifyPassword(QUICK_USER_PASSWORD, QUICK_USER_PASSWORD_HASH)).toBe(true);
+    expect(needsRehash(QUICK_USER_PASSWORD_HASH)).toBe(false);
   });
 
   it('asks to rehash weaker hashes and never matches the dummy', async () => {
