@@ -337,7 +337,9 @@ describe('caching', () => {
     expect(miss.headers.get('X-Cache')).toBe('MISS');
     expect(miss.headers.get('Cache-Control')).toBe('public, max-age=60, s-maxage=60');
     expect(miss.body.data.map((genre: { name: string }) => genre.name)).toContain('Edge Cached');
-    await vi.waitFor(async () => expect((await call('GET', path)).headers.get('X-Cache')).toBe('HIT'));
+    await vi.waitFor(async () => expect((await call('GET', path)).headers.get('X-Cache')).toBe('HIT'), {
+      timeout: 30_000,
+    });
     const user = await registerUser();
     const withToken = await call('GET', path, { token: user.token });
     expect(withToken.headers.get('X-Cache')).toBeNull();
@@ -353,7 +355,9 @@ describe('caching', () => {
     const detail = `/api/v1/genres/${genre.id}`;
     const stale = await call('GET', detail);
     expect(stale.headers.get('X-Cache')).toBe('MISS');
-    await vi.waitFor(async () => expect((await call('GET', detail)).headers.get('X-Cache')).toBe('HIT'));
+    await vi.waitFor(async () => expect((await call('GET', detail)).headers.get('X-Cache')).toBe('HIT'), {
+      timeout: 30_000,
+    });
 
     await call('PATCH', `/api/v1/admin/genres/${genre.id}`, { token: env.ADMIN_TOKEN, json: { name: 'After Rename' } });
     const fresh = await call('GET', detail);
@@ -384,7 +388,9 @@ describe('caching', () => {
     expect([afterLatePut.headers.get('X-Cache'), afterLatePut.body.data.name]).toEqual(['MISS', 'Renamed Again']);
 
     // A channel write can move channels between genres: every genre's detail goes.
-    await vi.waitFor(async () => expect((await call('GET', detail)).headers.get('X-Cache')).toBe('HIT'));
+    await vi.waitFor(async () => expect((await call('GET', detail)).headers.get('X-Cache')).toBe('HIT'), {
+      timeout: 30_000,
+    });
     const channel = await call('POST', '/api/v1/admin/radios', {
       token: env.ADMIN_TOKEN,
       json: {

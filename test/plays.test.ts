@@ -17,7 +17,7 @@ describe('POST /api/v1/radios/{id}/play', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, message: 'Play tracked successfully.', data: null });
     // The play counter's alarm flushes on its own (PLAY_FLUSH_MS = 2 s).
-    await vi.waitFor(async () => expect(await playCount(id!)).toBe(1), { timeout: 5000, interval: 200 });
+    await vi.waitFor(async () => expect(await playCount(id!)).toBe(1), { timeout: 30_000, interval: 200 });
     const detail = await call('GET', `/api/v1/radios/${id}`, { token: user.token });
     expect(detail.body.data.play_count).toBe(1);
   });

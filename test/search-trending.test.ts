@@ -34,7 +34,10 @@ describe('trending search terms over HTTP', () => {
     // Searches that found nothing do not count.
     for (const user of users) await search('nothing at all here', user);
 
-    await vi.waitFor(async () => expect(await trending()).toEqual(['radio', 'jazz']), { timeout: 5000, interval: 250 });
+    await vi.waitFor(async () => expect(await trending()).toEqual(['radio', 'jazz']), {
+      timeout: 30_000,
+      interval: 250,
+    });
 
     // Suggestions put trending terms first, then genres, then stations.
     await vi.waitFor(
@@ -42,7 +45,7 @@ describe('trending search terms over HTTP', () => {
         const res = await call('GET', '/api/v1/search/suggestions?q=ja', { token: a.token });
         expect(res.body.data).toEqual(['jazz', 'Jazzy Beats']);
       },
-      { timeout: 5000, interval: 250 },
+      { timeout: 30_000, interval: 250 },
     );
     const radio = await call('GET', '/api/v1/search/suggestions?q=rad', { token: a.token });
     expect(radio.body.data).toEqual(['radio', 'Smooth Jazz Radio', 'Radio Zürich']);

@@ -159,12 +159,6 @@ export function hashTurn(env: Bindings): HashTurn {
   return { queue: passwordHashes, waitMs: passwordHashWaitMs, restMs: passwordHashRestMs };
 }
 
-/**
- * How long a hash may wait for its turn before the request is refused with 503 and
- * `Retry-After` (`PASSWORD_HASH_WAIT_MS`, default 3 s). `hashTurn` gives it with the pause.
- */
-export const hashWaitMs = (env: Bindings) => config(env).passwordHashWaitMs;
-
 /** Without a turn given (tests): the isolate's queue, waiting as long as it takes. */
 const anyTime: HashTurn = { queue: passwordHashes, waitMs: 2 ** 31 - 1 };
 

@@ -4,15 +4,7 @@ import { config } from '../../config';
 import type { AppEnv } from '../../env';
 import { accountInactive, fieldInvalid, unauthenticated } from '../../lib/errors';
 import { created, ok } from '../../lib/envelope';
-import {
-  DUMMY_PASSWORD_HASH,
-  hashPassword,
-  hashWaitMs,
-  needsRehash,
-  passwordHashes,
-  verifyPassword,
-  type HashTurn,
-} from '../../services/passwords';
+import { DUMMY_PASSWORD_HASH, hashPassword, hashTurn, needsRehash, verifyPassword } from '../../services/passwords';
 import { clientIp, reserveLogin, reservePasswordCheck, reserveRegistration } from '../../services/rate-limits';
 import { issueToken, revokeOtherTokens, revokeToken } from '../../services/tokens';
 import * as usersService from '../../services/users';
@@ -21,8 +13,6 @@ import type * as routes from './routes';
 
 const EMAIL_TAKEN = 'The email has already been taken.';
 const ttlDays = (env: AppEnv['Bindings']) => config(env).tokenTtlDays;
-/** Every hash of a request waits its turn in the isolate's queue, at most `PASSWORD_HASH_WAIT_MS`. */
-const hashTurn = (env: AppEnv['Bindings']): HashTurn => ({ queue: passwordHashes, waitMs: hashWaitMs(env) });
 
 export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) => {
   const body = c.req.valid('json');
