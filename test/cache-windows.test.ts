@@ -117,6 +117,19 @@ describe('a write wins over a load that began before it', () => {
     expect(cached.get({}, 'k', 100)).toBe('newer');
   });
 
+  it('a load that began before a write is refused even after the write’s stamp was let go', async () => {
+    const cached = new CacheNamespace<string>('test', { windows: () => ({ freshMs: 60_000, staleMs: 0 }), max: 2 });
+    const load = slow();
+    const loading = cached.swr(scope(), 'k', load.load);
+    at(10);
+    cached.remove('k'); // the write: its stamp is one of at most 2
+    at(20);
+    for (const other of ['a', 'b', 'c']) cached.remove(other); // three more writes push it out
+    load.release('read before the write');
+    await loading;
+    expect(cached.get({}, 'k', 20)).toBeUndefined();
+  });
+
   it('keeps at most max entries, the oldest going first', () => {
     const cached = new CacheNamespace<string>('test', { windows: () => ({ freshMs: 60_000, staleMs: 0 }), max: 2 });
     for (const key of ['a', 'b', 'c']) cached.set(key, key, 0);

@@ -265,6 +265,39 @@ describe('read caches', () => {
     expect(likesIn(await send('GET', `/api/v1/playlists/${playlist.id}`, { token: fan.token }))).toBe(0);
   });
 
+  it('a double tap: overlapping toggles of one channel leave the writer reading what D1 holds', async () => {
+    const [id] = await seedChannels([station()]);
+    const fan = await registerUser();
+    for (let i = 0; i < 2; i += 1) await send('GET', `/api/v1/radios/${id}`, { token: fan.token });
+    const taps = await Promise.all(
+      Array.from({ length: 7 }, () => send('POST', `/api/v1/radios/${id}/like`, { token: fan.token })),
+    );
+    expect(taps.map((r) => r.status)).toEqual(taps.map(() => 200));
+    const stored = await env.DB.prepare('SELECT count(*) AS n FROM likes WHERE user_id = ? AND channel_id = ?')
+      .bind(fan.id, id)
+      .first<{ n: number }>();
+    // Seven toggles: liked in the end, whatever order the responses came back in.
+    expect(stored?.n).toBe(1);
+    expect((await send('GET', `/api/v1/radios/${id}`, { token: fan.token })).body.data.is_liked).toBe(true);
+    later(RESPONSE_LIFETIME_MS);
+    expect((await send('GET', `/api/v1/radios/${id}`, { token: fan.token })).body.data).toMatchObject({
+      is_liked: true,
+      likes: 1,
+    });
+  });
+
+  it('within the window the writer’s own like decides their flag, even over an account reloaded without it', async () => {
+    const [id] = await seedChannels([station()]);
+    const fan = await registerUser();
+    for (let i = 0; i < 2; i += 1) await send('GET', `/api/v1/radios/${id}`, { token: fan.token });
+    await send('POST', `/api/v1/radios/${id}/like`, { token: fan.token });
+    // What a read replica that has not seen the like yet would give a reload of the caller.
+    await env.DB.prepare('DELETE FROM likes WHERE user_id = ? AND channel_id = ?').bind(fan.id, id).run();
+    later(1100); // the cached caller is stale: this read reloads it (after its response)
+    await send('GET', `/api/v1/radios/${id}`, { token: fan.token });
+    expect((await send('GET', `/api/v1/radios/${id}`, { token: fan.token })).body.data.is_liked).toBe(true);
+  });
+
   it('a favorite drops no shared response: only its writer’s flag changes', async () => {
     const [id] = await seedChannels([station()]);
     const [fan, other] = [await registerUser(), await registerUser()];

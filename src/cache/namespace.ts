@@ -97,7 +97,12 @@ export class CacheNamespace<V, E = unknown> {
   private markChanged(key: string): void {
     this.changedAt.delete(key);
     this.changedAt.set(key, Date.now());
-    if (this.changedAt.size > this.options.max) this.changedAt.delete(oldestKey(this.changedAt) ?? key);
+    if (this.changedAt.size > this.options.max) {
+      const oldest = oldestKey(this.changedAt) ?? key;
+      // A stamp let go must still refuse the loads that began before it: every key takes its time as a floor.
+      this.clearedAt = Math.max(this.clearedAt, this.changedAt.get(oldest) ?? -Infinity);
+      this.changedAt.delete(oldest);
+    }
   }
 
   /**

@@ -38,24 +38,46 @@ const callers = new CacheNamespace<CallerEntry, Bindings>('callers', {
  * like may be served (1.5 x `READ_CACHE_MS`), so they see their like at once and other
  * callers' within that window.
  */
-const recentLikes = new CacheNamespace<ReadonlyMap<number, { likes: number; at: number }>, Bindings>('recentLikes', {
+const recentLikes = new CacheNamespace<ReadonlyMap<number, RecentLike>, Bindings>('recentLikes', {
   windows: (env) => ({ freshMs: responseLifetimeMs(env), staleMs: 0 }),
   max: 10_000,
 });
 
-/** The caller's recent like counts still within the window. */
-function likeCountsOf(c: Context<AppEnv>, now = Date.now()): Caller['likeCounts'] {
-  const counts = new Map<number, { likes: number; at: number }>();
-  const recent = recentLikes.get(c.env, String(c.get('userId')), now);
-  if (!recent) return counts;
-  const lifetime = responseLifetimeMs(c.env);
-  for (const [channelId, like] of recent) if (now - like.at < lifetime) counts.set(channelId, like);
-  return counts;
+/** A like or unlike the caller made moments ago, as their toggle returned it. */
+interface RecentLike {
+  likes: number;
+  active: boolean;
+  at: number;
 }
 
-/** Sets the request's caller from a cached or just loaded entry. */
-const setCaller = (c: Context<AppEnv>, entry: CallerEntry) =>
-  c.set('caller', { ...entry, likeCounts: likeCountsOf(c) });
+/** The caller's recent likes still within the window. */
+function recentLikesOf(c: Context<AppEnv>, now = Date.now()): Map<number, RecentLike> {
+  const live = new Map<number, RecentLike>();
+  const recent = recentLikes.get(c.env, String(c.get('userId')), now);
+  if (!recent) return live;
+  const lifetime = responseLifetimeMs(c.env);
+  for (const [channelId, like] of recent) if (now - like.at < lifetime) live.set(channelId, like);
+  return live;
+}
+
+/**
+ * Sets the request's caller from a cached or just loaded entry, with their recent likes
+ * laid over it: within the window the caller's own toggle decides their flag, even when
+ * the entry was loaded from a read replica that has not seen the like yet.
+ */
+function setCaller(c: Context<AppEnv>, entry: CallerEntry): void {
+  const recent = recentLikesOf(c);
+  let { liked } = entry;
+  if ([...recent].some(([channelId, like]) => liked.has(channelId) !== like.active)) {
+    const ids = new Set(liked);
+    for (const [channelId, like] of recent) {
+      if (like.active) ids.add(channelId);
+      else ids.delete(channelId);
+    }
+    liked = ids;
+  }
+  c.set('caller', { ...entry, liked, likeCounts: recent });
+}
 
 /** The account row decides: revoked by a password change: 401; not active: 403 with `requires_logout`. */
 export function checkAccount(row: UserRow | undefined, token: TokenRecord): UserRow {
@@ -170,23 +192,55 @@ export async function withAccountCheck<Q extends Queries, T>(c: Context<AppEnv>,
 }
 
 /**
- * After the caller's like or unlike of `channelId` (its toggle returned `likes`): their
- * cached likes follow, and their reads show that count until the shared responses
- * loaded before it have expired. Other callers' shared responses stay; they show the
- * count within 1.5 x `READ_CACHE_MS`, as a like through another isolate.
+ * Toggles of one user and channel in flight in this isolate: `changes` counts those that
+ * ended while another was in flight. Two that overlap (a double tap) may return in
+ * another order than D1 ran them, so neither may be remembered as the last.
  */
-export function rememberLike(c: Context<AppEnv>, channelId: number, active: boolean, likes: number): void {
-  const key = String(c.get('userId'));
-  const now = Date.now();
-  const lifetime = responseLifetimeMs(c.env);
-  const kept = [...(recentLikes.get(c.env, key, now) ?? [])].filter(([, like]) => now - like.at < lifetime);
-  recentLikes.set(key, new Map(kept).set(channelId, { likes, at: now }), now);
-  rememberFlag(c, 'liked', channelId, active);
-}
+const togglesInFlight = new Map<string, { running: number; ended: number }>();
 
-/** After the caller's favorite or unfavorite of `channelId`: their cached favorites follow. */
-export function rememberFavorite(c: Context<AppEnv>, channelId: number, active: boolean): void {
-  rememberFlag(c, 'favorited', channelId, active);
+/**
+ * Runs the caller's like or favorite toggle of `channelId` (`write`: its D1 batch; null
+ * when the channel is not visible) and remembers its result for the caller's next reads:
+ * their cached flag follows, and for a like, the count it returned is laid over the
+ * shared responses loaded before it until those have expired (other callers see the count
+ * within 1.5 x `READ_CACHE_MS`, as a like through another isolate). When another toggle
+ * of the same user and channel ran at the same time, the caller's entry and that
+ * channel's overlay are dropped instead: their next read checks D1.
+ */
+export async function rememberToggle<T extends { active: boolean; total: number } | null>(
+  c: Context<AppEnv>,
+  kind: 'liked' | 'favorited',
+  channelId: number,
+  write: () => Promise<T>,
+): Promise<T> {
+  const userId = c.get('userId');
+  const key = `${userId}:${kind}:${channelId}`;
+  const flight = togglesInFlight.get(key) ?? { running: 0, ended: 0 };
+  togglesInFlight.set(key, flight);
+  const endedBefore = flight.ended;
+  flight.running += 1;
+  let result: T;
+  try {
+    result = await write();
+  } finally {
+    flight.running -= 1;
+    flight.ended += 1;
+    if (flight.running === 0) togglesInFlight.delete(key);
+  }
+  if (!result) return result;
+  const overlapped = flight.ended - endedBefore > 1 || flight.running > 0;
+  if (kind === 'liked') {
+    const now = Date.now();
+    const lifetime = responseLifetimeMs(c.env);
+    const kept = [...(recentLikes.get(c.env, String(userId), now) ?? [])].filter(
+      ([id, like]) => now - like.at < lifetime && id !== channelId,
+    );
+    if (!overlapped) kept.push([channelId, { likes: result.total, active: result.active, at: now }]);
+    recentLikes.set(String(userId), new Map(kept), now);
+  }
+  if (overlapped) forgetCaller(userId);
+  else rememberFlag(c, kind, channelId, result.active);
+  return result;
 }
 
 /** Changes the cached caller's likes or favorites after their write; the entry keeps its age. */

@@ -6,13 +6,13 @@ import type { AppEnv } from '../../env';
 import { created, json, ok } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
-import { rememberFavorite, withAccountCheck } from '../../services/caller';
+import { rememberToggle, withAccountCheck } from '../../services/caller';
 import { guardedWrite } from '../../services/guarded-writes';
 import type * as routes from './routes';
 
 const state = (s: { active: boolean; total: number }) => ({ is_favorited: s.active, favorites_count: s.total });
 
-// After a favorite changed, only the caller's cached favorites follow (rememberFavorite):
+// After a favorite changed, only the caller's cached favorites follow (rememberToggle):
 // no shared response shows a favorites count (only the favorite responses do, read from D1).
 
 export const listFavorites: RouteHandler<typeof routes.listFavorites, AppEnv> = async (c) =>
@@ -24,11 +24,10 @@ export const listFavorites: RouteHandler<typeof routes.listFavorites, AppEnv> = 
 
 export const toggleFavorite: RouteHandler<typeof routes.toggleFavorite, AppEnv> = async (c) => {
   const id = c.req.valid('json').radio_channel_id;
-  const result = await guardedWrite(c, (guards) =>
-    reactions.toggle(c.get('db'), favorites, c.get('userId'), id, isoTimestamp(), guards),
+  const result = await rememberToggle(c, 'favorited', id, () =>
+    guardedWrite(c, (guards) => reactions.toggle(c.get('db'), favorites, c.get('userId'), id, isoTimestamp(), guards)),
   );
   if (!result) throw notFound('Radio channel');
-  rememberFavorite(c, id, result.active);
   return ok(c, state(result), result.active ? 'Added to favorites.' : 'Removed from favorites.');
 };
 
@@ -43,11 +42,10 @@ export const checkFavorite: RouteHandler<typeof routes.checkFavorite, AppEnv> = 
 
 export const addFavorite: RouteHandler<typeof routes.addFavorite, AppEnv> = async (c) => {
   const id = c.req.valid('json').radio_channel_id;
-  const result = await guardedWrite(c, (guards) =>
-    reactions.addFavorite(c.get('db'), c.get('userId'), id, isoTimestamp(), guards),
+  const result = await rememberToggle(c, 'favorited', id, () =>
+    guardedWrite(c, (guards) => reactions.addFavorite(c.get('db'), c.get('userId'), id, isoTimestamp(), guards)),
   );
   if (!result) throw notFound('Radio channel');
-  rememberFavorite(c, id, result.active);
   return result.created
     ? created(c, state(result), 'Added to favorites.', `/api/v1/favorites/${id}`)
     : ok(c, state(result), 'Already in favorites.');
@@ -55,8 +53,9 @@ export const addFavorite: RouteHandler<typeof routes.addFavorite, AppEnv> = asyn
 
 export const removeFavorite: RouteHandler<typeof routes.removeFavorite, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const result = await guardedWrite(c, (guards) => reactions.removeFavorite(c.get('db'), c.get('userId'), id, guards));
+  const result = await rememberToggle(c, 'favorited', id, () =>
+    guardedWrite(c, (guards) => reactions.removeFavorite(c.get('db'), c.get('userId'), id, guards)),
+  );
   if (!result) throw notFound('Radio channel');
-  rememberFavorite(c, id, result.active);
   return ok(c, state(result), 'Removed from favorites.');
 };

@@ -20,7 +20,7 @@ import { envelope, json, ok, reusable } from '../../lib/envelope';
 import { fieldInvalid, notFound } from '../../lib/errors';
 import { normaliseTerm } from '../../lib/text';
 import { isoTimestamp } from '../../lib/time';
-import { rememberLike, withAccountCheck } from '../../services/caller';
+import { rememberToggle, withAccountCheck } from '../../services/caller';
 import { activeCountries, findCountryByName } from '../../search/search';
 import type * as routes from './routes';
 import { requestNetwork } from '../../lib/crowd';
@@ -175,12 +175,11 @@ export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c
 
 export const likeRadio: RouteHandler<typeof routes.likeRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const state = await guardedWrite(c, (guards) =>
-    toggle(c.get('db'), likes, c.get('userId'), id, isoTimestamp(), guards),
+  // The caller's next reads show this count; other callers' within the caches' window.
+  const state = await rememberToggle(c, 'liked', id, () =>
+    guardedWrite(c, (guards) => toggle(c.get('db'), likes, c.get('userId'), id, isoTimestamp(), guards)),
   );
   if (!state) throw notFound('Radio channel');
-  // The caller's next reads show this count; other callers' within the caches' window.
-  rememberLike(c, id, state.active, state.total);
   return ok(
     c,
     { is_liked: state.active, likes_count: state.total },
