@@ -66,6 +66,10 @@ const vars = z
     HEALTH_CHECKS_PER_RUN: whole(40, 1, 200),
   })
   .superRefine((v, ctx) => {
+    // Debug logs hold each request's SQL values (emails among them): local only (docs/operations.md#logs-and-observability).
+    if (v.LOG_LEVEL === 'debug' && v.ENVIRONMENT !== 'development') {
+      ctx.addIssue({ code: 'custom', path: ['LOG_LEVEL'], message: 'debug is for local development only' });
+    }
     // A play waits up to PLAY_FLUSH_MS for its flush to D1, then up to 1.5 x READ_CACHE_MS in a
     // cached read (docs/consistency-and-caching.md): the sum is how late a counted play shows.
     const latest = v.PLAY_FLUSH_MS + 1.5 * v.READ_CACHE_MS;

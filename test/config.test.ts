@@ -108,6 +108,15 @@ describe('the rules between vars', () => {
     );
     expect(refusal({ PLAY_FLUSH_MS: '4000' })).toContain('it is 4000 + 1.5 x 1000 = 5500');
   });
+
+  it('LOG_LEVEL=debug only in development: its logs hold SQL values, emails among them', () => {
+    expect(parseConfig({ LOG_LEVEL: 'debug', ENVIRONMENT: 'development' }).logLevel).toBe('debug');
+    for (const environment of ['staging', 'production']) {
+      expect(refusal({ LOG_LEVEL: 'debug', ENVIRONMENT: environment })).toBe(
+        'Invalid configuration (docs/operations.md#configuration): LOG_LEVEL: debug is for local development only',
+      );
+    }
+  });
 });
 
 describe('config(env)', () => {

@@ -11,7 +11,40 @@ import type { ObjectDb } from './storage';
  * `forgetBefore` drops past windows (each object's alarm calls it).
  */
 export class CrowdLedger {
-  constructor(private readonly db: ObjectDb) {}
+  /** Built once: on the play path, building a statement costs more than running it. */
+  private readonly statements;
+
+  constructor(private readonly db: ObjectDb) {
+    const [hour, subject, user, network] = [
+      sql.placeholder('hour'),
+      sql.placeholder('subject'),
+      sql.placeholder('user'),
+      sql.placeholder('network'),
+    ];
+    this.statements = {
+      networkCount: db
+        .select({ count: crowdNetworks.count })
+        .from(crowdNetworks)
+        .where(
+          and(eq(crowdNetworks.hour, hour), eq(crowdNetworks.subject, subject), eq(crowdNetworks.network, network)),
+        )
+        .prepare(),
+      addUser: db
+        .insert(crowdUsers)
+        .values({ hour, subject, user })
+        .onConflictDoNothing()
+        .returning({ hour: crowdUsers.hour })
+        .prepare(),
+      countNetwork: db
+        .insert(crowdNetworks)
+        .values({ hour, subject, network, count: 1 })
+        .onConflictDoUpdate({
+          target: [crowdNetworks.hour, crowdNetworks.subject, crowdNetworks.network],
+          set: { count: sql`${crowdNetworks.count} + 1` },
+        })
+        .prepare(),
+    };
+  }
 
   /**
    * Whether `user` on `network` counts toward `subject` at `now`, recording it when it
@@ -21,29 +54,11 @@ export class CrowdLedger {
    */
   admit(subject: string, user: string, network: string, now: number, { oncePerUser = true } = {}): boolean {
     const hour = Math.floor(now / CROWD_WINDOW_MS);
-    const counted = this.db
-      .select({ count: crowdNetworks.count })
-      .from(crowdNetworks)
-      .where(and(eq(crowdNetworks.hour, hour), eq(crowdNetworks.subject, subject), eq(crowdNetworks.network, network)))
-      .get()?.count;
+    const { statements } = this;
+    const counted = statements.networkCount.get({ hour, subject, network })?.count;
     if ((counted ?? 0) >= CROWD_MAX_PER_NETWORK) return false;
-    if (oncePerUser) {
-      const inserted = this.db
-        .insert(crowdUsers)
-        .values({ hour, subject, user })
-        .onConflictDoNothing()
-        .returning({ hour: crowdUsers.hour })
-        .all();
-      if (inserted.length === 0) return false;
-    }
-    this.db
-      .insert(crowdNetworks)
-      .values({ hour, subject, network, count: 1 })
-      .onConflictDoUpdate({
-        target: [crowdNetworks.hour, crowdNetworks.subject, crowdNetworks.network],
-        set: { count: sql`${crowdNetworks.count} + 1` },
-      })
-      .run();
+    if (oncePerUser && statements.addUser.all({ hour, subject, user }).length === 0) return false;
+    statements.countNetwork.run({ hour, subject, network });
     return true;
   }
 

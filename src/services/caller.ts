@@ -50,11 +50,14 @@ interface RecentLike {
   at: number;
 }
 
+/** Shared by every request whose caller liked nothing moments ago (most): no map per request. */
+const NO_RECENT_LIKES: ReadonlyMap<number, RecentLike> = new Map();
+
 /** The caller's recent likes still within the window. */
-function recentLikesOf(c: Context<AppEnv>, now = Date.now()): Map<number, RecentLike> {
-  const live = new Map<number, RecentLike>();
+function recentLikesOf(c: Context<AppEnv>, now = Date.now()): ReadonlyMap<number, RecentLike> {
   const recent = recentLikes.get(c.env, String(c.get('userId')), now);
-  if (!recent) return live;
+  if (!recent) return NO_RECENT_LIKES;
+  const live = new Map<number, RecentLike>();
   const lifetime = responseLifetimeMs(c.env);
   for (const [channelId, like] of recent) if (now - like.at < lifetime) live.set(channelId, like);
   return live;
