@@ -24,6 +24,18 @@ describe.each(environments)('wrangler.toml, environment %j', (environment) => {
   it('passes the schema and its rules', () => {
     expect(() => parseConfig(vars)).not.toThrow();
   });
+
+  // The numbers of docs/security.md#limits, as this environment ships them.
+  it('ships the documented limits', () => {
+    expect(parseConfig(vars)).toMatchObject({
+      loginMaxFailures: 10,
+      loginEmailMaxFailures: 100,
+      loginIpMaxFailures: 100,
+      loginWindowMinutes: 15,
+      registerLimitPerHour: 60,
+      rateLimitPerMinute: { plays: 60, writes: 120, searches: 120, reads: 1200, anonymous: 300 },
+    });
+  });
 });
 
 it('the environments are the top level, staging and production', () => {
