@@ -123,6 +123,8 @@ export async function changePassword(
       .set({
         passwordHash,
         credentialGeneration: sql`${users.credentialGeneration} + 1`,
+        // Tokens minted before generations existed are judged by this clock (services/tokens.ts).
+        tokensRevokedBefore: now,
         tokenKeptId: keepTokenId,
         updatedAt: isoTimestamp(now),
       })

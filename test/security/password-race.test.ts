@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { config } from '../../src/config';
 import { createDb } from '../../src/db/client';
 import { findUserByEmail } from '../../src/services/users';
-import { issueToken } from '../../src/services/tokens';
+import { isRevokedByUser, issueToken } from '../../src/services/tokens';
 import { call } from '../helpers/client';
 import { randomIp, registerUser } from '../helpers/users';
 
@@ -26,6 +26,25 @@ async function reach(token: string) {
   const write = await call('POST', '/api/v1/playlists', { token, json: { name: 'After the change' } });
   return [me.status, write.status];
 }
+
+describe('tokens minted before credential generations existed', () => {
+  it('are revoked by a password change made after the upgrade', async () => {
+    const user = await registerUser();
+    // A record as the code before generations wrote it: no generation, minted a minute ago.
+    const legacy = {
+      id: 'legacy-token',
+      userId: user.id,
+      secretHash: '',
+      createdAt: Date.now() - 60_000,
+      expiresAt: Date.now() + 60_000,
+    };
+    const before = await findUserByEmail(createDb(env.DB), user.email);
+    expect(isRevokedByUser(legacy, before!)).toBe(false);
+    expect((await changePassword(user.token, user.password)).status).toBe(200);
+    const after = await findUserByEmail(createDb(env.DB), user.email);
+    expect(isRevokedByUser(legacy, after!)).toBe(true);
+  });
+});
 
 describe('a login racing a password change', () => {
   it('a login whose hash check finishes after the change gets a token that never works', async () => {
