@@ -43,7 +43,6 @@ const KNOWN_IP_MS = 30 * DAY_MS;
 const limiter = (env: Bindings, key: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(key));
 
 /** The client address the limits are keyed by (middleware/rate-limit.ts `clientAddress`). */
-export const clientIp = (c: Context<AppEnv>): string => clientAddress(c.req.raw, c.env);
 
 /**
  * A reservation held on one limiter object. Its hits stay unless given back, so keeping
@@ -162,7 +161,7 @@ export async function reservePasswordCheck(c: Context<AppEnv>, userId: number) {
     [{ bucket: 'failures', limit: config(c.env).loginMaxFailures, windowMs: loginWindow(c.env) }],
     'Too many wrong passwords. Please try again later.',
   );
-  return { succeeded: () => held.release({ clear: ['failures'] }) };
+  return { succeeded: () => held.release({ clear: ['failures'] }), abandoned: () => held.release() };
 }
 
 /**

@@ -192,6 +192,35 @@ describe('logins while the isolate is hashing', () => {
     expect(wrong.headers.get('RateLimit')).toMatch(/r=9;/);
   });
 
+  it('a password change that waits too long for its hash is a 503 that counts no wrong password', async () => {
+    const user = await quickUser();
+    const change = (current: string, waitMs: string) =>
+      fetchWorker(
+        new Request(`${BASE}/api/v1/auth/password`, {
+          method: 'PUT',
+          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${user.token}` },
+          body: JSON.stringify({
+            current_password: current,
+            password: 'another secret',
+            password_confirmation: 'another secret',
+          }),
+        }),
+        { ...env, PASSWORD_HASH_WAIT_MS: waitMs },
+      );
+    const held = gate();
+    const busy = passwordHashes.run(() => held.opened, 60_000);
+    try {
+      expect((await change(user.password, '20')).status).toBe(503);
+    } finally {
+      held.open();
+      await busy;
+    }
+    // The full allowance remains: LOGIN_MAX_FAILURES (10) wrong guesses, then 429.
+    const statuses = [];
+    for (let i = 0; i < 11; i += 1) statuses.push((await change('not the password', '60000')).status);
+    expect(statuses).toEqual([...Array.from({ length: 10 }, () => 422), 429]);
+  });
+
   // 12 hashes at once would need 192 MiB, more than the isolate's 128 MB: the queue is what lets them all through.
   it('a burst of 12 parallel logins answers every one, none twice hashed at once', async () => {
     const user = await quickUser();

@@ -1,11 +1,12 @@
 import type { RouteHandler } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { forgetCaller } from '../../services/caller';
 import { config } from '../../config';
 import type { AppEnv } from '../../env';
 import { accountInactive, fieldInvalid, unauthenticated } from '../../lib/errors';
 import { created, ok } from '../../lib/envelope';
 import { DUMMY_PASSWORD_HASH, hashPassword, hashTurn, needsRehash, verifyPassword } from '../../services/passwords';
-import { clientIp, reserveLogin, reservePasswordCheck, reserveRegistration } from '../../services/rate-limits';
+import { clientAddress, reserveLogin, reservePasswordCheck, reserveRegistration } from '../../services/rate-limits';
 import { issueToken, revokeOtherTokens, revokeToken } from '../../services/tokens';
 import * as usersService from '../../services/users';
 import { guardedWrite } from '../../services/guarded-writes';
@@ -17,7 +18,7 @@ const ttlDays = (env: AppEnv['Bindings']) => config(env).tokenTtlDays;
 export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) => {
   const body = c.req.valid('json');
   // Reserved before the email check and the hash: a burst gets no more accounts than the limit.
-  const attempt = await reserveRegistration(c, clientIp(c));
+  const attempt = await reserveRegistration(c, clientAddress(c.req.raw, c.env));
   let user: usersService.UserRow | null = null;
   let emailTaken = false;
   try {
@@ -50,20 +51,32 @@ export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) 
   }
 };
 
+/**
+ * Checks a guessed password in the isolate's hash queue. Waiting too long for the hash
+ * (503) gives the reserved attempt back: it guessed nothing.
+ */
+async function checkPassword(
+  c: Context<AppEnv>,
+  password: string,
+  hash: string,
+  attempt: { abandoned(): Promise<unknown> },
+): Promise<boolean> {
+  try {
+    return await verifyPassword(password, hash, hashTurn(c.env));
+  } catch (error) {
+    await attempt.abandoned().catch(() => undefined);
+    throw error;
+  }
+}
+
 export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   const { email, password } = c.req.valid('json');
   // Reserved before any hash is computed (services/rate-limits.ts): bursts get no more tries.
-  const attempt = await reserveLogin(c, email, clientIp(c));
+  const attempt = await reserveLogin(c, email, clientAddress(c.req.raw, c.env));
   // A failure (wrong password, or D1 failing) keeps the reserved attempt: nothing to undo.
   const user = await usersService.findUserByEmail(c.get('db'), email);
   // An unknown email costs one scrypt too, so timing does not tell which emails exist.
-  // Waiting too long for the hash (503) gives the attempt back: it guessed nothing.
-  const matches = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH, hashTurn(c.env)).catch(
-    async (error: unknown) => {
-      await attempt.abandoned().catch(() => undefined);
-      throw error;
-    },
-  );
+  const matches = await checkPassword(c, password, user?.passwordHash ?? DUMMY_PASSWORD_HASH, attempt);
   if (!user || !matches) throw unauthenticated();
   await attempt.succeeded();
   if (user.status !== 'active') throw accountInactive(user.status);
@@ -105,7 +118,7 @@ export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> 
   const token = c.get('token');
   // Throttled like a login (docs/security.md#limits): the current password is a guess until proven.
   const attempt = await reservePasswordCheck(c, user.id);
-  if (!(await verifyPassword(body.current_password, user.passwordHash, hashTurn(c.env)))) {
+  if (!(await checkPassword(c, body.current_password, user.passwordHash, attempt))) {
     throw fieldInvalid('current_password', 'The current password is incorrect.');
   }
   await attempt.succeeded();
