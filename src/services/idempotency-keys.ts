@@ -13,9 +13,10 @@ import type { AppEnv } from '../env';
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
- * The statements that claim this request's key, first in its write batch: the user's
- * keys past 24 hours go (this one included, so it can be claimed again), then the key is
- * inserted (a second request with the key fails here: primary key).
+ * The statements that claim this request's key, first in its write batch: the same key
+ * past 24 hours goes, so it can be claimed again (the user's other expired keys are the
+ * scheduled purge's), then the key is inserted (a second request with the key fails
+ * here: primary key).
  */
 export function claimStatements(c: Context<AppEnv>): WriteGuards {
   const claim = c.get('idempotency');
@@ -25,7 +26,13 @@ export function claimStatements(c: Context<AppEnv>): WriteGuards {
   return [
     db
       .delete(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.userId, userId), lte(idempotencyKeys.createdAt, claim.at - IDEMPOTENCY_TTL_MS))),
+      .where(
+        and(
+          eq(idempotencyKeys.userId, userId),
+          eq(idempotencyKeys.key, claim.key),
+          lte(idempotencyKeys.createdAt, claim.at - IDEMPOTENCY_TTL_MS),
+        ),
+      ),
     db.insert(idempotencyKeys).values({ userId, key: claim.key, fingerprint: claim.fingerprint, createdAt: claim.at }),
   ];
 }
