@@ -88,4 +88,15 @@ describe('query plans of the scheduled checks and nearby', () => {
       expect(detail).not.toMatch(/SCAN radio_channels\b/);
     }
   });
+
+  it('the per-user bound of stream reports counts one hour of one user from an index (migration 0015)', async () => {
+    const { results } = await env.DB.prepare(
+      'EXPLAIN QUERY PLAN SELECT count(*) FROM stream_reports WHERE user_id = ? AND hour = ?',
+    )
+      .bind(1, 1)
+      .all<{ detail: string }>();
+    expect(results.map((row) => row.detail).join('\n')).toContain(
+      'USING COVERING INDEX stream_reports_user_hour (user_id=? AND hour=?)',
+    );
+  });
 });

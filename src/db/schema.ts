@@ -327,6 +327,8 @@ export const streamReports = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.userId, t.channelId, t.hour] }),
     index('stream_reports_channel_hour').on(t.channelId, t.hour),
+    // The per-user bound counts a user's reports of one hour (migration 0015's trigger).
+    index('stream_reports_user_hour').on(t.userId, t.hour),
   ],
 );
 

@@ -1,0 +1,1 @@
+CREATE INDEX `stream_reports_user_hour` ON `stream_reports` (`user_id`,`hour`);
