@@ -13,9 +13,13 @@ export const bare = (column: Column): SQL => sql`${sql.identifier(column.name)}`
 /** `json_extract(<json value>, '$.<field>')` over the rows of a `json_each`, aliased `j`. */
 export const jsonField = (field: string): SQL => sql`json_extract(j.value, ${`$.${field}`})`;
 
+/** What D1 said about a failed statement: its message and its cause's (where D1 puts SQLite's words). */
+export const errorText = (error: unknown): string =>
+  error instanceof Error ? `${error.message} ${String(error.cause ?? '')}` : String(error);
+
 /** True when D1 refused a write because `table.column` must be unique (a race past our check). */
 export function isUniqueViolation(error: unknown, ...columns: Column[]): boolean {
-  const text = error instanceof Error ? `${error.message} ${String(error.cause ?? '')}` : String(error);
+  const text = errorText(error);
   return columns.some((column) =>
     text.includes(`UNIQUE constraint failed: ${getTableName(column.table)}.${column.name}`),
   );
@@ -53,7 +57,7 @@ export const guard = (db: Db, failed: SQL) =>
 
 /** True when a batch failed on a `guard` (a precondition no longer held). */
 export function isGuardFailure(error: unknown): boolean {
-  const text = error instanceof Error ? `${error.message} ${String(error.cause ?? '')}` : String(error);
+  const text = errorText(error);
   return text.includes('CHECK constraint failed: write_guard_holds');
 }
 

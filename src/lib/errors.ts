@@ -70,6 +70,9 @@ export const methodNotAllowed = (allow: string[]) =>
     { Allow: allow.join(', '), 'Cache-Control': 'no-store' },
   );
 export const conflict = (message: string) => new ApiError(409, message);
+/** 409 for a request whose `Idempotency-Key` another request holds right now. */
+export const keyInProgress = () =>
+  new ApiError(409, 'A request with this Idempotency-Key is still in progress.', {}, { 'Retry-After': '1' });
 export const payloadTooLarge = (limitBytes: number) =>
   new ApiError(
     413,

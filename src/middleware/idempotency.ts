@@ -5,7 +5,7 @@ import type { Db } from '../db/client';
 import { idempotencyKeys } from '../db/schema';
 import type { AppEnv, IdempotencyClaim } from '../env';
 import { sha256Hex } from '../lib/crypto';
-import { ApiError, fieldInvalid } from '../lib/errors';
+import { ApiError, fieldInvalid, keyInProgress } from '../lib/errors';
 import { parseIdempotencyKey } from '../lib/idempotency-key';
 import { IDEMPOTENCY_TTL_MS } from '../services/idempotency-keys';
 import { responseHeaders } from './observability';
@@ -81,7 +81,7 @@ async function replayKnown(
   }
   if (row.status === null) {
     if (now - row.createdAt < RUNNING_MS) {
-      throw new ApiError(409, 'A request with this Idempotency-Key is still in progress.', {}, { 'Retry-After': '1' });
+      throw keyInProgress();
     }
     throw lostResponse();
   }

@@ -4,7 +4,7 @@ import { idempotencyKeys, playlists } from '../db/schema';
 import { guard, isGuardFailure, isUniqueViolation, type WriteGuards } from '../db/sql';
 import type { AppEnv } from '../env';
 import { USER_ROW_BOUNDS, userRowBoundTable } from '../db/row-bounds';
-import { ApiError, notFound, validationFailed } from '../lib/errors';
+import { ApiError, keyInProgress, notFound, validationFailed } from '../lib/errors';
 import { claimStatements } from './idempotency-keys';
 import { acceptedVersions } from '../playlists/entity-tags';
 
@@ -53,7 +53,7 @@ export async function guardedWrite<T>(
     return await work(guards);
   } catch (error) {
     if (isUniqueViolation(error, idempotencyKeys.userId)) {
-      throw new ApiError(409, 'A request with this Idempotency-Key is still in progress.', {}, { 'Retry-After': '1' });
+      throw keyInProgress();
     }
     if (target.playlistId !== undefined && isGuardFailure(error)) return preconditionFailed(c, target.playlistId);
     const bounded = userRowBoundTable(error);
