@@ -1,33 +1,32 @@
 import { and, asc, desc, eq, gt, gte, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { channelsByIds } from '../catalogue/channels';
-import {
-  channelCountry,
-  channelInGenre,
-  channelVisible,
-  radioResourceColumns,
-  type RadioResource,
-} from '../catalogue/radio-resource';
+import { channelInGenre, channelVisible, radioResourceColumns, type RadioResource } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
 import { mapRead, read } from '../db/read';
-import { countries, favorites, likes, radioChannels, userPlays } from '../db/schema';
+import { jsonRows } from '../db/sql';
+import { favorites, likes, radioChannels, userPlays } from '../db/schema';
 import type { ChartFilter } from './play-types';
 import type { AppEnv } from '../env';
 import { isoTimestamp } from '../lib/time';
 import { withAccountCheck } from '../services/caller';
 import { appliedFlushes, mostPlayed, type PendingHistory } from './plays';
 
+/** A flag the list itself answers (a channel of the user's likes is liked). */
+const known = (name: string) => sql<boolean>`1`.mapWith(Boolean).as(name);
+
 /** Channels the user liked, most recent like first. */
 export function likedChannels(db: Db, userId: number, limit: number) {
   return read(
     [
       db
-        .select(radioResourceColumns(userId))
+        // The user's own list: the flag is known (no probe per channel).
+        .select({ ...radioResourceColumns(userId), is_liked: known('is_liked') })
         .from(likes)
         .crossJoin(radioChannels)
-        .innerJoin(countries, and(eq(radioChannels.id, likes.channelId), channelCountry))
-        .where(and(eq(likes.userId, userId), channelVisible))
-        .orderBy(desc(likes.createdAt), asc(radioChannels.id))
+        .where(and(eq(radioChannels.id, likes.channelId), eq(likes.userId, userId), channelVisible))
+        // Along `likes_user_recent`, which holds the channel too: no temporary sort, no row of `likes`.
+        .orderBy(desc(likes.createdAt), asc(likes.channelId))
         .limit(limit),
     ] as const,
     ([channels]) => channels,
@@ -39,12 +38,13 @@ export function favoriteChannels(db: Db, userId: number, limit: number) {
   return read(
     [
       db
-        .select(radioResourceColumns(userId))
+        // The user's own list: the flag is known (no probe per channel).
+        .select({ ...radioResourceColumns(userId), is_favorited: known('is_favorited') })
         .from(favorites)
         .crossJoin(radioChannels)
-        .innerJoin(countries, and(eq(radioChannels.id, favorites.channelId), channelCountry))
-        .where(and(eq(favorites.userId, userId), channelVisible))
-        .orderBy(desc(favorites.createdAt), asc(radioChannels.id))
+        .where(and(eq(radioChannels.id, favorites.channelId), eq(favorites.userId, userId), channelVisible))
+        // Along `favorites_user_recent`, which holds the channel too: no temporary sort, no row of `favorites`.
+        .orderBy(desc(favorites.createdAt), asc(favorites.channelId))
         .limit(limit),
     ] as const,
     ([channels]) => channels,
@@ -73,8 +73,14 @@ function playedChannels(db: Db, userId: number, limit: number, pending: PendingH
     .select(played)
     .from(userPlays)
     .crossJoin(radioChannels)
-    .innerJoin(countries, and(eq(radioChannels.id, userPlays.channelId), channelCountry))
-    .where(and(eq(userPlays.userId, userId), order === 'top' ? gt(userPlays.playCount, 0) : undefined, channelVisible))
+    .where(
+      and(
+        eq(radioChannels.id, userPlays.channelId),
+        eq(userPlays.userId, userId),
+        order === 'top' ? gt(userPlays.playCount, 0) : undefined,
+        channelVisible,
+      ),
+    )
     .orderBy(
       ...(order === 'top' ? [desc(userPlays.playCount), desc(userPlays.lastPlayedAt)] : [desc(userPlays.lastPlayedAt)]),
       asc(radioChannels.id),
@@ -86,12 +92,13 @@ function playedChannels(db: Db, userId: number, limit: number, pending: PendingH
       pending.filter((p) => p.seq > 0).map((p) => [`${p.shard}:${p.seq}`, { shard: p.shard, seq: p.seq }]),
     ).values(),
   ];
+  // From the pending ids (a JSON list), one primary-key probe each: never a scan of the catalogue.
   const others = db
     .select(played)
-    .from(radioChannels)
-    .innerJoin(countries, channelCountry)
+    .from(jsonRows(JSON.stringify(ids)))
+    .crossJoin(radioChannels)
     .leftJoin(userPlays, and(eq(userPlays.userId, userId), eq(userPlays.channelId, radioChannels.id)))
-    .where(and(sql`${radioChannels.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`, channelVisible));
+    .where(and(eq(radioChannels.id, sql`j.value`), channelVisible));
   return read([first, others, appliedFlushes(db, flushes)] as const, ([d1First, d1Pending, applied]): Played[] => {
     const done = new Set(applied.map((f) => `${f.shard}:${f.seq}`));
     const byId = new Map<number, Played>();

@@ -1,9 +1,9 @@
 import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
-import { channelCountry, channelVisible } from '../catalogue/radio-resource';
+import { channelVisible } from '../catalogue/radio-resource';
 import { reindexPopularity } from '../catalogue/search-index';
 import type { Db } from '../db/client';
-import { countries, playFlushes, radioChannelGenres, radioChannels, userPlays, users } from '../db/schema';
+import { playFlushes, radioChannelGenres, radioChannels, userPlays, users } from '../db/schema';
 import { bare, batchable, isUniqueViolation, jsonField, jsonRows } from '../db/sql';
 import { isoTimestamp } from '../lib/time';
 import type { ChannelDelta, HistoryDelta } from './play-types';
@@ -32,7 +32,6 @@ export const visibleChannelPage = (db: Db, shards: number, remainder: number, af
   db
     .select(placeColumns)
     .from(radioChannels)
-    .innerJoin(countries, channelCountry)
     .where(and(gt(radioChannels.id, after), sql`${radioChannels.id} % ${shards} = ${remainder}`, channelVisible))
     .orderBy(radioChannels.id)
     .limit(limit);

@@ -4,8 +4,8 @@ import { CacheNamespace } from '../cache/namespace';
 import { fixed } from '../cache/shared';
 import { config } from '../config';
 import type { Db } from '../db/client';
-import { channelCountry, channelVisible } from '../catalogue/radio-resource';
-import { countries, playFlushes, radioChannels } from '../db/schema';
+import { channelVisible } from '../catalogue/radio-resource';
+import { playFlushes, radioChannels } from '../db/schema';
 import { jsonField, jsonRows } from '../db/sql';
 import type { AppEnv, Bindings } from '../env';
 import { UNKNOWN_NETWORK } from '../lib/crowd';
@@ -61,7 +61,6 @@ export const channelPlace = (db: Db, id: number): Promise<ChannelPlace | null> =
   db
     .select(placeColumns)
     .from(radioChannels)
-    .innerJoin(countries, channelCountry)
     .where(and(eq(radioChannels.id, id), channelVisible))
     .then(([row]) => row ?? null);
 

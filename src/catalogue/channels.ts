@@ -1,10 +1,10 @@
-import { and, asc, desc, eq, exists, gt, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { QueryBuilder, type SubqueryWithSelection } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
 import { prepared } from '../db/prepared';
 import { read, type Queries, type Read } from '../db/read';
 import { fieldInvalid } from '../lib/errors';
-import { catalogueCounts, countries, radioChannels } from '../db/schema';
+import { catalogueCounts, radioChannels } from '../db/schema';
 import { foldText } from '../lib/text';
 import { countScope, type ChannelFilters } from './count-scope';
 import { encodeCursor } from './cursor';
@@ -12,9 +12,9 @@ import type { ChannelListQuery, ChannelSort, SortKey } from './list-query';
 import {
   channelInGenre,
   genreActive,
-  channelCountry,
   channelIsVisible,
   channelVisible,
+  inActiveCountry,
   radioResourceColumns,
   type RadioResource,
   type ViewerId,
@@ -58,8 +58,12 @@ const pageId = (id: SQLWrapper) => sql<number>`${id}`.as('page_id');
 
 interface Sort {
   order: SQL[];
-  /** The ids of the next `limit` channels after `key` that pass `conditions`, in order, as the subquery `page`. */
-  after: (conditions: SQL[], key: SortKey, limit: number) => PageIds;
+  /**
+   * The channels after `key` in this order: a condition on the index (a row-value sort),
+   * or, for a counter sort, the ids of the next `limit` channels that pass `conditions`,
+   * in order, as the subquery `page`.
+   */
+  after: { beyond: (key: SortKey) => SQL } | { page: (conditions: SQL[], key: SortKey, limit: number) => PageIds };
   key: (channel: RadioResource) => SortKey;
 }
 
@@ -69,14 +73,7 @@ function rowValueSort(column: typeof sortName | typeof createdAt, direction: 'as
   const beyond = direction === 'asc' ? sql`>` : sql`<`;
   return {
     order,
-    after: (conditions, [value, id], limit) =>
-      qb
-        .select({ id: pageId(radioChannels.id) })
-        .from(radioChannels)
-        .where(and(...conditions, sql`(${column}, ${channelId}) ${beyond} (${value}, ${id})`))
-        .orderBy(...order)
-        .limit(limit)
-        .as('page'),
+    after: { beyond: ([value, id]) => sql`(${column}, ${channelId}) ${beyond} (${value}, ${id})` },
     key,
   };
 }
@@ -91,32 +88,34 @@ function counterSort(column: typeof playCount | typeof likesCount, key: Sort['ke
   const order = [desc(column), asc(channelId)];
   return {
     order,
-    after: (conditions, [value, id], limit) => {
-      const count = Number(value);
-      const range = (where: SQL | undefined, rangeOrder: SQL[], name: string) =>
-        qb
-          .select({
-            id: sql<number>`${radioChannels.id}`.as(`${name}_id`),
-            value: sql<number>`${column}`.as(`${name}_value`),
-          })
-          .from(radioChannels)
-          .where(and(...conditions, where))
-          .orderBy(...rangeOrder)
+    after: {
+      page: (conditions, [value, id], limit) => {
+        const count = Number(value);
+        const range = (where: SQL | undefined, rangeOrder: SQL[], name: string) =>
+          qb
+            .select({
+              id: sql<number>`${radioChannels.id}`.as(`${name}_id`),
+              value: sql<number>`${column}`.as(`${name}_value`),
+            })
+            .from(radioChannels)
+            .where(and(...conditions, where))
+            .orderBy(...rangeOrder)
+            .limit(limit)
+            .as(name);
+        const ties = range(and(eq(column, count), gt(channelId, id)), [asc(channelId)], 'ties');
+        const below = range(lt(column, count), order, 'below');
+        const next = qb
+          .select({ id: ties.id, value: ties.value })
+          .from(ties)
+          .unionAll(qb.select({ id: below.id, value: below.value }).from(below))
+          .as('next');
+        return qb
+          .select({ id: pageId(next.id) })
+          .from(next)
+          .orderBy(desc(next.value), asc(next.id))
           .limit(limit)
-          .as(name);
-      const ties = range(and(eq(column, count), gt(channelId, id)), [asc(channelId)], 'ties');
-      const below = range(lt(column, count), order, 'below');
-      const next = qb
-        .select({ id: ties.id, value: ties.value })
-        .from(ties)
-        .unionAll(qb.select({ id: below.id, value: below.value }).from(below))
-        .as('next');
-      return qb
-        .select({ id: pageId(next.id) })
-        .from(next)
-        .orderBy(desc(next.value), asc(next.id))
-        .limit(limit)
-        .as('page');
+          .as('page');
+      },
     },
     key,
   };
@@ -138,15 +137,7 @@ export const sortKeyOf = (sort: ChannelSort, channel: RadioResource) => SORTS[so
  * about `per_page` divided by the genre's share of the catalogue, never the whole genre.
  */
 function filterConditions(filters: ChannelFilters): SQL[] {
-  const conditions: (SQL | undefined)[] = [
-    eq(radioChannels.isActive, true),
-    exists(
-      qb
-        .select({ one: sql`1` })
-        .from(countries)
-        .where(and(eq(countries.id, radioChannels.countryId), eq(countries.isActive, true))),
-    ),
-  ];
+  const conditions: (SQL | undefined)[] = [eq(radioChannels.isActive, true), inActiveCountry];
   if (filters.countryId !== undefined) conditions.push(eq(radioChannels.countryId, filters.countryId));
   if (filters.language !== undefined) conditions.push(eq(radioChannels.language, filters.language));
   if (filters.genreId !== undefined) {
@@ -182,32 +173,33 @@ const meta = (
 });
 
 /**
- * A page of visible channels without a search: the ids along the sort's index (skipping
- * `(page - 1) * per_page`, at most `MAX_OFFSET_ITEMS`, or starting after a cursor's
- * key), then expanded into RadioResources; the total from `catalogue_counts`. One D1
- * round trip; it reads about `per_page` rows (plus the offset) whatever the catalogue.
+ * A page of visible channels without a search, along the sort's index: each channel shown
+ * costs its index entry, its country's check and its row, and a skipped one (the offset,
+ * at most `MAX_OFFSET_ITEMS`) the first two, as SQLite skips it before reading a column
+ * of the result. A counter sort after a cursor's key takes the page's ids first (see
+ * `counterSort`). The total comes from `catalogue_counts`. One D1 round trip; about three
+ * rows per channel shown whatever the catalogue (docs/performance.md#rows-per-item-shown).
  */
 export function channelPage(db: Db, query: ChannelListQuery, viewerId: number) {
   const sort = SORTS[query.sort];
   const conditions = filterConditions(query);
-  const page = query.after
-    ? sort.after(conditions, query.after, query.perPage)
-    : qb
-        .select({ id: pageId(radioChannels.id) })
-        .from(radioChannels)
-        .where(and(...conditions))
-        .orderBy(...sort.order)
-        .limit(query.perPage)
-        .offset((query.page - 1) * query.perPage)
-        .as('page');
+  const { after } = sort;
+  let where: SQL | undefined;
+  if (!query.after) where = and(...conditions);
+  else if ('beyond' in after) where = and(...conditions, after.beyond(query.after));
+  else {
+    const page = after.page(conditions, query.after, query.perPage);
+    where = inArray(radioChannels.id, qb.select({ id: page.id }).from(page));
+  }
   return read(
     [
       db
         .select(radioResourceColumns(viewerId))
-        .from(page)
-        .crossJoin(radioChannels)
-        .innerJoin(countries, and(eq(radioChannels.id, page.id), channelCountry))
-        .orderBy(...sort.order),
+        .from(radioChannels)
+        .where(where)
+        .orderBy(...sort.order)
+        .limit(query.perPage)
+        .offset(query.after ? 0 : (query.page - 1) * query.perPage),
       countQuery(db, query),
     ] as const,
     ([items, [count]]) => ({ items, total: count?.total ?? 0 }),
@@ -294,7 +286,7 @@ export function searchPageRead(db: Db, query: ChannelListQuery & { search: strin
         .select({ ...radioResourceColumns(viewerId), ...totals })
         .from(page)
         .crossJoin(radioChannels)
-        .innerJoin(countries, and(eq(radioChannels.id, page.id), channelCountry))
+        .where(eq(radioChannels.id, page.id))
         .orderBy(...SORTS[query.sort].order),
     ] as const,
     ([rows]) => {
@@ -322,7 +314,6 @@ const channelById = (viewer: ViewerId) =>
     db
       .select(radioResourceColumns(viewer))
       .from(radioChannels)
-      .innerJoin(countries, channelCountry)
       .where(and(eq(radioChannels.id, sql.placeholder('id')), channelVisible)),
   );
 const channelForAnonymous = channelById(0);
@@ -346,13 +337,7 @@ export const channelVisibility = (db: Db, id: number) =>
 /** Any channel, active or not, for the admin API. */
 export function anyChannel(db: Db, id: number) {
   return read(
-    [
-      db
-        .select(radioResourceColumns(0))
-        .from(radioChannels)
-        .innerJoin(countries, channelCountry)
-        .where(eq(radioChannels.id, id)),
-    ] as const,
+    [db.select(radioResourceColumns(0)).from(radioChannels).where(eq(radioChannels.id, id))] as const,
     ([[channel]]) => channel ?? null,
   );
 }
@@ -364,7 +349,6 @@ export function featuredChannels(db: Db, limit: number, viewerId: number) {
       db
         .select(radioResourceColumns(viewerId))
         .from(radioChannels)
-        .innerJoin(countries, channelCountry)
         .where(and(channelVisible, eq(radioChannels.isFeatured, true)))
         .orderBy(desc(playCount), asc(channelId))
         .limit(limit),
@@ -386,8 +370,7 @@ export function channelsByIds(db: Db, ids: number[], viewerId: number) {
         .select(radioResourceColumns(viewerId))
         .from(wanted)
         .crossJoin(radioChannels)
-        .innerJoin(countries, and(eq(radioChannels.id, wanted.id), channelCountry))
-        .where(channelVisible)
+        .where(and(eq(radioChannels.id, wanted.id), channelVisible))
         .orderBy(sql`${wanted.at}`),
     ] as const,
     ([channels]) => channels,

@@ -1,11 +1,11 @@
 import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { read } from '../db/read';
-import { countries, genres, radioChannels } from '../db/schema';
+import { genres, radioChannels } from '../db/schema';
 import type { z } from 'zod';
 import { GENRE_FIELDS, type GenreSchema } from '../schemas/catalogue';
 import { apiColumns } from '../schemas/from-table';
-import { channelCountry, channelInGenre, channelVisible } from './radio-resource';
+import { channelInGenre, channelVisible } from './radio-resource';
 
 /** The GenreObject of the spec (its schema: schemas/catalogue.ts). */
 export type GenreResource = z.infer<typeof GenreSchema>;
@@ -47,7 +47,6 @@ export function genreWithChannels(db: Db, id: number, limit: number) {
           logo: radioChannels.logo,
         })
         .from(radioChannels)
-        .innerJoin(countries, channelCountry)
         .where(and(channelVisible, channelInGenre(radioChannels.id, id)))
         .orderBy(desc(radioChannels.playCount), asc(radioChannels.id))
         .limit(limit),

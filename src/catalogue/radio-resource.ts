@@ -1,32 +1,13 @@
-import { and, asc, eq, exists, sql, type AnyColumn, type Placeholder, type SQL } from 'drizzle-orm';
+import { and, eq, exists, sql, type AnyColumn, type Placeholder, type SQL } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { z } from 'zod';
-import { countries, favorites, genres, likes, radioChannelGenres, radioChannels } from '../db/schema';
+import { favorites, genres, likes, radioChannelGenres, radioChannels } from '../db/schema';
 import type { GenreRefsSchema, RadioSchema } from '../schemas/catalogue';
 
 /** The RadioResource of the spec, as every endpoint returns a channel (its schema: schemas/catalogue.ts). */
 export type RadioResource = z.infer<typeof RadioSchema>;
 
 const qb = new QueryBuilder();
-
-/**
- * The channel's active genres by name, as one JSON array: a correlated subquery that
- * starts from the channel's links (CROSS JOIN keeps that order) and looks each genre up
- * by primary key, instead of walking every genre.
- */
-const genreList = qb
-  .select({ id: genres.id, name: genres.name })
-  .from(radioChannelGenres)
-  .crossJoin(genres)
-  .where(
-    and(
-      eq(radioChannelGenres.channelId, radioChannels.id),
-      eq(genres.id, radioChannelGenres.genreId),
-      eq(genres.isActive, true),
-    ),
-  )
-  .orderBy(sql`${genres.name} COLLATE NOCASE`, asc(genres.id))
-  .as('genre_list');
 
 /** A caller's id, or a placeholder for it in a prepared query (db/prepared.ts). */
 export type ViewerId = number | Placeholder;
@@ -42,8 +23,8 @@ function flag(table: typeof likes | typeof favorites, viewerId: ViewerId): SQL<b
   )}`.mapWith(Boolean);
 }
 
-/** The genres JSON the select above builds (no need to check what our own SQL made). */
-// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_group_array of {id, name} objects
+/** The genres JSON the row stores (written by our own triggers: no need to check it). */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_group_array of {id, name} objects (migration 0017)
 const readGenreRefs = (json: string) => JSON.parse(json) as z.infer<typeof GenreRefsSchema>;
 
 /** The coordinates JSON the select builds (null stays null: Drizzle maps only values). */
@@ -51,11 +32,12 @@ const readGenreRefs = (json: string) => JSON.parse(json) as z.infer<typeof Genre
 const readGeo = (json: string) => JSON.parse(json) as { lat: number; lng: number } | null;
 
 /**
- * The mapping from the tables to a RadioResource, as the columns of a select over
- * `radio_channels` joined with `countries` (see `fromChannels`): every API field named
- * as the API names it, so the result is the resource itself. Genres and the caller's
- * like and favorite come from the same statement, never a query per channel. Names
- * that two tables share are aliased (D1 returns rows as objects: see db/client.ts).
+ * The mapping from the channel's row to a RadioResource, as the columns of a select over
+ * `radio_channels`: every API field named as the API names it, so the result is the
+ * resource itself. The country and genres are stored on the row, so a page reads one
+ * row per channel shown; the caller's like and favorite come from the same statement,
+ * never a query per channel. Names that two tables could share are aliased (D1 returns
+ * rows as objects: see db/client.ts).
  * `viewerId` is the caller (0 when no one is signed in: the flags are then false).
  */
 export function radioResourceColumns(viewerId: ViewerId) {
@@ -67,10 +49,11 @@ export function radioResourceColumns(viewerId: ViewerId) {
     stream_url: radioChannels.streamUrl,
     // '' when the channel has no logo: its response then says where the placeholder is (lib/envelope.ts).
     logo: sql<string>`coalesce(${radioChannels.logo}, '')`.as('logo'),
+    // The country and genres as the row stores them (db/schema.ts): no other table is read for them.
     country: {
-      id: sql<number>`${countries.id}`.as('country_id'),
-      name: sql<string>`${countries.name}`.as('country_name'),
-      code: countries.code,
+      id: radioChannels.countryId,
+      name: radioChannels.countryName,
+      code: radioChannels.countryCode,
     },
     language: radioChannels.language,
     bitrate: radioChannels.bitrate,
@@ -78,10 +61,7 @@ export function radioResourceColumns(viewerId: ViewerId) {
     is_featured: radioChannels.isFeatured,
     play_count: radioChannels.playCount,
     likes: radioChannels.likesCount,
-    genres:
-      sql`(SELECT json_group_array(json_object('id', ${genreList.id}, 'name', ${genreList.name})) FROM ${genreList})`
-        .mapWith(readGenreRefs)
-        .as('genres_json'),
+    genres: sql`${radioChannels.genresJson}`.mapWith(readGenreRefs).as('genres'),
     social_links: {
       website: radioChannels.website,
       facebook: radioChannels.facebook,
@@ -104,11 +84,14 @@ export function radioResourceColumns(viewerId: ViewerId) {
   };
 }
 
-/** Visible to clients: an active channel in an active country (docs/catalogue.md#channels). */
-export const channelVisible = and(eq(radioChannels.isActive, true), eq(countries.isActive, true));
+/**
+ * The channel's country is active, as the row stores it (db/schema.ts): no row of
+ * `countries` is read per channel (docs/performance.md#rows-per-item-shown).
+ */
+export const inActiveCountry = eq(radioChannels.countryActive, true);
 
-/** The join every RadioResource select makes: the channel's country. */
-export const channelCountry = eq(countries.id, radioChannels.countryId);
+/** Visible to clients: an active channel in an active country (docs/catalogue.md#channels). */
+export const channelVisible = and(eq(radioChannels.isActive, true), inActiveCountry);
 
 /** True when the channel in `channelId` (a column of the outer query) is linked to genre `genreId`: a primary-key probe. */
 export const channelInGenre = (channelId: AnyColumn, genreId: number) =>
@@ -134,7 +117,6 @@ export function channelIsVisible(id: number | SQL | Placeholder) {
     qb
       .select({ one: sql`1` })
       .from(radioChannels)
-      .innerJoin(countries, channelCountry)
       .where(and(eq(radioChannels.id, id), channelVisible)),
   );
 }

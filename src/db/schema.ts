@@ -164,6 +164,18 @@ export const radioChannels = sqliteTable(
      * these first (src/streams/service.ts). Null when none is pending.
      */
     healthCheckRequestedAt: integer('health_check_requested_at'),
+    /**
+     * What a page shows of the channel's country and genres, and whether its country is
+     * active, stored on the row so a page reads one row per channel (docs/performance.md#rows-per-item-shown). Written only by
+     * triggers (drizzle/migrations/0017_channel_cards.sql) in the statement that changes the
+     * channel's country, its genre links, or a genre or country: never by the code.
+     */
+    /** The country's `is_active`: a channel's visibility is a condition on its own row. */
+    countryActive: integer('country_active', { mode: 'boolean' }).notNull().default(true),
+    countryName: text('country_name').notNull().default(''),
+    countryCode: text('country_code').notNull().default(''),
+    /** The channel's active genres as `[{"id":…,"name":…}]`, by name (case-insensitive), then id. */
+    genresJson: text('genres_json').notNull().default('[]'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
@@ -240,7 +252,8 @@ function likeOrFavoriteTable(name: 'likes' | 'favorites') {
     (t) => [
       primaryKey({ columns: [t.userId, t.channelId] }),
       index(`${name}_channel`).on(t.channelId),
-      index(`${name}_user_recent`).on(t.userId, sql`${t.createdAt} DESC`),
+      // Covering (the channel too): a list of the user's reads no row of this table.
+      index(`${name}_user_recent`).on(t.userId, sql`${t.createdAt} DESC`, t.channelId),
       // Charts by likes count the likes of a period.
       ...(name === 'likes' ? [index('likes_created').on(t.createdAt, t.channelId)] : []),
     ],

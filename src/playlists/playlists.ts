@@ -2,10 +2,10 @@ import { and, asc, count, desc, eq, lte, ne, or, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { z } from 'zod';
 import { channelVisibility } from '../catalogue/channels';
-import { channelCountry, channelVisible, radioResourceColumns } from '../catalogue/radio-resource';
+import { channelVisible, radioResourceColumns } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
 import { read, runRead } from '../db/read';
-import { countries, playlistItems, playlists, radioChannels } from '../db/schema';
+import { playlistItems, playlists, radioChannels } from '../db/schema';
 import { bare, batchable, batchWithGuards, isUniqueViolation, jsonRows, type WriteGuards } from '../db/sql';
 import { conflict, fieldInvalid, forbidden, notFound, validationFailed } from '../lib/errors';
 import { apiColumns } from '../schemas/from-table';
@@ -83,8 +83,14 @@ export function readablePlaylist(db: Db, id: number, readerId: number, viewerId:
         .from(nearest)
         .crossJoin(playlistItems)
         .crossJoin(radioChannels)
-        .innerJoin(countries, and(eq(radioChannels.id, playlistItems.channelId), channelCountry))
-        .where(and(readable, eq(playlistItems.playlistId, nearest.id), channelVisible))
+        .where(
+          and(
+            eq(radioChannels.id, playlistItems.channelId),
+            readable,
+            eq(playlistItems.playlistId, nearest.id),
+            channelVisible,
+          ),
+        )
         .orderBy(asc(playlistItems.position), asc(playlistItems.id)),
     ] as const,
     ([[playlist], items]): PlaylistDetail | null =>

@@ -6,7 +6,6 @@ import { CacheNamespace } from '../cache/namespace';
 import { fixed } from '../cache/shared';
 import { genreColumns, type GenreResource } from '../catalogue/genres';
 import {
-  channelCountry,
   channelInGenre,
   channelVisible,
   genreActive,
@@ -120,8 +119,7 @@ function stationSearchQuery(db: Db, search: StationSearch, viewerId: number) {
     })
     .from(candidates)
     .crossJoin(radioChannels)
-    .innerJoin(countries, and(eq(radioChannels.id, candidates.id), channelCountry))
-    .where(and(...conditions))
+    .where(and(eq(radioChannels.id, candidates.id), ...conditions))
     .orderBy(sql`offline_last`, sql`match_rank`, desc(radioChannels.playCount), asc(radioChannels.id))
     .limit(search.limit)
     .as('ranked');
@@ -129,7 +127,7 @@ function stationSearchQuery(db: Db, search: StationSearch, viewerId: number) {
     .select(radioResourceColumns(viewerId))
     .from(ranked)
     .crossJoin(radioChannels)
-    .innerJoin(countries, and(eq(radioChannels.id, ranked.id), channelCountry))
+    .where(eq(radioChannels.id, ranked.id))
     .orderBy(asc(ranked.offline), asc(ranked.rank), desc(radioChannels.playCount), asc(radioChannels.id));
 }
 
@@ -278,8 +276,13 @@ export function nameCompletions(db: Db, q: string, limit: number) {
         .select({ name: radioChannels.name })
         .from(candidates)
         .crossJoin(radioChannels)
-        .innerJoin(countries, and(eq(radioChannels.id, candidates.id), channelCountry))
-        .where(and(channelVisible, sql`${matchRank(radioChannels.sortName, folded)} <= 2`))
+        .where(
+          and(
+            eq(radioChannels.id, candidates.id),
+            channelVisible,
+            sql`${matchRank(radioChannels.sortName, folded)} <= 2`,
+          ),
+        )
         .orderBy(desc(radioChannels.playCount), asc(radioChannels.id))
         .limit(limit * 3),
       genreSearchQuery(db, q, limit * 2),

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gte, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
-import { channelCountry, channelVisible } from '../catalogue/radio-resource';
+import { channelVisible } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
-import { countries, radioChannels, streamReports } from '../db/schema';
+import { radioChannels, streamReports } from '../db/schema';
 import type { CheckResult } from './check';
 import { nextStatus, reportsAskForCheck, type HealthStatus } from './health';
 
@@ -79,7 +79,6 @@ export const streamOf = (db: Db, id: number, { visibleOnly = true } = {}) =>
   db
     .select(targetColumns)
     .from(radioChannels)
-    .innerJoin(countries, channelCountry)
     .where(and(eq(radioChannels.id, id), visibleOnly ? channelVisible : undefined))
     .then(([row]) => row);
 
