@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { boundingBox, distanceKm, nextRadius } from '../src/catalogue/nearby';
+import { boundingBox, cellRanges, distanceKm, ringRanges } from '../src/catalogue/nearby';
 import { BASE, call, fetchWorker } from './helpers/client';
 import { roundTrips, rowsRead, seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
@@ -26,11 +26,31 @@ describe('bounding boxes and distances', () => {
     expect(boundingBox(-89.9, 0, 50)).toMatchObject({ minLat: -90, lngRanges: [[-180, 180]] });
   });
 
-  it('grows the next circle as far as the density seen says the stations wanted are', () => {
-    expect(nextRadius(10, 0, 45)).toBe(40); // nothing yet: four times as far
-    expect(nextRadius(10, 5, 45)).toBeCloseTo(37.5); // 9x the area, with a margin
-    expect(nextRadius(10, 40, 45)).toBe(20); // nearly there: at least double
-    expect(nextRadius(10, 1, 1000)).toBe(80); // at most eight times
+  it('orders the cells in rings outward, each cell once, covering the whole circle', () => {
+    for (const [lat, lng, radius] of [
+      [47.5, 7.6, 200],
+      [-17.7, 179.5, 300],
+      [89.9, 0, 50],
+      [40, -3.7, 5],
+    ] as const) {
+      const rings = ringRanges(lat, lng, radius);
+      const cells = (ranges: [number, number][]) =>
+        ranges.flatMap(([lo, hi]) => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i));
+      const read = cells(rings);
+      expect(new Set(read).size).toBe(read.length);
+      expect(new Set(read)).toEqual(new Set(cells(cellRanges(boundingBox(lat, lng, radius)))));
+    }
+    // The point's own cell comes first; the 10 km ring's cells before any of the 20 km ring's.
+    const rings = ringRanges(40.05, -3.75, 40);
+    const own = Math.floor((40.05 + 90) * 10) * 4000 + Math.floor((-3.75 + 180) * 10);
+    expect(rings[0]![0]).toBeLessThanOrEqual(own);
+    expect(rings[0]![1]).toBeGreaterThanOrEqual(own);
+    const first = cellRanges(boundingBox(40.05, -3.75, 10)).reduce((n, [lo, hi]) => n + hi - lo + 1, 0);
+    const firstRead = rings.reduce(
+      (acc, [lo, hi]) => (acc.n < first ? { n: acc.n + hi - lo + 1, ranges: [...acc.ranges, [lo, hi]] } : acc),
+      { n: 0, ranges: [] as number[][] },
+    );
+    expect(firstRead.n).toBe(first);
   });
 });
 
@@ -178,8 +198,8 @@ describe('GET /api/v1/radios/nearby', () => {
     const res = await readAsNewUser('/api/v1/radios/nearby?lat=40&lng=-3.7&radius_km=500');
     expect(res.body.data).toHaveLength(20);
     expect(res.body.data[0].distance_km).toBeGreaterThan(50);
-    // 10 km (none), 40 km (none), 160 km (all 45), then the channels with the account check; doubling read 10, 20, 40, 80.
-    expect(roundTrips(res.headers)).toBe(4);
+    // One statement reads the rings outward to the first 45 and their channels, with the account check: one round trip.
+    expect(roundTrips(res.headers)).toBe(1);
   });
 
   it('leaves out inactive channels and those of inactive countries while it looks, so the limit is met', async () => {
@@ -195,8 +215,8 @@ describe('GET /api/v1/radios/nearby', () => {
       const res = await readAsNewUser('/api/v1/radios/nearby?lat=60.17&lng=24.94&limit=2');
       // The six nearest are hidden: the first circle (10 km) holds none it may show, so it looks further.
       expect(res.body.data.map((r: { id: number }) => r.id)).toEqual(rest.slice(5));
-      // Two circles and the channels: the hidden ones cost no answer of their own.
-      expect(roundTrips(res.headers)).toBe(3);
+      // One round trip: the hidden ones cost no answer of their own.
+      expect(roundTrips(res.headers)).toBe(1);
     } finally {
       await env.DB.prepare("UPDATE countries SET is_active = 1 WHERE code = 'EE'").run();
     }
@@ -210,11 +230,16 @@ describe('GET /api/v1/radios/nearby', () => {
     const band = Array.from({ length: 600 }, (_, i) => at(`Band ${i}`, 35.68, -170 + i * 0.5, 'US'));
     await seedChannels(around);
     for (let i = 0; i < band.length; i += 200) await seedChannels(band.slice(i, i + 200));
-    const res = await readAsNewUser('/api/v1/radios/nearby?lat=35.68&lng=139.69&limit=5&radius_km=1000');
-    expect(res.body.data).toHaveLength(5);
-    expect(res.body.data[0].distance_km).toBe(0);
-    // The first circle (10 km) holds 5: its cells are read (30 entries and rows, then 30 channels expanded,
-    // about 270 rows in all), never the 600 of the band (which alone would be 1,200).
-    expect(rowsRead(res.headers)).toBeLessThan(400);
+    const near = await readAsNewUser('/api/v1/radios/nearby?lat=35.68&lng=139.69&limit=5');
+    expect(near.body.data).toHaveLength(5);
+    expect(near.body.data[0].distance_km).toBe(0);
+    // The default 200 km: the ring ranges (one row each, and the probe of each), the 30 around the point and the
+    // band's few within 200 km, then twice 5 channel rows; never the 600 of the band (alone 1,200 rows).
+    expect(rowsRead(near.headers)).toBeLessThan(400);
+    // 1,000 km: the ranges grow with the radius (about a thousand rows in all), the stations read still only
+    // those within it.
+    const far = await readAsNewUser('/api/v1/radios/nearby?lat=35.68&lng=139.69&limit=5&radius_km=1000');
+    expect(far.body.data.map((r: { id: number }) => r.id)).toEqual(near.body.data.map((r: { id: number }) => r.id));
+    expect(rowsRead(far.headers)).toBeLessThan(1200);
   });
 });

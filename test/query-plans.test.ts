@@ -82,9 +82,13 @@ describe('query plans of the scheduled checks and nearby', () => {
   });
 
   it('nearby reads ranges of the grid-cell index, never a scan', async () => {
-    const { boundingBox, inBox } = await import('../src/catalogue/nearby');
-    for (const box of [boundingBox(47.5, 7.6, 200), boundingBox(-17.5, 179.9, 300), boundingBox(89.9, 0, 50)]) {
-      const detail = await plan(inBox(db, box, 5001));
+    const { nearbyChannels } = await import('../src/catalogue/nearby');
+    for (const [lat, lng, radius] of [
+      [47.5, 7.6, 200],
+      [-17.5, 179.9, 300],
+      [89.9, 0, 50],
+    ] as const) {
+      const detail = await plan(nearbyChannels(db, lat, lng, radius, 20, 1).queries[0]);
       expect(detail).toMatch(/USING (COVERING )?INDEX radio_channels_geo_cell \(geo_cell>\? AND geo_cell<\?\)/);
       expect(detail).not.toMatch(/SCAN radio_channels\b/);
     }

@@ -85,6 +85,7 @@ export function serverTiming(headers) {
   const text = headers.get('server-timing') ?? '';
   return {
     rowsRead: Number(/rows_read=(\d+)/.exec(text)?.[1] ?? 0),
+    rowsWritten: Number(/rows_written=(\d+)/.exec(text)?.[1] ?? 0),
     queries: Number(/queries=(\d+)/.exec(text)?.[1] ?? 0),
     roundTrips: Number(/round_trips=(\d+)/.exec(text)?.[1] ?? 0),
   };

@@ -1,7 +1,12 @@
-import { sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
-import { countries, radioChannels } from '../db/schema';
+import { read } from '../db/read';
+import { radioChannels } from '../db/schema';
 import { jsonField, jsonRows } from '../db/sql';
+import { radioResourceColumns } from './radio-resource';
+
+const qb = new QueryBuilder();
 
 /** The mean Earth radius (IUGG), km. */
 const EARTH_KM = 6371.0088;
@@ -9,10 +14,15 @@ const KM_PER_DEGREE = (Math.PI * EARTH_KM) / 180;
 /** Cells per degree of the grid `radio_channels.geo_cell` is computed on (schema.ts), and its row stride. */
 const CELLS_PER_DEGREE = 10;
 const ROW = 4000;
-/** The first circle a nearby read looks in (the next ones: `nextRadius`). */
+/** The first ring a nearby read looks in, and how much farther each next one reaches (`ringRanges`). */
 const FIRST_RADIUS_KM = 10;
-/** Visible channels one circle may read at most; past it, the read stops at what it found. */
-export const NEARBY_CANDIDATES = 5000;
+const RING_GROWTH = 4;
+/**
+ * Index entries a nearby read takes at most, nearest rings first. With the ranges it
+ * walks (one row each: about 600 at 1,000 km, 80 at the default 200 km) and twice `limit`
+ * channel rows (at most 100), a read stays near 1,000 rows at any catalogue size.
+ */
+export const NEARBY_CANDIDATES = 400;
 
 const radians = (degrees: number) => (degrees * Math.PI) / 180;
 
@@ -74,72 +84,121 @@ export function cellRanges(box: ReturnType<typeof boundingBox>): [number, number
   return ranges;
 }
 
+/** Intervals of `outer` not in `inner` (both sorted, disjoint, inclusive integer ranges). */
+function subtract(outer: [number, number][], inner: [number, number][]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const [lo, hi] of outer) {
+    let from = lo;
+    for (const [a, b] of inner) {
+      if (b < from || a > hi) continue;
+      if (a > from) out.push([from, a - 1]);
+      from = Math.max(from, b + 1);
+    }
+    if (from <= hi) out.push([from, hi]);
+  }
+  return out;
+}
+
+/** A box's cell ranges grouped by grid row, each row's sorted. */
+function rowsOf(box: ReturnType<typeof boundingBox>): Map<number, [number, number][]> {
+  const rows = new Map<number, [number, number][]>();
+  for (const range of cellRanges(box)) {
+    const row = Math.floor(range[0] / ROW);
+    rows.set(
+      row,
+      [...(rows.get(row) ?? []), range].sort((a, b) => a[0] - b[0]),
+    );
+  }
+  return rows;
+}
+
 /**
- * Visible channels with coordinates in the cells of the box: for each range (a JSON list,
- * so any number of them is one parameter) a range of the index `radio_channels_geo_cell`,
- * then those channels' rows (SQLite does not cover from an index on a virtual column,
- * so the active flags cost no further row). At most `cap`.
+ * The cells within `radiusKm` of (lat, lng) as ranges of `geo_cell`, in rings outward
+ * (10 km, 40 km, 160 km, 640 km, up to the radius: each range is a row read, so few rings), each ring only the cells the ones
+ * before it did not hold, and within a ring the grid rows nearest the point first. Read
+ * in this order, the stations within a ring's inner radius are all read before any of the
+ * next ring's.
  */
-export function inBox(db: Db, box: ReturnType<typeof boundingBox>, cap: number) {
-  const ranges = JSON.stringify(cellRanges(box).map(([lo, hi]) => ({ lo, hi })));
-  return (
-    db
+export function ringRanges(lat: number, lng: number, radiusKm: number): [number, number][] {
+  const centre = Math.floor((lat + 90) * CELLS_PER_DEGREE);
+  const ranges: [number, number][] = [];
+  let inner = new Map<number, [number, number][]>();
+  for (let radius = Math.min(radiusKm, FIRST_RADIUS_KM); ; radius = Math.min(radiusKm, radius * RING_GROWTH)) {
+    const outer = rowsOf(boundingBox(lat, lng, radius));
+    const rows = [...outer.keys()].sort((a, b) => Math.abs(a - centre) - Math.abs(b - centre) || a - b);
+    for (const row of rows) ranges.push(...subtract(outer.get(row) ?? [], inner.get(row) ?? []));
+    if (radius >= radiusKm) return ranges;
+    inner = outer;
+  }
+}
+
+/**
+ * The `want` visible channels nearest (lat, lng) within `radiusKm`, nearest first, each
+ * with its distance, in one statement: the grid cells ring by ring outward (`ringRanges`,
+ * a JSON list, so any number of ranges is one parameter), each a range of the index
+ * `radio_channels_geo_cell` whose entries hold the coordinates; reading stops at
+ * `NEARBY_CANDIDATES` entries, so a read costs at most that many index entries and then
+ * twice `want` channel rows, wherever the point is. Of the candidates, SQLite keeps the
+ * nearest by a flat-Earth distance (exact enough to rank: cos(lat) scales longitude, and
+ * the candidates kept are twice `want`); the great-circle distance then ranks and filters
+ * them here. When the cap stops the read inside a ring, the stations within that ring's
+ * inner radius were all read: the answer is exact whenever the `want`-th is that near,
+ * and otherwise the nearest of what was read.
+ */
+export function nearbyChannels(db: Db, lat: number, lng: number, radiusKm: number, want: number, viewerId: number) {
+  const ranges = JSON.stringify(ringRanges(lat, lng, radiusKm).map(([lo, hi]) => ({ lo, hi })));
+  const scale = Math.cos(radians(lat)) ** 2;
+  const candidates = db.$with('candidates').as(
+    qb
       .select({
-        id: radioChannels.id,
-        lat: sql<number>`${radioChannels.geoLat}`.as('near_lat'),
-        lng: sql<number>`${radioChannels.geoLng}`.as('near_lng'),
+        id: sql<number>`${radioChannels.id}`.as('candidate_id'),
+        lat: sql<number>`${radioChannels.geoLat}`.as('candidate_lat'),
+        lng: sql<number>`${radioChannels.geoLng}`.as('candidate_lng'),
       })
       .from(jsonRows(ranges))
-      .innerJoin(radioChannels, sql`${radioChannels.geoCell} BETWEEN ${jsonField('lo')} AND ${jsonField('hi')}`)
-      // Visible channels only. `+`: filters on the rows, never an index of their own (the
-      // active-channel indexes would scan the catalogue); the inactive countries come from a
-      // partial index (usually empty), once per statement.
+      // CROSS JOIN: the ranges in their order, each a range of the grid-cell index, until the cap.
+      .crossJoin(radioChannels)
       .where(
-        sql`+${radioChannels.isActive} = 1 AND +${radioChannels.countryId} NOT IN (SELECT ${countries.id} FROM ${countries} WHERE ${countries.isActive} = 0)`,
+        and(
+          sql`${radioChannels.geoCell} BETWEEN ${jsonField('lo')} AND ${jsonField('hi')}`,
+          // `+`: conditions on the rows, never an index of their own (the active-channel indexes would scan the catalogue).
+          sql`+${radioChannels.isActive} = 1 AND +${radioChannels.countryActive} = 1`,
+        ),
       )
-      .limit(cap)
+      .limit(NEARBY_CANDIDATES),
   );
-}
-
-/** How far past the density seen so far the next circle reaches (its area grows with the square of the radius). */
-const MARGIN = 1.25;
-
-/**
- * The next circle after one of `radius` km that held `found` of the `want` stations: as
- * far as the density it saw says `want` would be (with a margin), at least twice and at
- * most eight times as far; four times when it held none. Doubling blindly took up to six
- * round trips to D1 where stations are sparse.
- */
-export function nextRadius(radius: number, found: number, want: number): number {
-  if (found === 0) return radius * 4;
-  return radius * Math.min(8, Math.max(2, Math.sqrt(want / found) * MARGIN));
-}
-
-/**
- * The ids of visible channels within `radiusKm` of (lat, lng), nearest first, with their
- * distance, at most `want`. It looks in growing circles (10 km, then as far as the
- * stations found so far say `want` would be: `nextRadius`, up to the radius asked for)
- * and stops at the first that holds `want` channels: those are then the nearest ones. So
- * a read costs about the `want` nearest stations' cells wherever the point is, not the
- * catalogue's size nor a crowded latitude band. A circle whose cells hold more than
- * `NEARBY_CANDIDATES` channels ends the search with what it holds (the first cells'),
- * unless it came from a jump past twice the last circle: then it steps back to twice.
- */
-export async function nearbyIds(db: Db, lat: number, lng: number, radiusKm: number, want: number) {
-  let last = 0;
-  for (let radius = Math.min(radiusKm, FIRST_RADIUS_KM); ;) {
-    const rows = await inBox(db, boundingBox(lat, lng, radius), NEARBY_CANDIDATES + 1);
-    const overflow = rows.length > NEARBY_CANDIDATES;
-    if (overflow && last > 0 && radius > last * 2) {
-      radius = last * 2;
-      continue;
-    }
-    const within = rows
-      .map((row) => ({ id: row.id, distance: distanceKm(lat, lng, row.lat, row.lng) }))
-      .filter((row) => row.distance <= radius)
-      .sort((a, b) => a.distance - b.distance || a.id - b.id);
-    if (within.length >= want || radius >= radiusKm || overflow) return within.slice(0, want);
-    last = radius;
-    radius = Math.min(radiusKm, nextRadius(radius, within.length, want));
-  }
+  const dLng = sql`(${candidates.lng} - ${lng})`;
+  const wrapped = sql`(CASE WHEN ${dLng} > 180 THEN ${dLng} - 360 WHEN ${dLng} < -180 THEN ${dLng} + 360 ELSE ${dLng} END)`;
+  const nearest = db.$with('nearest').as(
+    qb
+      .with(candidates)
+      .select({
+        id: sql<number>`${candidates.id}`.as('nearest_id'),
+        flat: sql<number>`(${candidates.lat} - ${lat}) * (${candidates.lat} - ${lat}) + ${scale} * ${wrapped} * ${wrapped}`.as(
+          'nearest_flat',
+        ),
+      })
+      .from(candidates)
+      .orderBy(sql`nearest_flat`, sql`nearest_id`)
+      .limit(want * 2),
+  );
+  return read(
+    [
+      db
+        .with(candidates, nearest)
+        .select(radioResourceColumns(viewerId))
+        .from(nearest)
+        .crossJoin(radioChannels)
+        .where(eq(radioChannels.id, nearest.id)),
+    ] as const,
+    ([rows]) =>
+      rows
+        .map((channel) => ({
+          ...channel,
+          distance: distanceKm(lat, lng, channel.geo?.lat ?? 0, channel.geo?.lng ?? 0),
+        }))
+        .filter((channel) => channel.geo && channel.distance <= radiusKm)
+        .sort((a, b) => a.distance - b.distance || a.id - b.id)
+        .slice(0, want),
+  );
 }

@@ -13,7 +13,7 @@ import {
   type ChannelListQuery,
 } from '../../catalogue/channels';
 import { decodeCursor } from '../../catalogue/cursor';
-import { nearbyIds } from '../../catalogue/nearby';
+import { nearbyChannels } from '../../catalogue/nearby';
 import { likes } from '../../db/schema';
 import type { AppEnv } from '../../env';
 import { envelope, json, ok, reusable } from '../../lib/envelope';
@@ -105,17 +105,8 @@ export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = as
   }
   const db = c.get('db');
   const load = async (viewerId: number) => {
-    const near = await nearbyIds(db, lat, lng, query.radius_km, query.limit);
-    const distance = new Map(near.map((n) => [n.id, Math.round(n.distance * 10) / 10]));
-    const found = await withAccountCheck(
-      c,
-      channelsByIds(
-        db,
-        near.map((n) => n.id),
-        viewerId,
-      ),
-    );
-    return found.map((channel) => ({ ...channel, distance_km: distance.get(channel.id) ?? 0 }));
+    const near = await withAccountCheck(c, nearbyChannels(db, lat, lng, query.radius_km, query.limit, viewerId));
+    return near.map(({ distance, ...channel }) => ({ ...channel, distance_km: Math.round(distance * 10) / 10 }));
   };
   const key = shared ? `${lat}:${lng}:${query.radius_km}:${query.limit}` : null;
   const channels = await cache.nearby.swr(c, key, load);
