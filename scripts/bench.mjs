@@ -268,7 +268,7 @@ try {
       },
       { name: 'search', path: (i) => `/api/v1/search?q=${pick(words, i)}`, io: 'd1' },
       { name: 'suggestions', path: (i) => `/api/v1/search/suggestions?q=${pick(words, i).slice(0, 3)}`, io: 'd1' },
-      { name: 'charts', path: () => '/api/v1/radios/charts?metric=plays&period=7d', io: 'd1', items: 20, page: true },
+      { name: 'charts', path: () => '/api/v1/radios/charts?metric=plays&period=7d', io: 'd1', items: 50, page: true },
       { name: 'trending', path: () => '/api/v1/radios/trending', io: 'd1', items: 20, page: true },
       { name: 'playlist detail', path: () => `/api/v1/playlists/${setup.playlistId}`, io: 'd1', items: 20, page: true },
       {
