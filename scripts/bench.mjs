@@ -268,9 +268,25 @@ try {
       },
       { name: 'search', path: (i) => `/api/v1/search?q=${pick(words, i)}`, io: 'd1' },
       { name: 'suggestions', path: (i) => `/api/v1/search/suggestions?q=${pick(words, i).slice(0, 3)}`, io: 'd1' },
-      { name: 'charts', path: () => '/api/v1/radios/charts?metric=plays&period=7d', io: 'd1', items: 50, page: true },
-      { name: 'trending', path: () => '/api/v1/radios/trending', io: 'd1', items: 20, page: true },
-      { name: 'playlist detail', path: () => `/api/v1/playlists/${setup.playlistId}`, io: 'd1', items: 20, page: true },
+      {
+        name: 'charts',
+        path: () => '/api/v1/radios/charts?metric=plays&period=7d',
+        io: 'd1',
+        items: 50,
+        page: true,
+        // On a miss, one call to each of the 8 play counters (docs/scale.md#price-per-million-requests).
+        price: { doCalls: 8 },
+      },
+      {
+        name: 'trending',
+        path: () => '/api/v1/radios/trending',
+        io: 'd1',
+        items: 20,
+        page: true,
+        price: { doCalls: 8 },
+      },
+      // The bench's playlist holds 50 channels (scripts/lib/bench-data.mjs).
+      { name: 'playlist detail', path: () => `/api/v1/playlists/${setup.playlistId}`, io: 'd1', items: 50, page: true },
       {
         name: 'nearby',
         path: (i) =>

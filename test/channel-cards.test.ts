@@ -58,7 +58,8 @@ describe("the country and genres stored on a channel's row", () => {
       "SELECT count(*) AS n FROM radio_channels WHERE country_code = 'GB' AND country_active = 0",
     ).first<{ n: number }>();
     expect(hidden?.n).toBe(1);
-    await env.DB.prepare("UPDATE countries SET is_active = 1, name = 'Germany' WHERE code IN ('GB', 'DE')").run();
+    await env.DB.prepare("UPDATE countries SET is_active = 1 WHERE code = 'GB'").run();
+    await env.DB.prepare("UPDATE countries SET name = 'Germany' WHERE code = 'DE'").run();
     expect(await staleCards()).toEqual([]);
 
     // A second import of the same station with other tags relinks it.

@@ -27,6 +27,8 @@ describe('bounding boxes and distances', () => {
   });
 
   it('orders the cells in rings outward, each cell once, covering the whole circle', () => {
+    const cells = (ranges: [number, number][]) =>
+      ranges.flatMap(([lo, hi]) => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i));
     for (const [lat, lng, radius] of [
       [47.5, 7.6, 200],
       [-17.7, 179.5, 300],
@@ -34,13 +36,11 @@ describe('bounding boxes and distances', () => {
       [40, -3.7, 5],
     ] as const) {
       const rings = ringRanges(lat, lng, radius);
-      const cells = (ranges: [number, number][]) =>
-        ranges.flatMap(([lo, hi]) => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i));
       const read = cells(rings);
       expect(new Set(read).size).toBe(read.length);
       expect(new Set(read)).toEqual(new Set(cells(cellRanges(boundingBox(lat, lng, radius)))));
     }
-    // The point's own cell comes first; the 10 km ring's cells before any of the 20 km ring's.
+    // The point's own cell comes first; the 10 km ring's cells before any of the 40 km ring's.
     const rings = ringRanges(40.05, -3.75, 40);
     const own = Math.floor((40.05 + 90) * 10) * 4000 + Math.floor((-3.75 + 180) * 10);
     expect(rings[0]![0]).toBeLessThanOrEqual(own);
@@ -51,6 +51,9 @@ describe('bounding boxes and distances', () => {
       { n: 0, ranges: [] as number[][] },
     );
     expect(firstRead.n).toBe(first);
+    expect(new Set(cells(firstRead.ranges as [number, number][]))).toEqual(
+      new Set(cells(cellRanges(boundingBox(40.05, -3.75, 10)))),
+    );
   });
 });
 

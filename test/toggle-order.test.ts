@@ -48,6 +48,10 @@ describe('overlapping toggles of one channel', () => {
     first.resolve({ active: true, total: 10 });
     await a;
     expect(useCachedCaller(requestOf(user.id))).toBe(false);
+    // Neither toggle is laid over the next read either: the caller's flag is D1's (no like was written).
+    const next = requestOf(user.id);
+    await checkAccountNow(next);
+    expect(next.get('caller')?.liked.has(7)).toBe(false);
   });
 
   it('one toggle at a time keeps the cached caller, with its new flag', async () => {

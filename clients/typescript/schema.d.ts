@@ -350,7 +350,7 @@ export interface paths {
     };
     /**
      * Channels near a point, nearest first
-     * @description Channels within `radius_km` (1 to 1,000, default 200) of `lat`/`lng`, or of the caller's location that Cloudflare puts on the request when both are absent (422 when there is none); `limit` 1 to 50 (default 20). Items add `distance_km` (one decimal). Read from an index of coordinates (a bounding box, then the exact great-circle distance). Answers for a point given to two decimals or fewer (about a kilometre; a city's) are shared by the callers who ask for it within a second, so send the precision the screen needs: a GPS fix is read afresh every time.
+     * @description Channels within `radius_km` (1 to 1,000, default 200) of `lat`/`lng`, or of the caller's location that Cloudflare puts on the request when both are absent (422 when there is none); `limit` 1 to 50 (default 20). Items add `distance_km` (one decimal). Read from an index of coordinates, in rings of cells outward up to 400 stations, ranked by great-circle distance (exact unless 400 stations lie nearer). Answers for a point given to two decimals or fewer (about a kilometre; a city's) are shared by the callers who ask for it within a second, so send the precision the screen needs: a GPS fix is read afresh every time.
      */
     get: operations['listNearbyRadios'];
     put?: never;

@@ -6,11 +6,11 @@ import type { Db } from '../db/client';
 import { mapRead, read } from '../db/read';
 import { jsonRows } from '../db/sql';
 import { favorites, likes, radioChannels, userPlays } from '../db/schema';
-import type { ChartFilter } from './play-types';
+import type { ChartFilter, PendingHistory } from './play-types';
 import type { AppEnv } from '../env';
 import { isoTimestamp } from '../lib/time';
 import { withAccountCheck } from '../services/caller';
-import { appliedFlushes, mostPlayed, type PendingHistory } from './plays';
+import { appliedFlushes, mostPlayed } from './plays';
 
 /** A flag the list itself answers (a channel of the user's likes is liked). */
 const known = (name: string) => sql<boolean>`1`.mapWith(Boolean).as(name);

@@ -100,7 +100,7 @@ function playStatements(db: ObjectDb) {
  *   `forgetVisibility`), re-read every 10 minutes as a backstop: a play of a missing or
  *   inactive channel is a 404 without a D1 query;
  * - `recent`: who played what in the last 60 seconds, for the repeat rule;
- * - `crowd_users`, `crowd_networks` (lib/crowd.ts): who counted for which channel this
+ * - `crowd_users`, `crowd_networks` (durable-objects/crowd.ts): who counted for which channel this
  *   hour and how often each network did, for the crowd rule;
  * - `buckets`: ranked plays per channel and hour for 30 days, for trending and charts;
  * - `pending`: ranked plays per channel not yet in D1's `play_count`;

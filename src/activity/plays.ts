@@ -12,8 +12,6 @@ import { UNKNOWN_NETWORK } from '../lib/crowd';
 import { placeColumns } from './play-flush';
 import type { ChannelPlace, ChannelPlays, ChartFilter, PendingHistory } from './play-types';
 
-export type { PendingHistory };
-
 const shardCount = (env: Bindings) => config(env).playCounterShards;
 
 /** The counter of a channel: channel id modulo the shard count. */

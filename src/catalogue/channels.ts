@@ -14,7 +14,6 @@ import {
   genreActive,
   channelIsVisible,
   channelVisible,
-  inActiveCountry,
   radioResourceColumns,
   type RadioResource,
   type ViewerId,
@@ -47,15 +46,15 @@ export interface Page<T> {
 const qb = new QueryBuilder();
 const { playCount, likesCount, createdAt, sortName, id: channelId } = radioChannels;
 
-/**
- * Each sort of GET /radios: its order (an index led by is_active, or by country or
- * language then is_active, gives it: db/schema.ts), the ids of a page after a given key
- * (keyset positioning), and the key of a channel. Ties break on id.
- */
 /** The ids of one page, in order: what a page's RadioResources are expanded from. */
 type PageIds = SubqueryWithSelection<{ id: SQL.Aliased<number> }, 'page'>;
 const pageId = (id: SQLWrapper) => sql<number>`${id}`.as('page_id');
 
+/**
+ * Each sort of GET /radios: its order (an index led by is_active, or by country or
+ * language then is_active, gives it: db/schema.ts), the channels after a given key
+ * (keyset positioning), and the key of a channel. Ties break on id.
+ */
 interface Sort {
   order: SQL[];
   /**
@@ -137,7 +136,7 @@ export const sortKeyOf = (sort: ChannelSort, channel: RadioResource) => SORTS[so
  * about `per_page` divided by the genre's share of the catalogue, never the whole genre.
  */
 function filterConditions(filters: ChannelFilters): SQL[] {
-  const conditions: (SQL | undefined)[] = [eq(radioChannels.isActive, true), inActiveCountry];
+  const conditions: (SQL | undefined)[] = [channelVisible];
   if (filters.countryId !== undefined) conditions.push(eq(radioChannels.countryId, filters.countryId));
   if (filters.language !== undefined) conditions.push(eq(radioChannels.language, filters.language));
   if (filters.genreId !== undefined) {
@@ -174,11 +173,11 @@ const meta = (
 
 /**
  * A page of visible channels without a search, along the sort's index: each channel shown
- * costs its index entry, its country's check and its row, and a skipped one (the offset,
- * at most `MAX_OFFSET_ITEMS`) the first two, as SQLite skips it before reading a column
- * of the result. A counter sort after a cursor's key takes the page's ids first (see
- * `counterSort`). The total comes from `catalogue_counts`. One D1 round trip; about three
- * rows per channel shown whatever the catalogue (docs/performance.md#rows-per-item-shown).
+ * costs one row read (its index entry and its row, which holds everything the page shows
+ * and whether it is visible), and a skipped one (the offset, at most `MAX_OFFSET_ITEMS`)
+ * its index entry. A counter sort after a cursor's key takes the page's ids first (see
+ * `counterSort`). The total comes from `catalogue_counts`. One D1 round trip, whatever the
+ * catalogue (docs/performance.md#rows-per-item-shown).
  */
 export function channelPage(db: Db, query: ChannelListQuery, viewerId: number) {
   const sort = SORTS[query.sort];
@@ -210,14 +209,6 @@ export function channelPage(db: Db, query: ChannelListQuery, viewerId: number) {
 export const channelTotal = (db: Db, filters: ChannelFilters) =>
   read([countQuery(db, filters)] as const, ([[count]]) => count?.total ?? 0);
 
-/**
- * A page of a search (`search` given): the best `SEARCH_MATCH_CAP` matches by relevance
- * (exact name, name prefix, word prefix, substring, description) then plays, among the
- * most popular text matches of the index (see search-index.ts), with the filters; then
- * sorted as asked and paged. Its cost is bounded by the cap, not by the catalogue:
- * `total` counts at most the cap, and `exact` is false when the index had more matches
- * than were considered.
- */
 /** The search's candidates (bounded index matches) and its ranked, filtered matches (at most the cap), as CTEs. */
 function searchMatches(db: Db, query: ChannelListQuery & { search: string }) {
   const folded = query.search;

@@ -18,9 +18,10 @@ const ROW = 4000;
 const FIRST_RADIUS_KM = 10;
 const RING_GROWTH = 4;
 /**
- * Index entries a nearby read takes at most, nearest rings first. With the ranges it
- * walks (one row each: about 600 at 1,000 km, 80 at the default 200 km) and twice `limit`
- * channel rows (at most 100), a read stays near 1,000 rows at any catalogue size.
+ * Visible stations a nearby read takes at most, nearest rings first (each its index entry
+ * and its row, for the visibility flags). With the ranges it walks (about 80 at the
+ * default 200 km, 600 at 1,000 km, each a row and its probe) and twice `limit` channel
+ * rows (at most 100), a read stays near 1,000 rows at any catalogue size.
  */
 export const NEARBY_CANDIDATES = 400;
 
@@ -114,10 +115,10 @@ function rowsOf(box: ReturnType<typeof boundingBox>): Map<number, [number, numbe
 
 /**
  * The cells within `radiusKm` of (lat, lng) as ranges of `geo_cell`, in rings outward
- * (10 km, 40 km, 160 km, 640 km, up to the radius: each range is a row read, so few rings), each ring only the cells the ones
- * before it did not hold, and within a ring the grid rows nearest the point first. Read
- * in this order, the stations within a ring's inner radius are all read before any of the
- * next ring's.
+ * (10 km, 40 km, 160 km, 640 km, up to the radius: each range costs rows read, so few
+ * rings), each ring only the cells the ones before it did not hold, and within a ring the
+ * grid rows nearest the point first. Read in this order, the stations within a ring's
+ * inner radius are all read before any of the next ring's.
  */
 export function ringRanges(lat: number, lng: number, radiusKm: number): [number, number][] {
   const centre = Math.floor((lat + 90) * CELLS_PER_DEGREE);
@@ -136,9 +137,9 @@ export function ringRanges(lat: number, lng: number, radiusKm: number): [number,
  * The `want` visible channels nearest (lat, lng) within `radiusKm`, nearest first, each
  * with its distance, in one statement: the grid cells ring by ring outward (`ringRanges`,
  * a JSON list, so any number of ranges is one parameter), each a range of the index
- * `radio_channels_geo_cell` whose entries hold the coordinates; reading stops at
- * `NEARBY_CANDIDATES` entries, so a read costs at most that many index entries and then
- * twice `want` channel rows, wherever the point is. Of the candidates, SQLite keeps the
+ * `radio_channels_geo_cell` whose entries hold the coordinates, each candidate's row read
+ * for its visibility; reading stops at `NEARBY_CANDIDATES` visible stations, so a read
+ * costs at most that many, the ranges, and twice `want` channel rows, wherever the point is. Of the candidates, SQLite keeps the
  * nearest by a flat-Earth distance (exact enough to rank: cos(lat) scales longitude, and
  * the candidates kept are twice `want`); the great-circle distance then ranks and filters
  * them here. When the cap stops the read inside a ring, the stations within that ring's

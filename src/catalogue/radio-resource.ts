@@ -85,13 +85,11 @@ export function radioResourceColumns(viewerId: ViewerId) {
 }
 
 /**
- * The channel's country is active, as the row stores it (db/schema.ts): no row of
- * `countries` is read per channel (docs/performance.md#rows-per-item-shown).
+ * Visible to clients: an active channel in an active country (docs/catalogue.md#channels),
+ * both columns of the channel's row (the country's as the row stores it: db/schema.ts), so
+ * no row of `countries` is read per channel (docs/performance.md#rows-per-item-shown).
  */
-export const inActiveCountry = eq(radioChannels.countryActive, true);
-
-/** Visible to clients: an active channel in an active country (docs/catalogue.md#channels). */
-export const channelVisible = and(eq(radioChannels.isActive, true), inActiveCountry);
+export const channelVisible = and(eq(radioChannels.isActive, true), eq(radioChannels.countryActive, true));
 
 /** True when the channel in `channelId` (a column of the outer query) is linked to genre `genreId`: a primary-key probe. */
 export const channelInGenre = (channelId: AnyColumn, genreId: number) =>

@@ -70,7 +70,7 @@ export const countries = sqliteTable(
   },
   (t) => [
     uniqueIndex('countries_code_unique').on(t.code),
-    // The inactive countries, usually none: a nearby read leaves their channels out for no row read.
+    // The inactive countries, usually none (kept by migration 0013; channels now carry `country_active`).
     index('countries_inactive')
       .on(t.id)
       .where(sql`${t.isActive} = 0`),
@@ -126,7 +126,7 @@ export const radioChannels = sqliteTable(
     playCount: integer('play_count').notNull().default(0),
     /**
      * The rowid of this channel's row in `channel_search`: a popularity bucket times 2^40
-     * plus the id (src/catalogue/writes.ts), so the index hands out popular matches first.
+     * plus the id (src/catalogue/search-index.ts), so the index hands out popular matches first.
      */
     searchRowid: integer('search_rowid'),
     likesCount: integer('likes_count').notNull().default(0),
@@ -165,12 +165,12 @@ export const radioChannels = sqliteTable(
      */
     healthCheckRequestedAt: integer('health_check_requested_at'),
     /**
-     * What a page shows of the channel's country and genres, and whether its country is
-     * active, stored on the row so a page reads one row per channel (docs/performance.md#rows-per-item-shown). Written only by
-     * triggers (drizzle/migrations/0017_channel_cards.sql) in the statement that changes the
-     * channel's country, its genre links, or a genre or country: never by the code.
+     * The country's `is_active` (so a channel's visibility is a condition on its own row),
+     * name and code, and the channel's genres: what a page shows, stored on the row so a
+     * page reads one row per channel (docs/performance.md#rows-per-item-shown). Written only
+     * by triggers (drizzle/migrations/0017_channel_cards.sql) in the statement that changes
+     * the channel's country, its genre links, or a genre or country: never by the code.
      */
-    /** The country's `is_active`: a channel's visibility is a condition on its own row. */
     countryActive: integer('country_active', { mode: 'boolean' }).notNull().default(true),
     countryName: text('country_name').notNull().default(''),
     countryCode: text('country_code').notNull().default(''),
@@ -185,7 +185,7 @@ export const radioChannels = sqliteTable(
     // One index per sort of GET /radios, each led by is_active so a page is an index range;
     // the same four again behind a country and behind a language, for filtered lists.
     index('radio_channels_active_name').on(t.isActive, t.sortName, t.id),
-    // Nearby: ranges of grid cells, with the coordinates in the entries (no table rows until the winners).
+    // Nearby: ranges of grid cells, with the coordinates in the entries (catalogue/nearby.ts).
     index('radio_channels_geo_cell')
       .on(t.geoCell, t.geoLat, t.geoLng, t.id)
       .where(sql`${t.geoCell} IS NOT NULL`),

@@ -1,7 +1,7 @@
 import { integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 /*
- * The crowd rule's tables (src/lib/crowd.ts, docs/security.md#crowd-signals), held by every
+ * The crowd rule's tables (src/durable-objects/crowd.ts, docs/security.md#crowd-signals), held by every
  * object that counts a crowd signal (PlayCounter, SearchTrends). Each of those objects lists
  * this file in its drizzle-kit schema, so its migrations create these tables too.
  */

@@ -20,7 +20,7 @@ export const accountAccess = {
   security: bearer,
   ...limited,
 };
-/** A write: the account checked before the handler (cached up to READ_CACHE_MS), counted as a write, with `idempotency`. */
+/** A write: the account checked before the handler (cached up to 2 s: services/caller.ts), counted as a write, with `idempotency`. */
 const writing = (idempotency: typeof idempotentWrites) => ({
   middleware: [requireAccount(), userRateLimit('writes'), idempotency],
   security: bearer,

@@ -20,7 +20,7 @@ async function authenticate(c: Context<AppEnv>): Promise<void> {
 
 /**
  * Read routes: a live token, then the account (401 revoked, 403 inactive or banned). A
- * caller the isolate read less than `READ_CACHE_MS` ago is checked at once; otherwise
+ * caller the isolate read less than 2 s ago (services/caller.ts) is checked at once; otherwise
  * the handler's first D1 batch carries the check (services/caller.ts
  * `withAccountCheck`), and a handler that did not reach D1 is checked after it ran,
  * before its response leaves. Read routes write nothing, so no write of a refused account

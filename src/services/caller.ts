@@ -195,8 +195,8 @@ export async function withAccountCheck<Q extends Queries, T>(c: Context<AppEnv>,
 }
 
 /**
- * Toggles of one user and channel in flight in this isolate: `changes` counts those that
- * ended while another was in flight. Two that overlap (a double tap) may return in
+ * Toggles of one user and channel in flight in this isolate: `running` now, and `ended`
+ * since the first of them began. Two that overlap (a double tap) may return in
  * another order than D1 ran them, so neither may be remembered as the last.
  */
 const togglesInFlight = new Map<string, { running: number; ended: number }>();
@@ -234,10 +234,7 @@ export async function rememberToggle<T extends { active: boolean; total: number 
   const overlapped = flight.ended - endedBefore > 1 || flight.running > 0;
   if (kind === 'liked') {
     const now = Date.now();
-    const lifetime = responseLifetimeMs(c.env);
-    const kept = [...(recentLikes.get(c.env, String(userId), now) ?? [])].filter(
-      ([id, like]) => now - like.at < lifetime && id !== channelId,
-    );
+    const kept = [...recentLikesOf(c, now)].filter(([id]) => id !== channelId);
     if (!overlapped) kept.push([channelId, { likes: result.total, active: result.active, at: now }]);
     recentLikes.set(String(userId), new Map(kept), now);
   }

@@ -42,8 +42,6 @@ const KNOWN_IP_MS = 30 * DAY_MS;
 
 const limiter = (env: Bindings, key: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(key));
 
-/** The client address the limits are keyed by (middleware/rate-limit.ts `clientAddress`). */
-
 /**
  * A reservation held on one limiter object. Its hits stay unless given back, so keeping
  * it (a failed login, a registration that happened) needs no call at all; `release`

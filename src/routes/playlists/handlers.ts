@@ -22,10 +22,16 @@ import type * as routes from './routes';
  */
 async function readPlaylist(c: Context<AppEnv>, id: number): Promise<playlists.PlaylistDetail | null> {
   const db = c.get('db');
-  const load = (viewerId: number) => withAccountCheck(c, playlists.readablePlaylist(db, id, viewerId, viewerId));
-  const fromCache = c.get('caller') !== undefined;
+  // Who the load ran as: the shared namespace loads as no one, or as the caller when it reads past the caches.
+  let loadedAs: number | undefined;
+  const load = (viewerId: number) => {
+    loadedAs = viewerId;
+    return withAccountCheck(c, playlists.readablePlaylist(db, id, viewerId, viewerId));
+  };
+  const userId = c.get('userId') ?? 0;
   const detail = await cache.playlists.swr(c, String(id), load);
-  return detail ?? (fromCache ? load(c.get('userId')) : null);
+  // Read again as the caller only when it may change the answer (a load that ran as them already said no).
+  return detail ?? (userId !== 0 && loadedAs !== userId ? load(userId) : null);
 }
 
 /** After a playlist changed: its cached copies go (the shared one, and its exports' anonymous copies). */
