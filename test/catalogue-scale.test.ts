@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call } from './helpers/client';
 import { countryId, genreId, importStations, rowsRead, station } from './helpers/catalogue';
+import { env } from 'cloudflare:workers';
 import { registerUser, type TestUser } from './helpers/users';
 
 const SIZE = 5000;
@@ -96,5 +97,48 @@ describe(`search over ${SIZE} channels`, () => {
     const res = await call('GET', '/api/v1/search/suggestions?q=scale', { token: user.token, debug: true });
     expect(res.body.data).toHaveLength(8);
     expect(rowsRead(res.headers)).toBeLessThan(1500);
+  });
+});
+
+/**
+ * Charts and trending take spare channels from the counters (for ones hidden since they were played) but read
+ * only as many as they show: 80 played channels, a chart of 50 and a trending list of 20, for a viewer who liked
+ * and favorited every one of them (each flag a row found).
+ */
+describe('charts and trending over 80 played channels', () => {
+  it('read at most three rows per channel shown, plus ten', async () => {
+    const { results } = await env.DB.prepare('SELECT id FROM radio_channels ORDER BY id LIMIT 80').all<{
+      id: number;
+    }>();
+    const ids = results.map((r) => r.id);
+    const [viewer, ...players] = await Promise.all([0, 1, 2, 3, 4].map(() => registerUser()));
+    for (const [n, player] of players.entries())
+      for (const id of ids.slice(n * 20, n * 20 + 20)) {
+        const res = await call('POST', `/api/v1/radios/${id}/play`, { token: player.token });
+        expect(res.status).toBe(200);
+      }
+    const now = new Date().toISOString();
+    for (const table of ['likes', 'favorites'])
+      await env.DB.batch(
+        ids.map((id) =>
+          env.DB.prepare(`INSERT INTO ${table} (user_id, channel_id, created_at) VALUES (?, ?, ?)`).bind(
+            viewer!.id,
+            id,
+            now,
+          ),
+        ),
+      );
+    // The caller's likes and favorites load once per caller window (services/caller.ts), not per request.
+    expect((await call('GET', '/api/v1/radios/1', { token: viewer!.token })).status).toBe(200);
+    for (const [path, shown] of [
+      ['/api/v1/radios/charts?metric=plays&period=24h&limit=50', 50],
+      ['/api/v1/radios/trending?limit=20', 20],
+    ] as const) {
+      const res = await call('GET', path, { token: viewer!.token, debug: true });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toHaveLength(shown);
+      expect(res.body.data.every((r: { is_liked: boolean }) => r.is_liked)).toBe(true);
+      expect(rowsRead(res.headers)).toBeLessThanOrEqual(3 * shown + 10);
+    }
   });
 });

@@ -162,9 +162,10 @@ export async function trendingChannels(
       c.get('db'),
       plays.map((p) => p.channelId),
       viewerId,
+      limit,
     ),
   );
-  return channels.slice(0, limit).map((channel) => ({ ...channel, recent_plays: count.get(channel.id) ?? 0 }));
+  return channels.map((channel) => ({ ...channel, recent_plays: count.get(channel.id) ?? 0 }));
 }
 
 export const CHART_PERIODS = { '24h': 24, '7d': 7 * 24, '30d': 30 * 24 } as const;
@@ -220,9 +221,8 @@ export async function chart(
       db,
       scores.map((s) => s.channelId),
       viewerId,
+      limit,
     ),
   );
-  return channels
-    .slice(0, limit)
-    .map((channel, index) => ({ ...channel, rank: index + 1, score: score.get(channel.id) ?? 0 }));
+  return channels.map((channel, index) => ({ ...channel, rank: index + 1, score: score.get(channel.id) ?? 0 }));
 }

@@ -166,7 +166,7 @@ export async function recommendedChannels(c: Context<AppEnv>, userId: number, li
   ]);
   // Played moments ago (still in the counters): ranked last, as D1 will rank them after the flush.
   const ids = [...found.filter((id) => !heard.has(id)), ...found.filter((id) => heard.has(id))];
-  return (await withAccountCheck(c, channelsByIds(db, ids, userId))).slice(0, limit);
+  return withAccountCheck(c, channelsByIds(db, ids, userId, limit));
 }
 
 /** Channels the user played that the counters still hold (D1's `user_plays` has them within seconds). */
@@ -239,8 +239,5 @@ export async function discoverChannels(
   }
   // Channels in no genre, if the list is still short.
   for (const id of [...new Set(rows.map((r) => r.id))].sort(order)) chosen.add(id);
-  return (await withAccountCheck(c, channelsByIds(c.get('db'), [...chosen].slice(0, limit + 10), userId))).slice(
-    0,
-    limit,
-  );
+  return withAccountCheck(c, channelsByIds(c.get('db'), [...chosen].slice(0, limit + 10), userId, limit));
 }

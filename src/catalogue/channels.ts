@@ -348,11 +348,15 @@ export function featuredChannels(db: Db, limit: number, viewerId: number) {
   );
 }
 
-/** Visible channels by id, in the order of `ids` (missing and inactive ones left out). */
-export function channelsByIds(db: Db, ids: number[], viewerId: number) {
+/**
+ * The first `limit` visible channels of `ids`, in their order (missing and inactive ones left out). The order is
+ * json_each's rowid, which SQLite takes as given (no temporary sort), so the read stops at the `limit`th channel:
+ * the ids past it, kept as spares for hidden channels, cost nothing (docs/performance.md#rows-per-item-shown).
+ */
+export function channelsByIds(db: Db, ids: number[], viewerId: number, limit = ids.length) {
   const json = JSON.stringify(ids);
   const wanted = qb
-    .select({ id: sql<number>`value`.as('wanted_id'), at: sql<number>`key`.as('wanted_at') })
+    .select({ id: sql<number>`value`.as('wanted_id'), at: sql<number>`rowid`.as('wanted_at') })
     .from(sql`json_each(${json})`)
     .as('wanted');
   return read(
@@ -362,7 +366,8 @@ export function channelsByIds(db: Db, ids: number[], viewerId: number) {
         .from(wanted)
         .crossJoin(radioChannels)
         .where(and(eq(radioChannels.id, wanted.id), channelVisible))
-        .orderBy(sql`${wanted.at}`),
+        .orderBy(sql`${wanted.at}`)
+        .limit(limit),
     ] as const,
     ([channels]) => channels,
   );
