@@ -49,7 +49,7 @@ export async function runAppFlow(baseUrl: string, log: (line: string) => void = 
   const first = popular.data[0];
   if (!first) throw new Error('listRadios: the catalogue is empty');
   const detail = expectOk('getRadio', await api.GET('/api/v1/radios/{id}', { params: { path: { id: first.id } } }));
-  log(`browsing ${detail.data.name} (${detail.data.country ?? 'no country'})`);
+  log(`browsing ${detail.data.name} (${detail.data.country?.name ?? 'no country'})`);
 
   // 3. Play it: counted once per user and channel per minute.
   expectOk('playRadio', await api.POST('/api/v1/radios/{id}/play', { params: { path: { id: first.id } } }));

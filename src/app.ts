@@ -3,7 +3,14 @@ import type { Context } from 'hono';
 import { config, ConfigError } from './config';
 import type { AppEnv } from './env';
 import { DEPENDENCY_RETRY_AFTER_SECONDS, DependencyError } from './lib/dependencies';
-import { ApiError, malformedJson, methodNotAllowed, routeNotFound, serviceUnavailable } from './lib/errors';
+import {
+  ApiError,
+  malformedJson,
+  methodNotAllowed,
+  routeNotFound,
+  serverError,
+  serviceUnavailable,
+} from './lib/errors';
 import { createRouter, exactPathMethods } from './routes/router';
 import { checkBody } from './middleware/body';
 import { timing } from 'hono/timing';
@@ -25,7 +32,10 @@ import { mountDocs } from './routes/docs';
 /** The error envelope; every failure leaves through here. */
 function errorResponse(c: Context<AppEnv>, error: ApiError) {
   for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
-  return c.json({ success: false, message: error.message, code: error.status, data: error.data }, error.status);
+  return c.json(
+    { success: false, message: error.message, code: error.status, error: error.reason, data: error.data },
+    error.status,
+  );
 }
 
 /** The cause chain of an error as text, for the log (never for the client). */
@@ -45,10 +55,13 @@ function describeCause(cause: unknown): string | undefined {
  */
 function onError(error: Error, c: Context<AppEnv>) {
   if (error instanceof ApiError) return errorResponse(c, error);
-  if (error instanceof ConfigError) return errorResponse(c, new ApiError(500, 'Server error.'));
+  if (error instanceof ConfigError) return errorResponse(c, serverError());
   if (error instanceof HTTPException && error.status === 400) return errorResponse(c, malformedJson());
   if (error instanceof HTTPException && error.status < 500) {
-    return errorResponse(c, new ApiError(error.status, error.message || 'The request could not be handled.'));
+    return errorResponse(
+      c,
+      new ApiError(error.status, 'bad_request', error.message || 'The request could not be handled.'),
+    );
   }
   const unavailable = error instanceof DependencyError;
   logLine(config(c.env).logLevel, {
@@ -63,7 +76,7 @@ function onError(error: Error, c: Context<AppEnv>) {
     cause: describeCause(error.cause),
   });
   if (unavailable) return errorResponse(c, serviceUnavailable(DEPENDENCY_RETRY_AFTER_SECONDS));
-  return errorResponse(c, new ApiError(500, 'Server error.'));
+  return errorResponse(c, serverError());
 }
 
 /**

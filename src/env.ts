@@ -72,6 +72,8 @@ export interface TokenRecord {
   /** Milliseconds since the epoch. */
   createdAt: number;
   expiresAt: number;
+  /** Set by a logout: the record stays until it expires, so its holder is told `token_revoked`, not `token_invalid`. */
+  revokedAt?: number;
 }
 
 /**

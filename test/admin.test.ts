@@ -29,6 +29,7 @@ describe('PATCH /api/v1/admin/users/{id}', () => {
       success: false,
       message: 'This action requires the admin token.',
       code: 403,
+      error: 'admin_token_required',
       data: {},
     });
     expect((await patch(user.id, { status: 'active' }, `${env.ADMIN_TOKEN}x`)).status).toBe(403);

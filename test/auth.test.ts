@@ -144,6 +144,7 @@ describe('POST /api/v1/auth/register', () => {
     const res = await register(registration({ email: email.toUpperCase() }));
     expect(res.status).toBe(422);
     expect(res.body.data.errors).toEqual({ email: ['The email has already been taken.'] });
+    expect(res.body.error).toBe('email_taken');
   });
 
   it('limits one client address to REGISTER_LIMIT_PER_HOUR accounts per hour', async () => {
@@ -188,7 +189,13 @@ describe('POST /api/v1/auth/login', () => {
     const unknown = await login(uniqueEmail('nobody'), 'not the password');
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
-    expect(wrong.body).toEqual({ success: false, message: 'Unauthenticated.', code: 401, data: {} });
+    expect(wrong.body).toEqual({
+      success: false,
+      message: 'Unauthenticated.',
+      code: 401,
+      error: 'invalid_credentials',
+      data: {},
+    });
     expect(unknown.body).toEqual(wrong.body);
   });
 
@@ -210,6 +217,7 @@ describe('POST /api/v1/auth/login', () => {
       success: false,
       message: status === 'banned' ? 'Your account is banned.' : 'Your account is inactive.',
       code: 403,
+      error: status === 'banned' ? 'account_banned' : 'account_inactive',
       data: { status, requires_logout: true },
     });
     // A wrong password still says nothing about the account.
@@ -312,6 +320,7 @@ describe('PATCH /api/v1/auth/profile', () => {
     });
     expect(taken.status).toBe(422);
     expect(taken.body.data.errors).toEqual({ email: ['The email has already been taken.'] });
+    expect(taken.body.error).toBe('email_taken');
     const own = await call('PATCH', '/api/v1/auth/profile', { token: user.token, json: { email: user.email } });
     expect(own.status).toBe(200);
   });
@@ -358,6 +367,7 @@ describe('PUT /api/v1/auth/password', () => {
     });
     expect(res.status).toBe(422);
     expect(res.body.data.errors).toEqual({ current_password: ['The current password is incorrect.'] });
+    expect(res.body.error).toBe('current_password_incorrect');
     expect((await login(user.email, user.password)).status).toBe(200);
   });
 

@@ -154,10 +154,22 @@ describe('config(env)', () => {
 
       const first = await me();
       expect(first.status).toBe(500);
-      expect(await first.json()).toEqual({ success: false, message: 'Server error.', code: 500, data: {} });
+      expect(await first.json()).toEqual({
+        success: false,
+        message: 'Server error.',
+        code: 500,
+        error: 'server_error',
+        data: {},
+      });
       const second = await me();
       expect(second.status).toBe(500);
-      expect(await second.json()).toEqual({ success: false, message: 'Server error.', code: 500, data: {} });
+      expect(await second.json()).toEqual({
+        success: false,
+        message: 'Server error.',
+        code: 500,
+        error: 'server_error',
+        data: {},
+      });
 
       expect(errors).toHaveBeenCalledTimes(1);
       const logged = JSON.parse(String(errors.mock.calls[0]?.[0])) as Record<string, unknown>;

@@ -9,7 +9,7 @@ describe('the error envelope', () => {
   it('404 for an unknown route', async () => {
     const res = await call('GET', '/api/v1/nothing-here');
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ success: false, message: 'Not found.', code: 404, data: {} });
+    expect(res.body).toEqual({ success: false, message: 'Not found.', code: 404, error: 'route_not_found', data: {} });
   });
 
   it('405 with Allow when the route exists but the method does not', async () => {
@@ -20,6 +20,7 @@ describe('the error envelope', () => {
       success: false,
       message: 'The method is not allowed for this route.',
       code: 405,
+      error: 'method_not_allowed',
       data: {},
     });
     const admin = await call('GET', '/api/v1/admin/users/5');
@@ -77,7 +78,13 @@ describe('the error envelope', () => {
       headers: { 'Content-Type': 'application/json' },
     });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ success: false, message: 'The request body is not valid JSON.', code: 400, data: {} });
+    expect(res.body).toEqual({
+      success: false,
+      message: 'The request body is not valid JSON.',
+      code: 400,
+      error: 'malformed_json',
+      data: {},
+    });
   });
 
   it('415 for a body that is not JSON, also when no type is declared', async () => {
@@ -110,6 +117,7 @@ describe('the error envelope', () => {
       success: false,
       message: 'The request body is larger than 64 KiB.',
       code: 413,
+      error: 'payload_too_large',
       data: {},
     });
 
@@ -154,7 +162,13 @@ describe('the error envelope', () => {
     await waitOnExecutionContext(ctx);
     expect(response.status).toBe(500);
     const text = await response.text();
-    expect(JSON.parse(text)).toEqual({ success: false, message: 'Server error.', code: 500, data: {} });
+    expect(JSON.parse(text)).toEqual({
+      success: false,
+      message: 'Server error.',
+      code: 500,
+      error: 'server_error',
+      data: {},
+    });
     expect(text).not.toContain('secret');
     expect(response.headers.get('X-Request-Id')).toBe('8f00aa-LHR');
     const logged = errors.mock.calls.map((args) => JSON.parse(String(args[0])));

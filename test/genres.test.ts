@@ -93,6 +93,7 @@ describe('GET /api/v1/genres/{id}', () => {
       success: false,
       message: 'Genre not found.',
       code: 404,
+      error: 'not_found',
       data: {},
     });
     expect((await call('GET', `/api/v1/genres/${await genreId('secret-genre')}`)).status).toBe(404);

@@ -73,6 +73,8 @@ describe('GET /api/v1/radios/nearby', () => {
       [zurich, 74.1],
     ]);
     expect(res.body.data[0].geo).toEqual({ lat: 47.5596, lng: 7.5886 });
+    // Where it looked: the point sent.
+    expect(res.body.meta).toEqual({ location: { source: 'query', lat: 47.55, lng: 7.59, city: null, country: null } });
     const detail = await call('GET', `/api/v1/radios/${unknown}`, { token: user.token });
     expect(detail.body.data.geo).toBeNull();
     const far = await call('GET', '/api/v1/radios/nearby?lat=-33.87&lng=151.2&radius_km=10', { token: user.token });
@@ -92,20 +94,31 @@ describe('GET /api/v1/radios/nearby', () => {
     expect(north.body.data.map((r: { id: number }) => r.id)).toEqual([pole]);
   });
 
-  it("uses the caller's location from Cloudflare when no point is given, else 422", async () => {
+  it("uses the caller's location from Cloudflare when no point is given, says so, else 422 location_unknown", async () => {
     const [basel] = await seedChannels([at('Basel Talk', 47.56, 7.59)]);
     const user = await registerUser();
-    const request = new Request(`${BASE}/api/v1/radios/nearby?radius_km=5`, {
-      headers: { Authorization: `Bearer ${user.token}` },
-      cf: { latitude: '47.5584', longitude: '7.5733' },
-    });
-    const res = await fetchWorker(request);
+    const fromNetwork = (cf: Record<string, string>) =>
+      fetchWorker(
+        new Request(`${BASE}/api/v1/radios/nearby?radius_km=5`, {
+          headers: { Authorization: `Bearer ${user.token}` },
+          cf,
+        }),
+      );
+    const res = await fromNetwork({ latitude: '47.5584', longitude: '7.5733', city: 'Basel', country: 'CH' });
     expect(res.status).toBe(200);
-    const body = await res.json<{ data: { id: number }[] }>();
+    const body = await res.json<{ data: { id: number }[]; meta: unknown }>();
     expect(body.data.map((r) => r.id)).toContain(basel);
+    expect(body.meta).toEqual({
+      location: { source: 'network', lat: 47.5584, lng: 7.5733, city: 'Basel', country: 'CH' },
+    });
     const none = await call('GET', '/api/v1/radios/nearby', { token: user.token });
     expect(none.status).toBe(422);
+    expect(none.body.error).toBe('location_unknown');
     expect(Object.keys(none.body.data.errors)).toEqual(['lat']);
+    // Locally, wrangler puts one placeholder (Austin, Texas) on every request: not the listener's location.
+    const placeholder = await fromNetwork({ latitude: '30.27130', longitude: '-97.74260', city: 'Austin' });
+    expect(placeholder.status).toBe(422);
+    expect(await placeholder.json()).toMatchObject({ error: 'location_unknown' });
     for (const bad of ['lat=91&lng=0', 'lat=10', 'lat=0&lng=181', 'lat=0&lng=0&radius_km=0', 'lat=0&lng=0&limit=51']) {
       expect((await call('GET', `/api/v1/radios/nearby?${bad}`, { token: user.token })).status, bad).toBe(422);
     }

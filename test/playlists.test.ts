@@ -71,12 +71,19 @@ describe('creating, listing, updating, deleting', () => {
     expect(res.body.data[0]).not.toHaveProperty('items');
   });
 
-  it('updates only the given fields', async () => {
+  it('updates only the given fields, and answers with the items and the ETag a read gives', async () => {
     const user = await registerUser();
     const id = await newPlaylist(user, { name: 'Name', description: 'Keep' });
+    await add(user, id, channels[0]!);
     const res = await call('PUT', `/api/v1/playlists/${id}`, { token: user.token, json: { is_public: true } });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ id, name: 'Name', description: 'Keep', is_public: true });
+    expect(res.body.data.items.map((i: { radio_channel: { id: number } }) => i.radio_channel.id)).toEqual([
+      channels[0],
+    ]);
+    const read = await call('GET', `/api/v1/playlists/${id}`, { token: user.token });
+    expect(read.body.data).toEqual(res.body.data);
+    expect(read.headers.get('ETag')).toBe(res.headers.get('ETag'));
     const cleared = await call('PUT', `/api/v1/playlists/${id}`, {
       token: user.token,
       json: { description: null, name: 'New' },
@@ -142,6 +149,7 @@ describe('items', () => {
     await add(user, id, channels[0]!);
     const duplicate = await add(user, id, channels[0]!);
     expect(duplicate.status).toBe(409);
+    expect(duplicate.body.error).toBe('already_in_playlist');
     expect(duplicate.body.message).toBe('The radio channel is already in the playlist.');
     expect((await add(user, id, 999_999)).body.message).toBe('Radio channel not found.');
     const [hidden] = await seedChannels([station()]);
@@ -169,6 +177,7 @@ describe('items', () => {
     const full = await add(user, id, many[500]!);
     expect(full.status).toBe(422);
     expect(full.body.data.errors).toEqual({ radio_channel_id: ['A playlist holds at most 500 radio channels.'] });
+    expect(full.body.error).toBe('limit_reached');
   });
 
   it('30 concurrent adds end at positions 0..29, without errors', async () => {
@@ -287,6 +296,7 @@ describe('ownership', () => {
       const res = await call(method, path, { token: stranger.token, json });
       expect([method, path, res.status]).toEqual([method, path, kind === 'read' ? 200 : 403]);
       if (kind === 'write') expect(res.body.message).toBe('Only the owner can change this playlist.');
+      if (kind === 'write') expect(res.body.error).toBe('not_owner');
     }
     await expectOrder(owner, publicId, [channels[0]!]);
     expect((await detail(owner, publicId)).body.data.name).toBe('Shared');

@@ -55,6 +55,7 @@ describe('POST /api/v1/radios/{id}/play', () => {
       success: false,
       message: 'Radio channel not found.',
       code: 404,
+      error: 'not_found',
       data: {},
     });
     expect((await play(999_999, user.token)).status).toBe(404);

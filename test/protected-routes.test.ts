@@ -17,7 +17,14 @@ const protectedRoutes = Object.entries(doc.paths).flatMap(([template, methods]) 
     .map(([method]) => ({ method: method.toUpperCase(), path: template.replace(/\{[^}]+\}/g, '1') })),
 );
 
-const unauthenticated = { success: false, message: 'Unauthenticated.', code: 401, data: {} };
+/** The 401 envelope, with the reason an app switches on (docs/api.md#error-reasons). */
+const unauthenticated = (error: string) => ({
+  success: false,
+  message: 'Unauthenticated.',
+  code: 401,
+  error,
+  data: {},
+});
 
 let stale: Promise<string> | undefined;
 
@@ -49,7 +56,7 @@ describe.each(protectedRoutes)('$method $path', ({ method, path }) => {
 
   it('401 without a token', async () => {
     const res = await send({});
-    expect(res.body).toEqual(unauthenticated);
+    expect(res.body).toEqual(unauthenticated('token_missing'));
     // RFC 6750 3.1: no credentials, no error code.
     expect(res.headers.get('WWW-Authenticate')).toBe('Bearer realm="radio-api"');
   });
@@ -61,25 +68,27 @@ describe.each(protectedRoutes)('$method $path', ({ method, path }) => {
   ])('401 with %s', async (_case, authorization) => {
     const res = await send({ Authorization: authorization });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual(unauthenticated);
+    expect(res.body).toEqual(unauthenticated('token_invalid'));
     expect(res.headers.get('WWW-Authenticate')).toMatch(/^Bearer realm="radio-api"/);
   });
 
   it('401 with a token whose secret is wrong', async () => {
     const user = await quickUser();
     const [id] = user.token.split('|');
-    expect((await send({ Authorization: `Bearer ${id}|${'c'.repeat(43)}` })).status).toBe(401);
+    expect((await send({ Authorization: `Bearer ${id}|${'c'.repeat(43)}` })).body).toEqual(
+      unauthenticated('token_invalid'),
+    );
   });
 
   it('401 with a logged-out token', async () => {
     const user = await quickUser();
     await call('POST', '/api/v1/auth/logout', { token: user.token });
-    expect((await send({ Authorization: `Bearer ${user.token}` })).body).toEqual(unauthenticated);
+    expect((await send({ Authorization: `Bearer ${user.token}` })).body).toEqual(unauthenticated('token_revoked'));
   });
 
   it('401 with a token from before a password change', async () => {
     expect((await send({ Authorization: `Bearer ${await tokenFromBeforeAPasswordChange()}` })).body).toEqual(
-      unauthenticated,
+      unauthenticated('token_revoked'),
     );
   });
 
@@ -88,7 +97,7 @@ describe.each(protectedRoutes)('$method $path', ({ method, path }) => {
     const { token, record } = await issueToken(env.TOKENS, { id: user.id, credentialGeneration: 0 }, 30);
     // KV drops expired keys lazily; the record's own expiry must be enforced too.
     await env.TOKENS.put(`token:${record.id}`, JSON.stringify({ ...record, expiresAt: Date.now() - 1 }));
-    expect((await send({ Authorization: `Bearer ${token}` })).body).toEqual(unauthenticated);
+    expect((await send({ Authorization: `Bearer ${token}` })).body).toEqual(unauthenticated('token_expired'));
   });
 
   it.each(['inactive', 'banned'] as const)('403 with requires_logout for a %s account', async (status) => {
@@ -97,6 +106,7 @@ describe.each(protectedRoutes)('$method $path', ({ method, path }) => {
     const res = await send({ Authorization: `Bearer ${user.token}` });
     expect(res.status).toBe(403);
     expect(res.body.data).toEqual({ status, requires_logout: true });
+    expect(res.body.error).toBe(status === 'banned' ? 'account_banned' : 'account_inactive');
   });
 });
 

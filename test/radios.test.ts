@@ -260,7 +260,13 @@ describe('GET /api/v1/radios/{id}', () => {
   it('404 for a channel that does not exist, 422 for an id that is not one', async () => {
     const missing = await call('GET', '/api/v1/radios/999999', { token: user.token });
     expect(missing.status).toBe(404);
-    expect(missing.body).toEqual({ success: false, message: 'Radio channel not found.', code: 404, data: {} });
+    expect(missing.body).toEqual({
+      success: false,
+      message: 'Radio channel not found.',
+      code: 404,
+      error: 'not_found',
+      data: {},
+    });
     expect((await call('GET', '/api/v1/radios/abc', { token: user.token })).status).toBe(422);
   });
 });

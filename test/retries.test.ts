@@ -51,7 +51,7 @@ describe('Idempotency-Key', () => {
     expect(acted).toHaveLength(1);
     for (const answer of answers) {
       if (answer.status === 200) expect(answer.body.data).toEqual({ is_liked: true, likes_count: 1 });
-      else expect(answer.status).toBe(409);
+      else expect([answer.status, answer.body.error]).toEqual([409, 'idempotency_key_in_progress']);
     }
     const [row] = (
       await env.DB.prepare('SELECT count(*) AS n FROM likes WHERE user_id = ? AND channel_id = ?')
@@ -93,6 +93,7 @@ describe('Idempotency-Key', () => {
     expect((await call('POST', `/api/v1/radios/${a}/like`, { token: user.token, headers })).status).toBe(200);
     const reused = await call('POST', `/api/v1/radios/${b}/like`, { token: user.token, headers });
     expect(reused.status).toBe(422);
+    expect(reused.body.error).toBe('idempotency_key_reused');
     expect(reused.body.data.errors).toEqual({
       'Idempotency-Key': ['This Idempotency-Key was used with another request.'],
     });
@@ -150,6 +151,7 @@ describe('Idempotency-Key', () => {
       .run();
     const lost = await call('POST', `/api/v1/radios/${id}/like`, { token: user.token, headers });
     expect(lost.status).toBe(409);
+    expect(lost.body.error).toBe('idempotency_answer_lost');
     expect(lost.body.message).toContain('answer was lost');
     // Past 24 hours the key is forgotten: the same request acts again (the like flips back).
     await env.DB.prepare(`UPDATE idempotency_keys SET created_at = created_at - 86400000 ${where}`)
@@ -236,6 +238,7 @@ describe('If-Match on playlists', () => {
       success: false,
       message: 'The playlist has changed since you read it.',
       code: 412,
+      error: 'precondition_failed',
       data: { version: 2 },
     });
     const after = await call('GET', `/api/v1/playlists/${id}`, { token: user.token });

@@ -350,7 +350,7 @@ export interface paths {
     };
     /**
      * Channels near a point, nearest first
-     * @description Channels within `radius_km` (1 to 1,000, default 200) of `lat`/`lng`, or of the caller's location that Cloudflare puts on the request when both are absent (422 when there is none); `limit` 1 to 50 (default 20). Items add `distance_km` (one decimal). Read from an index of coordinates, in rings of cells outward up to 400 stations, ranked by great-circle distance (exact unless 400 stations lie nearer). Answers for a point given to two decimals or fewer (about a kilometre; a city's) are shared by the callers who ask for it within a second, so send the precision the screen needs: a GPS fix is read afresh every time.
+     * @description Channels within `radius_km` (1 to 1,000, default 200) of `lat`/`lng`, or of the caller's location that Cloudflare puts on the request when both are absent (422 `location_unknown` when there is none, and locally, where wrangler gives every request the same placeholder); `meta.location` says where it looked; `limit` 1 to 50 (default 20). Items add `distance_km` (one decimal). Read from an index of coordinates, in rings of cells outward up to 400 stations, ranked by great-circle distance (exact unless 400 stations lie nearer). Answers for a point given to two decimals or fewer (about a kilometre; a city's) are shared by the callers who ask for it within a second, so send the precision the screen needs: a GPS fix is read afresh every time.
      */
     get: operations['listNearbyRadios'];
     put?: never;
@@ -1031,7 +1031,7 @@ export interface components {
       name: string;
       /**
        * Format: email
-       * @example ada@example.com
+       * @example grace@example.com
        */
       email: string;
       /** @enum {string} */
@@ -1058,7 +1058,7 @@ export interface components {
     Error: {
       /** @enum {boolean} */
       success: false;
-      /** @example Not found. */
+      /** @example Radio channel not found. */
       message: string;
       /**
        * Format: int32
@@ -1066,8 +1066,82 @@ export interface components {
        * @example 404
        */
       code: number;
+      error: components['schemas']['ErrorReason'];
       data: Record<string, never>;
     };
+    /**
+     * @description The stable reason of the error, to switch on (the message is English and may change); a value keeps its meaning once published:
+     *
+     *     - `malformed_json`: The body is not valid JSON.
+     *     - `bad_request`: The request could not be read as sent.
+     *     - `client_address_missing`: The request reached the Worker without CF-Connecting-IP (a proxy in front of it).
+     *     - `token_missing`: No `Authorization: Bearer` token was sent.
+     *     - `token_invalid`: The token is malformed, unknown, or was logged out: sign in again.
+     *     - `token_expired`: The token is past its lifetime: sign in again.
+     *     - `token_revoked`: A password change revoked the token: sign in again.
+     *     - `invalid_credentials`: Login: the email and password do not match an account.
+     *     - `account_inactive`: The account is inactive: sign out (`data.requires_logout`).
+     *     - `account_banned`: The account is banned: sign out (`data.requires_logout`).
+     *     - `not_owner`: Only the owner may change this playlist.
+     *     - `admin_token_required`: The admin API takes the admin token only.
+     *     - `not_found`: The resource does not exist, is not visible, or is private to someone else.
+     *     - `route_not_found`: No route has this path.
+     *     - `method_not_allowed`: The path takes other methods (listed in `Allow`).
+     *     - `already_in_playlist`: The channel is already in the playlist.
+     *     - `playlist_changed`: The playlist changed while the channel was being added; nothing was added: read it and retry.
+     *     - `idempotency_key_in_progress`: A request with this Idempotency-Key is still running: retry after `Retry-After`.
+     *     - `idempotency_answer_lost`: The request with this Idempotency-Key ran, but its answer was lost: read the resource.
+     *     - `precondition_failed`: `If-Match` names a version that is no longer current (`data.version` is); nothing changed.
+     *     - `payload_too_large`: The body is larger than the route takes.
+     *     - `unsupported_media_type`: The body is not JSON (`Content-Type: application/json`).
+     *     - `validation_failed`: A field or parameter failed its rules; `data.errors` lists every one.
+     *     - `email_taken`: The email belongs to another account.
+     *     - `current_password_incorrect`: Password change: `current_password` is not the account's password.
+     *     - `idempotency_key_reused`: This Idempotency-Key was used with another request (method, path or body).
+     *     - `cursor_invalid`: The cursor was not given by this list, or belongs to other filters or another sort.
+     *     - `limit_reached`: The account (or the playlist) holds as many rows as it may: remove some first.
+     *     - `location_unknown`: Nearby without `lat`/`lng`, and the network gives no location: send them.
+     *     - `rate_limited`: Too many requests: retry after `Retry-After` seconds.
+     *     - `server_busy`: Too many password checks at once in this location: retry after `Retry-After` seconds.
+     *     - `dependency_unavailable`: D1, KV or a Durable Object failed or did not answer in time: retry after `Retry-After`.
+     *     - `server_error`: An unexpected failure (logged with the request id).
+     * @example not_found
+     * @enum {string}
+     */
+    ErrorReason:
+      | 'malformed_json'
+      | 'bad_request'
+      | 'client_address_missing'
+      | 'token_missing'
+      | 'token_invalid'
+      | 'token_expired'
+      | 'token_revoked'
+      | 'invalid_credentials'
+      | 'account_inactive'
+      | 'account_banned'
+      | 'not_owner'
+      | 'admin_token_required'
+      | 'not_found'
+      | 'route_not_found'
+      | 'method_not_allowed'
+      | 'already_in_playlist'
+      | 'playlist_changed'
+      | 'idempotency_key_in_progress'
+      | 'idempotency_answer_lost'
+      | 'precondition_failed'
+      | 'payload_too_large'
+      | 'unsupported_media_type'
+      | 'validation_failed'
+      | 'email_taken'
+      | 'current_password_incorrect'
+      | 'idempotency_key_reused'
+      | 'cursor_invalid'
+      | 'limit_reached'
+      | 'location_unknown'
+      | 'rate_limited'
+      | 'server_busy'
+      | 'dependency_unavailable'
+      | 'server_error';
     ValidationError: {
       /** @enum {boolean} */
       success: false;
@@ -1079,6 +1153,7 @@ export interface components {
        * @example 422
        */
       code: number;
+      error: components['schemas']['ErrorReason'] & unknown;
       data: {
         /** @description Every failing field (a dotted path for nested ones) with its messages. */
         errors: {
@@ -1097,6 +1172,7 @@ export interface components {
        * @example 429
        */
       code: number;
+      error: components['schemas']['ErrorReason'] & unknown;
       data: {
         /**
          * Format: int32
@@ -1109,7 +1185,7 @@ export interface components {
     UnavailableError: {
       /** @enum {boolean} */
       success: false;
-      /** @example The service is briefly unavailable. Please retry. */
+      /** @example The service is briefly unavailable. Please try again shortly. */
       message: string;
       /**
        * Format: int32
@@ -1117,6 +1193,7 @@ export interface components {
        * @example 503
        */
       code: number;
+      error: components['schemas']['ErrorReason'] & unknown;
       data: {
         /**
          * Format: int32
@@ -1130,7 +1207,7 @@ export interface components {
       name: string;
       /**
        * Format: email
-       * @example ada@example.com
+       * @example grace@example.com
        */
       email: string;
       /**
@@ -1152,7 +1229,7 @@ export interface components {
     InactiveAccountError: {
       /** @enum {boolean} */
       success: false;
-      /** @example This account is banned. */
+      /** @example Your account is banned. */
       message: string;
       /**
        * Format: int32
@@ -1160,6 +1237,7 @@ export interface components {
        * @example 403
        */
       code: number;
+      error: components['schemas']['ErrorReason'] & unknown;
       data: {
         /** @enum {string} */
         status: 'inactive' | 'banned';
@@ -1170,7 +1248,7 @@ export interface components {
     LoginRequest: {
       /**
        * Format: email
-       * @example ada@example.com
+       * @example grace@example.com
        */
       email: string;
       /**
@@ -1183,7 +1261,7 @@ export interface components {
       name?: string;
       /**
        * Format: email
-       * @example ada@example.com
+       * @example grace@example.com
        */
       email?: string;
     };
@@ -1282,7 +1360,7 @@ export interface components {
         id: number;
         /** @example Switzerland */
         name: string;
-        /** @example GB */
+        /** @example CH */
         code: string;
       };
       /**
@@ -1413,6 +1491,27 @@ export interface components {
        */
       next_cursor: string | null;
     };
+    NearbyLocation: {
+      /**
+       * @description `query`: the `lat`/`lng` sent; `network`: where Cloudflare places the caller (a city, roughly)
+       * @enum {string}
+       */
+      source: 'query' | 'network';
+      /** @example 52.52 */
+      lat: number;
+      /** @example 13.4 */
+      lng: number;
+      /**
+       * @description with `network`, when known
+       * @example Berlin
+       */
+      city: string | null;
+      /**
+       * @description ISO 3166-1 alpha-2, with `network`, when known
+       * @example DE
+       */
+      country: string | null;
+    };
     LikeState: {
       is_liked: boolean;
       /**
@@ -1507,6 +1606,7 @@ export interface components {
        * @example 412
        */
       code: number;
+      error: components['schemas']['ErrorReason'] & unknown;
       data: {
         /**
          * Format: int64
@@ -1829,7 +1929,7 @@ export interface operations {
         /**
          * @example {
          *       "name": "text",
-         *       "email": "ada@example.com",
+         *       "email": "grace@example.com",
          *       "password": "correct horse battery",
          *       "password_confirmation": "correct horse battery",
          *       "application_id": null
@@ -1859,7 +1959,7 @@ export interface operations {
            *         "user": {
            *           "id": 12,
            *           "name": "Ada Lovelace",
-           *           "email": "ada@example.com",
+           *           "email": "grace@example.com",
            *           "status": "active",
            *           "created_at": "2026-01-02T03:04:05.123000Z",
            *           "updated_at": "2026-01-02T03:04:05.123000Z",
@@ -1999,7 +2099,7 @@ export interface operations {
       content: {
         /**
          * @example {
-         *       "email": "ada@example.com",
+         *       "email": "grace@example.com",
          *       "password": "correct horse battery"
          *     }
          */
@@ -2026,7 +2126,7 @@ export interface operations {
            *         "user": {
            *           "id": 12,
            *           "name": "Ada Lovelace",
-           *           "email": "ada@example.com",
+           *           "email": "grace@example.com",
            *           "status": "active",
            *           "created_at": "2026-01-02T03:04:05.123000Z",
            *           "updated_at": "2026-01-02T03:04:05.123000Z",
@@ -2215,7 +2315,7 @@ export interface operations {
            *       "data": {
            *         "id": 12,
            *         "name": "Ada Lovelace",
-           *         "email": "ada@example.com",
+           *         "email": "grace@example.com",
            *         "status": "active",
            *         "created_at": "2026-01-02T03:04:05.123000Z",
            *         "updated_at": "2026-01-02T03:04:05.123000Z",
@@ -2366,7 +2466,7 @@ export interface operations {
            *         "user": {
            *           "id": 12,
            *           "name": "Ada Lovelace",
-           *           "email": "ada@example.com",
+           *           "email": "grace@example.com",
            *           "status": "active",
            *           "created_at": "2026-01-02T03:04:05.123000Z",
            *           "updated_at": "2026-01-02T03:04:05.123000Z",
@@ -2505,7 +2605,7 @@ export interface operations {
         /**
          * @example {
          *       "name": "text",
-         *       "email": "ada@example.com"
+         *       "email": "grace@example.com"
          *     }
          */
         'application/json': components['schemas']['ProfileRequest'];
@@ -2531,7 +2631,7 @@ export interface operations {
            *       "data": {
            *         "id": 12,
            *         "name": "Ada Lovelace",
-           *         "email": "ada@example.com",
+           *         "email": "grace@example.com",
            *         "status": "active",
            *         "created_at": "2026-01-02T03:04:05.123000Z",
            *         "updated_at": "2026-01-02T03:04:05.123000Z",
@@ -3838,7 +3938,7 @@ export interface operations {
            *           "country": {
            *             "id": 41,
            *             "name": "Switzerland",
-           *             "code": "GB"
+           *             "code": "CH"
            *           },
            *           "language": "de",
            *           "bitrate": 96,
@@ -4037,7 +4137,7 @@ export interface operations {
            *           "country": {
            *             "id": 41,
            *             "name": "Switzerland",
-           *             "code": "GB"
+           *             "code": "CH"
            *           },
            *           "language": "de",
            *           "bitrate": 96,
@@ -4232,7 +4332,7 @@ export interface operations {
            *           "country": {
            *             "id": 41,
            *             "name": "Switzerland",
-           *             "code": "GB"
+           *             "code": "CH"
            *           },
            *           "language": "de",
            *           "bitrate": 96,
@@ -4435,7 +4535,7 @@ export interface operations {
            *           "country": {
            *             "id": 41,
            *             "name": "Switzerland",
-           *             "code": "GB"
+           *             "code": "CH"
            *           },
            *           "language": "de",
            *           "bitrate": 96,
@@ -4638,7 +4738,7 @@ export interface operations {
            *           "country": {
            *             "id": 41,
            *             "name": "Switzerland",
-           *             "code": "GB"
+           *             "code": "CH"
            *           },
            *           "language": "de",
            *           "bitrate": 96,
@@ -4805,7 +4905,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Nearby channels */
+      /** @description Nearby channels, and where the API looked */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -4821,7 +4921,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Nearby channels.",
+           *       "message": "Nearby channels, and where the API looked.",
            *       "data": [
            *         {
            *           "id": 42,
@@ -4833,7 +4933,7 @@ export interface operations {
            *           "country": {
            *             "id": 41,
            *             "name": "Switzerland",
-           *             "code": "GB"
+           *             "code": "CH"
            *           },
            *           "language": "de",
            *           "bitrate": 96,
@@ -4869,7 +4969,16 @@ export interface operations {
            *           "updated_at": "2026-01-02T03:04:05.123000Z",
            *           "distance_km": 3.4
            *         }
-           *       ]
+           *       ],
+           *       "meta": {
+           *         "location": {
+           *           "source": "query",
+           *           "lat": 52.52,
+           *           "lng": 13.4,
+           *           "city": "Berlin",
+           *           "country": "DE"
+           *         }
+           *       }
            *     }
            */
           'application/json': {
@@ -4881,6 +4990,9 @@ export interface operations {
               /** @example 3.4 */
               distance_km: number;
             })[];
+            meta: {
+              location: components['schemas']['NearbyLocation'];
+            };
           };
         };
       };
@@ -5026,7 +5138,7 @@ export interface operations {
            *         "country": {
            *           "id": 41,
            *           "name": "Switzerland",
-           *           "code": "GB"
+           *           "code": "CH"
            *         },
            *         "language": "de",
            *         "bitrate": 96,
@@ -5550,7 +5662,7 @@ export interface operations {
            *           "country": {
            *             "id": 41,
            *             "name": "Switzerland",
-           *             "code": "GB"
+           *             "code": "CH"
            *           },
            *           "language": "de",
            *           "bitrate": 96,
@@ -5748,7 +5860,7 @@ export interface operations {
            *           "country": {
            *             "id": 41,
            *             "name": "Switzerland",
-           *             "code": "GB"
+           *             "code": "CH"
            *           },
            *           "language": "de",
            *           "bitrate": 96,
@@ -5945,7 +6057,7 @@ export interface operations {
            *           "country": {
            *             "id": 41,
            *             "name": "Switzerland",
-           *             "code": "GB"
+           *             "code": "CH"
            *           },
            *           "language": "de",
            *           "bitrate": 96,
@@ -6135,7 +6247,7 @@ export interface operations {
            *           "country": {
            *             "id": 41,
            *             "name": "Switzerland",
-           *             "code": "GB"
+           *             "code": "CH"
            *           },
            *           "language": "de",
            *           "bitrate": 96,
@@ -6325,7 +6437,7 @@ export interface operations {
            *           "country": {
            *             "id": 41,
            *             "name": "Switzerland",
-           *             "code": "GB"
+           *             "code": "CH"
            *           },
            *           "language": "de",
            *           "bitrate": 96,
@@ -7756,7 +7868,7 @@ export interface operations {
            *               "country": {
            *                 "id": 41,
            *                 "name": "Switzerland",
-           *                 "code": "GB"
+           *                 "code": "CH"
            *               },
            *               "language": "de",
            *               "bitrate": 96,
@@ -8005,7 +8117,7 @@ export interface operations {
            *               "country": {
            *                 "id": 41,
            *                 "name": "Switzerland",
-           *                 "code": "GB"
+           *                 "code": "CH"
            *               },
            *               "language": "de",
            *               "bitrate": 96,
@@ -8196,7 +8308,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The playlist */
+      /** @description The playlist, with its items */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8212,7 +8324,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "The playlist.",
+           *       "message": "The playlist, with its items.",
            *       "data": {
            *         "id": 7,
            *         "name": "Late-night jazz",
@@ -8222,7 +8334,58 @@ export interface operations {
            *         "items_count": 12,
            *         "version": 8,
            *         "created_at": "2026-01-02T03:04:05.123000Z",
-           *         "updated_at": "2026-01-02T03:04:05.123000Z"
+           *         "updated_at": "2026-01-02T03:04:05.123000Z",
+           *         "items": [
+           *           {
+           *             "id": 91,
+           *             "position": 0,
+           *             "radio_channel": {
+           *               "id": 42,
+           *               "name": "Radio Swiss Jazz",
+           *               "slug": "jazz-radio",
+           *               "description": "Jazz around the clock, from Basel.",
+           *               "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "logo": "https://example.com/",
+           *               "country": {
+           *                 "id": 41,
+           *                 "name": "Switzerland",
+           *                 "code": "CH"
+           *               },
+           *               "language": "de",
+           *               "bitrate": 96,
+           *               "format": "mp3",
+           *               "is_featured": true,
+           *               "play_count": 1280,
+           *               "likes": 37,
+           *               "genres": [
+           *                 {
+           *                   "id": 3,
+           *                   "name": "Jazz"
+           *                 }
+           *               ],
+           *               "social_links": {
+           *                 "website": "https://example.com/",
+           *                 "facebook": "https://example.com/",
+           *                 "twitter": "https://example.com/",
+           *                 "instagram": "https://example.com/"
+           *               },
+           *               "is_https": true,
+           *               "geo": {
+           *                 "lat": 47.5596,
+           *                 "lng": 7.5886
+           *               },
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               },
+           *               "is_liked": true,
+           *               "is_favorited": true,
+           *               "created_at": "2026-01-02T03:04:05.123000Z",
+           *               "updated_at": "2026-01-02T03:04:05.123000Z"
+           *             }
+           *           }
+           *         ]
            *       }
            *     }
            */
@@ -8231,7 +8394,7 @@ export interface operations {
             success: true;
             /** @example Radio channels retrieved successfully. */
             message: string;
-            data: components['schemas']['Playlist'];
+            data: components['schemas']['PlaylistDetail'];
           };
         };
       };
@@ -8651,7 +8814,7 @@ export interface operations {
            *               "country": {
            *                 "id": 41,
            *                 "name": "Switzerland",
-           *                 "code": "GB"
+           *                 "code": "CH"
            *               },
            *               "language": "de",
            *               "bitrate": 96,
@@ -8930,7 +9093,7 @@ export interface operations {
            *               "country": {
            *                 "id": 41,
            *                 "name": "Switzerland",
-           *                 "code": "GB"
+           *                 "code": "CH"
            *               },
            *               "language": "de",
            *               "bitrate": 96,
@@ -9181,7 +9344,7 @@ export interface operations {
            *               "country": {
            *                 "id": 41,
            *                 "name": "Switzerland",
-           *                 "code": "GB"
+           *                 "code": "CH"
            *               },
            *               "language": "de",
            *               "bitrate": 96,
@@ -9949,7 +10112,7 @@ export interface operations {
            *       "data": [
            *         {
            *           "id": 41,
-           *           "code": "GB",
+           *           "code": "CH",
            *           "name": "Deutschland",
            *           "stations_count": 120
            *         }
@@ -9967,7 +10130,7 @@ export interface operations {
                * @example 41
                */
               id: number;
-              /** @example GB */
+              /** @example CH */
               code: string;
               /** @example Deutschland */
               name: string;
@@ -10298,7 +10461,7 @@ export interface operations {
            *             "country": {
            *               "id": 41,
            *               "name": "Switzerland",
-           *               "code": "GB"
+           *               "code": "CH"
            *             },
            *             "language": "de",
            *             "bitrate": 96,
@@ -10349,7 +10512,7 @@ export interface operations {
            *           {
            *             "id": 41,
            *             "name": "Switzerland",
-           *             "code": "GB",
+           *             "code": "CH",
            *             "stations_count": 212
            *           }
            *         ],
@@ -10375,7 +10538,7 @@ export interface operations {
                 id: number;
                 /** @example Switzerland */
                 name: string;
-                /** @example GB */
+                /** @example CH */
                 code: string;
                 /**
                  * Format: int64
@@ -10817,7 +10980,7 @@ export interface operations {
            *       "data": {
            *         "id": 12,
            *         "name": "Ada Lovelace",
-           *         "email": "ada@example.com",
+           *         "email": "grace@example.com",
            *         "status": "active",
            *         "created_at": "2026-01-02T03:04:05.123000Z",
            *         "updated_at": "2026-01-02T03:04:05.123000Z",
@@ -11187,7 +11350,7 @@ export interface operations {
            *         "country": {
            *           "id": 41,
            *           "name": "Switzerland",
-           *           "code": "GB"
+           *           "code": "CH"
            *         },
            *         "language": "de",
            *         "bitrate": 96,
@@ -11405,7 +11568,7 @@ export interface operations {
            *         "country": {
            *           "id": 41,
            *           "name": "Switzerland",
-           *           "code": "GB"
+           *           "code": "CH"
            *         },
            *         "language": "de",
            *         "bitrate": 96,

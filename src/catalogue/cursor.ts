@@ -41,7 +41,11 @@ export function encodeCursor(query: ChannelListQuery, page: number, key: SortKey
 }
 
 const invalid = () =>
-  fieldInvalid('cursor', 'The cursor is not valid: take it from meta.next_cursor of the previous page.');
+  fieldInvalid(
+    'cursor',
+    'The cursor is not valid: take it from meta.next_cursor of the previous page.',
+    'cursor_invalid',
+  );
 
 /** The page and key a cursor leads to, for this sort and these filters; 422 otherwise. */
 export function decodeCursor(
@@ -64,7 +68,7 @@ export function decodeCursor(
   if (typeof q !== 'string' || typeof p !== 'number' || !Number.isSafeInteger(p) || p < 2 || !k || !keyValid)
     throw invalid();
   if (q !== fingerprint(sort, filters)) {
-    throw fieldInvalid('cursor', 'The cursor belongs to a list with another sort or other filters.');
+    throw fieldInvalid('cursor', 'The cursor belongs to a list with another sort or other filters.', 'cursor_invalid');
   }
   return { page: p, after: k };
 }

@@ -2,12 +2,57 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { cleanImportedText } from './text';
 
 /**
+ * The stable reason of every error, `error` in the envelope: what an app switches on instead of reading the English
+ * `message` (docs/api.md#error-reasons). The OpenAPI document lists these keys as an enum, with these words. A reason
+ * once published keeps its meaning; a new failure gets a new reason.
+ */
+export const ERROR_REASONS = {
+  malformed_json: 'The body is not valid JSON.',
+  bad_request: 'The request could not be read as sent.',
+  client_address_missing: 'The request reached the Worker without CF-Connecting-IP (a proxy in front of it).',
+  token_missing: 'No `Authorization: Bearer` token was sent.',
+  token_invalid: 'The token is malformed, unknown, or was logged out: sign in again.',
+  token_expired: 'The token is past its lifetime: sign in again.',
+  token_revoked: 'A password change revoked the token: sign in again.',
+  invalid_credentials: 'Login: the email and password do not match an account.',
+  account_inactive: 'The account is inactive: sign out (`data.requires_logout`).',
+  account_banned: 'The account is banned: sign out (`data.requires_logout`).',
+  not_owner: 'Only the owner may change this playlist.',
+  admin_token_required: 'The admin API takes the admin token only.',
+  not_found: 'The resource does not exist, is not visible, or is private to someone else.',
+  route_not_found: 'No route has this path.',
+  method_not_allowed: 'The path takes other methods (listed in `Allow`).',
+  already_in_playlist: 'The channel is already in the playlist.',
+  playlist_changed: 'The playlist changed while the channel was being added; nothing was added: read it and retry.',
+  idempotency_key_in_progress: 'A request with this Idempotency-Key is still running: retry after `Retry-After`.',
+  idempotency_answer_lost: 'The request with this Idempotency-Key ran, but its answer was lost: read the resource.',
+  precondition_failed: '`If-Match` names a version that is no longer current (`data.version` is); nothing changed.',
+  payload_too_large: 'The body is larger than the route takes.',
+  unsupported_media_type: 'The body is not JSON (`Content-Type: application/json`).',
+  validation_failed: 'A field or parameter failed its rules; `data.errors` lists every one.',
+  email_taken: 'The email belongs to another account.',
+  current_password_incorrect: "Password change: `current_password` is not the account's password.",
+  idempotency_key_reused: 'This Idempotency-Key was used with another request (method, path or body).',
+  cursor_invalid: 'The cursor was not given by this list, or belongs to other filters or another sort.',
+  limit_reached: 'The account (or the playlist) holds as many rows as it may: remove some first.',
+  location_unknown: 'Nearby without `lat`/`lng`, and the network gives no location: send them.',
+  rate_limited: 'Too many requests: retry after `Retry-After` seconds.',
+  server_busy: 'Too many password checks at once in this location: retry after `Retry-After` seconds.',
+  dependency_unavailable: 'D1, KV or a Durable Object failed or did not answer in time: retry after `Retry-After`.',
+  server_error: 'An unexpected failure (logged with the request id).',
+} as const;
+
+export type ErrorReason = keyof typeof ERROR_REASONS;
+
+/**
  * Every failure the API reports. The status is the one source of truth for `code`
- * in the envelope; `data` and `headers` carry what each status adds (docs/api.md#the-envelope-and-errors).
+ * in the envelope, `reason` for `error`; `data` and `headers` carry what each status adds
+ * (docs/api.md#the-envelope-and-errors).
  */
 export class ApiError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
+    readonly reason: ErrorReason,
     message: string,
     readonly data: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
@@ -35,29 +80,43 @@ export function echoed(text: string): string {
 /** Field name to messages, as the 422 envelope carries them. */
 export type FieldErrors = Record<string, string[]>;
 
-export const malformedJson = () => new ApiError(400, 'The request body is not valid JSON.');
+export const malformedJson = () => new ApiError(400, 'malformed_json', 'The request body is not valid JSON.');
 /**
  * 401 with `WWW-Authenticate` (RFC 6750): the scheme and realm, and `error="invalid_token"`
  * when a token was sent and refused (malformed, unknown, expired or revoked).
  */
-export const unauthenticated = (tokenRefused = false) =>
+export const unauthenticated = (
+  reason: 'token_missing' | 'token_invalid' | 'token_expired' | 'token_revoked' = 'token_missing',
+) =>
   new ApiError(
     401,
+    reason,
     'Unauthenticated.',
     {},
     {
-      'WWW-Authenticate': tokenRefused ? 'Bearer realm="radio-api", error="invalid_token"' : 'Bearer realm="radio-api"',
+      'WWW-Authenticate':
+        reason === 'token_missing' ? 'Bearer realm="radio-api"' : 'Bearer realm="radio-api", error="invalid_token"',
     },
   );
+/** Login's one answer for an unknown email and a wrong password (docs/security.md#accounts-passwords-and-tokens). */
+export const invalidCredentials = () =>
+  new ApiError(401, 'invalid_credentials', 'Unauthenticated.', {}, { 'WWW-Authenticate': 'Bearer realm="radio-api"' });
 export const accountInactive = (status: string) =>
-  new ApiError(403, status === 'banned' ? 'Your account is banned.' : 'Your account is inactive.', {
-    status,
-    requires_logout: true,
-  });
-export const forbidden = (message = 'This action is not allowed.') => new ApiError(403, message);
+  new ApiError(
+    403,
+    status === 'banned' ? 'account_banned' : 'account_inactive',
+    status === 'banned' ? 'Your account is banned.' : 'Your account is inactive.',
+    {
+      status,
+      requires_logout: true,
+    },
+  );
+export const notOwner = () => new ApiError(403, 'not_owner', 'Only the owner can change this playlist.');
+export const adminTokenRequired = () =>
+  new ApiError(403, 'admin_token_required', 'This action requires the admin token.');
 /** `kind` names the resource: `notFound('Playlist')` → "Playlist not found." */
-export const notFound = (kind: string) => new ApiError(404, `${kind} not found.`);
-export const routeNotFound = () => new ApiError(404, 'Not found.');
+export const notFound = (kind: string) => new ApiError(404, 'not_found', `${kind} not found.`);
+export const routeNotFound = () => new ApiError(404, 'route_not_found', 'Not found.');
 /**
  * 405 with the path's `Allow`. `no-store`: HTTP lets a shared cache keep a 405, and it is
  * responded to before the routes that would mark their responses `no-store` (auth, admin).
@@ -65,39 +124,70 @@ export const routeNotFound = () => new ApiError(404, 'Not found.');
 export const methodNotAllowed = (allow: string[]) =>
   new ApiError(
     405,
+    'method_not_allowed',
     'The method is not allowed for this route.',
     {},
     { Allow: allow.join(', '), 'Cache-Control': 'no-store' },
   );
-export const conflict = (message: string) => new ApiError(409, message);
+export const conflict = (reason: 'already_in_playlist' | 'playlist_changed', message: string) =>
+  new ApiError(409, reason, message);
 /** 409 for a request whose `Idempotency-Key` another request holds right now. */
 export const keyInProgress = () =>
-  new ApiError(409, 'A request with this Idempotency-Key is still in progress.', {}, { 'Retry-After': '1' });
+  new ApiError(
+    409,
+    'idempotency_key_in_progress',
+    'A request with this Idempotency-Key is still in progress.',
+    {},
+    { 'Retry-After': '1' },
+  );
 export const payloadTooLarge = (limitBytes: number) =>
   new ApiError(
     413,
+    'payload_too_large',
     limitBytes >= 1024 * 1024
       ? `The request body is larger than ${limitBytes / 1024 / 1024} MiB.`
       : `The request body is larger than ${limitBytes / 1024} KiB.`,
   );
 export const unsupportedMediaType = () =>
-  new ApiError(415, 'The request body must be JSON (Content-Type: application/json).');
+  new ApiError(415, 'unsupported_media_type', 'The request body must be JSON (Content-Type: application/json).');
 export const tooManyRequests = (retryAfterSeconds: number, message = 'Too many requests.') => {
   const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
-  return new ApiError(429, message, { retry_after: seconds }, { 'Retry-After': String(seconds) });
+  return new ApiError(429, 'rate_limited', message, { retry_after: seconds }, { 'Retry-After': String(seconds) });
 };
-/** 503: a dependency (D1, KV, a Durable Object) failed or did not reply; retry shortly. */
-export const serviceUnavailable = (retryAfterSeconds: number) =>
+/** 503: a dependency (D1, KV, a Durable Object) failed or did not reply, or the isolate is too busy; retry shortly. */
+export const serviceUnavailable = (
+  retryAfterSeconds: number,
+  reason: 'dependency_unavailable' | 'server_busy' = 'dependency_unavailable',
+) =>
   new ApiError(
     503,
+    reason,
     'The service is briefly unavailable. Please try again shortly.',
     { retry_after: retryAfterSeconds },
     { 'Retry-After': String(retryAfterSeconds) },
   );
+/** The reasons of a 422: `validation_failed` unless a rule of its own names the failure. */
+export type ValidationReason = Extract<
+  ErrorReason,
+  | 'validation_failed'
+  | 'email_taken'
+  | 'current_password_incorrect'
+  | 'idempotency_key_reused'
+  | 'cursor_invalid'
+  | 'limit_reached'
+  | 'location_unknown'
+>;
+
 /** 422 with every failing field; the message is the first problem in words. */
-export const validationFailed = (errors: FieldErrors) => {
+export const validationFailed = (errors: FieldErrors, reason: ValidationReason = 'validation_failed') => {
   const first = Object.values(errors)[0]?.[0] ?? 'The given data was invalid.';
-  return new ApiError(422, first, { errors });
+  return new ApiError(422, reason, first, { errors });
 };
 /** A single-field 422, for rules checked against the database (unique email, current password). */
-export const fieldInvalid = (field: string, message: string) => validationFailed({ [field]: [message] });
+export const fieldInvalid = (field: string, message: string, reason: ValidationReason = 'validation_failed') =>
+  validationFailed({ [field]: [message] }, reason);
+/** 412: `If-Match` names another version than the current one. */
+export const staleVersion = (version: number) =>
+  new ApiError(412, 'precondition_failed', 'The playlist has changed since you read it.', { version });
+/** 500: no internals, ever. */
+export const serverError = () => new ApiError(500, 'server_error', 'Server error.');

@@ -3,7 +3,7 @@ import { createMiddleware } from 'hono/factory';
 import { config } from '../config';
 import type { AppEnv } from '../env';
 import { constantTimeEqual } from '../lib/crypto';
-import { forbidden, unauthenticated } from '../lib/errors';
+import { adminTokenRequired, unauthenticated } from '../lib/errors';
 import { checkAccountNow, useCachedCaller } from '../services/caller';
 import { parseBearer, resolveToken } from '../services/tokens';
 
@@ -11,9 +11,11 @@ import { parseBearer, resolveToken } from '../services/tokens';
 async function authenticate(c: Context<AppEnv>): Promise<void> {
   const header = c.req.header('authorization');
   const presented = parseBearer(header);
-  if (!presented) throw unauthenticated(header !== undefined);
+  if (!presented) throw unauthenticated(header === undefined ? 'token_missing' : 'token_invalid');
   const record = await resolveToken(c, presented);
-  if (!record) throw unauthenticated(true);
+  if (record === 'expired') throw unauthenticated('token_expired');
+  if (record === 'revoked') throw unauthenticated('token_revoked');
+  if (!record) throw unauthenticated('token_invalid');
   c.set('token', record);
   c.set('userId', record.userId);
 }
@@ -65,7 +67,7 @@ export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   if (!match?.[1]) throw unauthenticated();
   const expected = config(c.env).adminToken;
   if (expected === undefined || !constantTimeEqual(match[1], expected)) {
-    throw forbidden('This action requires the admin token.');
+    throw adminTokenRequired();
   }
   await next();
 });

@@ -66,6 +66,7 @@ const stored = (db: Db, userId: number, key: string, now: number) =>
 const lostResponse = () =>
   new ApiError(
     409,
+    'idempotency_answer_lost',
     'A request with this Idempotency-Key was carried out, but its answer was lost. Read the resource to see its state.',
   );
 
@@ -77,7 +78,11 @@ async function replayKnown(
   now: number,
 ): Promise<Response> {
   if (row.fingerprint !== fingerprint) {
-    throw fieldInvalid('Idempotency-Key', 'This Idempotency-Key was used with another request.');
+    throw fieldInvalid(
+      'Idempotency-Key',
+      'This Idempotency-Key was used with another request.',
+      'idempotency_key_reused',
+    );
   }
   if (row.status === null) {
     if (now - row.createdAt < RUNNING_MS) {

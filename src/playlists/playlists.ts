@@ -7,7 +7,7 @@ import type { Db } from '../db/client';
 import { read, runRead } from '../db/read';
 import { playlistItems, playlists, radioChannels } from '../db/schema';
 import { bare, batchable, batchWithGuards, isUniqueViolation, jsonRows, type WriteGuards } from '../db/sql';
-import { conflict, fieldInvalid, forbidden, notFound, validationFailed } from '../lib/errors';
+import { conflict, fieldInvalid, notFound, notOwner, validationFailed } from '../lib/errors';
 import { apiColumns } from '../schemas/from-table';
 import { PLAYLIST_FIELDS, type PlaylistDetailSchema, type PlaylistSchema } from '../schemas/playlists';
 
@@ -121,7 +121,7 @@ const playlistRow = (db: Db, id: number) => db.select(playlistColumns).from(play
  */
 function authorizeWrite(row: PlaylistResource | undefined, userId: number): PlaylistResource {
   if (!row || (row.user_id !== userId && !row.is_public)) throw notFound('Playlist');
-  if (row.user_id !== userId) throw forbidden('Only the owner can change this playlist.');
+  if (row.user_id !== userId) throw notOwner();
   return row;
 }
 
@@ -151,7 +151,8 @@ export async function createPlaylist(
       .from(playlists)
       .where(and(eq(playlists.id, sql`last_insert_rowid()`), sql`changes() > 0`)),
   ]);
-  if (!created) throw fieldInvalid('name', `A user keeps at most ${MAX_PLAYLISTS_PER_USER} playlists.`);
+  if (!created)
+    throw fieldInvalid('name', `A user keeps at most ${MAX_PLAYLISTS_PER_USER} playlists.`, 'limit_reached');
   return created;
 }
 
@@ -163,7 +164,7 @@ export async function updatePlaylist(
   changes: { name?: string; description?: string | null; is_public?: boolean },
   now: string,
   guards: WriteGuards = [],
-): Promise<PlaylistResource> {
+): Promise<PlaylistDetail> {
   await playlistForWrite(db, id, userId);
   const [[row]] = await batchWithGuards(db, guards, [
     db
@@ -179,7 +180,8 @@ export async function updatePlaylist(
       .returning(playlistColumns),
   ]);
   if (!row) throw notFound('Playlist');
-  return row;
+  // With its items, as every playlist write answers (docs/catalogue.md#playlists).
+  return ownerDetail(db, id, userId);
 }
 
 export async function deletePlaylist(db: Db, id: number, userId: number, guards: WriteGuards = []): Promise<void> {
@@ -254,9 +256,13 @@ export async function addItem(
   authorizeWrite(playlist[0], userId);
   if (!channel[0]?.visible) throw notFound('Radio channel');
   const items = state?.count ?? 0;
-  if (state?.present) throw conflict('The radio channel is already in the playlist.');
+  if (state?.present) throw conflict('already_in_playlist', 'The radio channel is already in the playlist.');
   if (items >= MAX_PLAYLIST_ITEMS)
-    throw fieldInvalid('radio_channel_id', `A playlist holds at most ${MAX_PLAYLIST_ITEMS} radio channels.`);
+    throw fieldInvalid(
+      'radio_channel_id',
+      `A playlist holds at most ${MAX_PLAYLIST_ITEMS} radio channels.`,
+      'limit_reached',
+    );
   if (position !== undefined && position > items)
     throw fieldInvalid('position', `The position must be between 0 and ${items}.`);
 
@@ -284,10 +290,11 @@ export async function addItem(
         touch(db, playlistId, now),
       ]);
     }
-    if (inserted.meta.changes === 0) throw conflict('The playlist changed meanwhile; the radio channel was not added.');
+    if (inserted.meta.changes === 0)
+      throw conflict('playlist_changed', 'The playlist changed meanwhile; the radio channel was not added.');
   } catch (error) {
     if (isUniqueViolation(error, playlistItems.playlistId))
-      throw conflict('The radio channel is already in the playlist.');
+      throw conflict('already_in_playlist', 'The radio channel is already in the playlist.');
     throw error;
   }
   return ownerDetail(db, playlistId, userId);

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { ZodType } from 'zod';
+import { ERROR_REASONS, type ErrorReason } from '../lib/errors';
 import { pick } from '../lib/objects';
 import { count, list, message, smallInt, text } from './fields';
 
@@ -8,39 +9,59 @@ export function successEnvelope<T extends ZodType>(data: T) {
   return z.object({ success: z.literal(true), message, data });
 }
 
-const errorEnvelope = <T extends ZodType>(data: T, example: { message: string; code: number }) =>
+// Object.keys of a const object literal: exactly its keys, and there is at least one.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion
+const reasons = Object.keys(ERROR_REASONS) as [ErrorReason, ...ErrorReason[]];
+
+/** The stable reason of an error (lib/errors.ts), each value with its meaning. */
+const ErrorReasonSchema = z.enum(reasons).openapi('ErrorReason', {
+  description: [
+    'The stable reason of the error, to switch on (the message is English and may change); a value keeps its meaning once published:',
+    '',
+    ...Object.entries(ERROR_REASONS).map(([reason, meaning]) => `- \`${reason}\`: ${meaning}`),
+  ].join('\n'),
+});
+
+const errorEnvelope = <T extends ZodType>(data: T, example: { message: string; code: number; error: ErrorReason }) =>
   z.object({
     success: z.literal(false),
     message: message.openapi({ example: example.message }),
     code: smallInt(400, 599, example.code).openapi({ description: 'Equals the HTTP status.' }),
+    error: ErrorReasonSchema.openapi({ example: example.error }),
     data,
   });
 
-export const ErrorSchema = errorEnvelope(z.object({}), { message: 'Not found.', code: 404 }).openapi('Error');
+export const ErrorSchema = errorEnvelope(z.object({}), {
+  message: 'Radio channel not found.',
+  code: 404,
+  error: 'not_found',
+}).openapi('Error');
 export const ValidationErrorSchema = errorEnvelope(
   z.object({
     errors: z
       .record(text(200, 'email'), list(text(500, 'The email has already been taken.'), 10))
       .openapi({ description: 'Every failing field (a dotted path for nested ones) with its messages.' }),
   }),
-  { message: 'The email has already been taken.', code: 422 },
+  { message: 'The email has already been taken.', code: 422, error: 'email_taken' },
 ).openapi('ValidationError');
 export const InactiveAccountErrorSchema = errorEnvelope(
   z.object({ status: z.enum(['inactive', 'banned']), requires_logout: z.literal(true) }),
-  { message: 'This account is banned.', code: 403 },
+  { message: 'Your account is banned.', code: 403, error: 'account_banned' },
 ).openapi('InactiveAccountError');
 const retryAfter = smallInt(1, 86_400, 30).openapi({ description: 'Seconds, as in `Retry-After`.' });
 export const RateLimitErrorSchema = errorEnvelope(z.object({ retry_after: retryAfter }), {
   message: 'Too many requests. Please slow down.',
   code: 429,
+  error: 'rate_limited',
 }).openapi('RateLimitError');
 export const UnavailableErrorSchema = errorEnvelope(z.object({ retry_after: retryAfter }), {
-  message: 'The service is briefly unavailable. Please retry.',
+  message: 'The service is briefly unavailable. Please try again shortly.',
   code: 503,
+  error: 'dependency_unavailable',
 }).openapi('UnavailableError');
 export const PreconditionFailedSchema = errorEnvelope(
   z.object({ version: count(8, 'The current version of the playlist.') }),
-  { message: 'The playlist has changed since you read it.', code: 412 },
+  { message: 'The playlist has changed since you read it.', code: 412, error: 'precondition_failed' },
 ).openapi('PreconditionFailedError');
 
 const json = <T extends ZodType>(schema: T, description: string) => ({

@@ -50,7 +50,7 @@ export const url = z.string().max(2048).openapi({ format: 'uri', example: 'https
 export const slug = z.string().max(100).openapi({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', example: 'jazz-radio' });
 
 /** ISO 3166-1 alpha-2. */
-export const countryCode = z.string().length(2).openapi({ pattern: '^[A-Z]{2}$', example: 'GB' });
+export const countryCode = z.string().length(2).openapi({ pattern: '^[A-Z]{2}$', example: 'CH' });
 
 /** The `message` of every response: a sentence for people. */
 export const message = text(500, 'Radio channels retrieved successfully.');

@@ -12,7 +12,7 @@ import { apiSchema, createSelectSchema } from './from-table';
 const userRow = createSelectSchema(users, {
   id: id(12),
   name: text(255, 'Ada Lovelace'),
-  email: z.string().max(254).openapi({ format: 'email', example: 'ada@example.com' }),
+  email: z.string().max(254).openapi({ format: 'email', example: 'grace@example.com' }),
   createdAt: timestamp,
   updatedAt: timestamp,
 });
@@ -34,7 +34,7 @@ export const emailField = z
   .toLowerCase()
   .max(254)
   .pipe(z.email())
-  .openapi({ type: 'string', format: 'email', maxLength: 254, example: 'ada@example.com' });
+  .openapi({ type: 'string', format: 'email', maxLength: 254, example: 'grace@example.com' });
 /** 8..128 characters, never trimmed, any Unicode (docs/security.md#accounts-passwords-and-tokens). */
 export const passwordField = z
   .string()

@@ -84,7 +84,8 @@ function setCaller(c: Context<AppEnv>, entry: CallerEntry): void {
 
 /** The account row decides: revoked by a password change: 401; not active: 403 with `requires_logout`. */
 export function checkAccount(row: UserRow | undefined, token: TokenRecord): UserRow {
-  if (!row || isRevokedByUser(token, row)) throw unauthenticated(true);
+  if (!row) throw unauthenticated('token_invalid');
+  if (isRevokedByUser(token, row)) throw unauthenticated('token_revoked');
   if (row.status !== 'active') throw accountInactive(row.status);
   return row;
 }

@@ -4,7 +4,7 @@ import { idempotencyKeys, playlists } from '../db/schema';
 import { guard, isGuardFailure, isUniqueViolation, type WriteGuards } from '../db/sql';
 import type { AppEnv } from '../env';
 import { USER_ROW_BOUNDS, userRowBoundTable } from '../db/row-bounds';
-import { ApiError, keyInProgress, notFound, validationFailed } from '../lib/errors';
+import { keyInProgress, notFound, staleVersion, validationFailed } from '../lib/errors';
 import { claimStatements } from './idempotency-keys';
 import { acceptedVersions } from '../playlists/entity-tags';
 
@@ -16,7 +16,7 @@ async function preconditionFailed(c: Context<AppEnv>, playlistId: number): Promi
     .from(playlists)
     .where(eq(playlists.id, playlistId));
   if (!row) throw notFound('Playlist');
-  throw new ApiError(412, 'The playlist has changed since you read it.', { version: row.version });
+  throw staleVersion(row.version);
 }
 
 /**
@@ -59,7 +59,10 @@ export async function guardedWrite<T>(
     const bounded = userRowBoundTable(error);
     if (bounded) {
       const most = USER_ROW_BOUNDS[bounded].toLocaleString('en');
-      throw validationFailed({ [bounded]: [`An account keeps at most ${most} ${bounded}: remove some first.`] });
+      throw validationFailed(
+        { [bounded]: [`An account keeps at most ${most} ${bounded}: remove some first.`] },
+        'limit_reached',
+      );
     }
     throw error;
   }

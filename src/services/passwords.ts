@@ -118,7 +118,7 @@ export class HashQueue {
         const index = this.#waiting.indexOf(start);
         if (index === -1) return;
         this.#waiting.splice(index, 1);
-        reject(serviceUnavailable(HASH_RETRY_AFTER_SECONDS));
+        reject(serviceUnavailable(HASH_RETRY_AFTER_SECONDS, 'server_busy'));
       }, waitMs);
       this.#waiting.push(start);
     });

@@ -15,7 +15,11 @@ export function clientAddress(request: Request, env: Bindings): string {
   const key = clientIpKey(request.headers.get('cf-connecting-ip'));
   if (key) return key;
   if (config(env).environment === 'development') return 'local';
-  throw new ApiError(400, 'The request does not carry the client address (CF-Connecting-IP).');
+  throw new ApiError(
+    400,
+    'client_address_missing',
+    'The request does not carry the client address (CF-Connecting-IP).',
+  );
 }
 
 /**

@@ -71,7 +71,7 @@ export async function resolveToken(
   scope: { env: Bindings },
   presented: { id: string; secret: string },
   now = Date.now(),
-): Promise<TokenRecord | null> {
+): Promise<TokenRecord | 'expired' | 'revoked' | null> {
   let cached = tokens.get(undefined, presented.id, now);
   if (!cached) {
     const record = await scope.env.TOKENS.get<TokenRecord>(tokenKey(presented.id), 'json');
@@ -80,24 +80,35 @@ export async function resolveToken(
     tokens.set(presented.id, cached, now);
   }
   const { record } = cached;
-  if (record.expiresAt <= now) return null;
   // A secret that matched the hash once is kept beside the record, so the next requests
   // compare it (in constant time) instead of hashing again.
-  if (cached.secret !== undefined) return constantTimeEqual(presented.secret, cached.secret) ? record : null;
-  if (!constantTimeEqual(await sha256Hex(presented.secret), record.secretHash)) return null;
-  cached.secret = presented.secret;
-  return record;
-}
-
-/** Deletes one token (logout). Other locations may still see it for up to 60 s (KV). */
-export async function revokeToken(kv: KVNamespace, record: TokenRecord): Promise<void> {
-  tokens.remove(record.id);
-  await Promise.all([kv.delete(tokenKey(record.id)), kv.delete(userTokenKey(record.userId, record.id))]);
+  if (cached.secret !== undefined) {
+    if (!constantTimeEqual(presented.secret, cached.secret)) return null;
+  } else {
+    if (!constantTimeEqual(await sha256Hex(presented.secret), record.secretHash)) return null;
+    cached.secret = presented.secret;
+  }
+  // Only the token's holder (the secret matched) learns that it was logged out or expired rather than never existed.
+  if (record.revokedAt !== undefined) return 'revoked';
+  return record.expiresAt <= now ? 'expired' : record;
 }
 
 /**
- * Deletes every token of a user except `keepId`. The user row already refuses those
- * tokens (see `isRevokedByUser`); this removes the records themselves.
+ * Revokes one token (logout): its record is marked, not deleted, and kept until it would have expired, so its holder
+ * is told `token_revoked` (docs/api.md#error-reasons). Other locations may still see the live record for up to 60 s (KV).
+ */
+export async function revokeToken(kv: KVNamespace, record: TokenRecord, now = Date.now()): Promise<void> {
+  tokens.remove(record.id);
+  const expiration = Math.ceil(record.expiresAt / 1000);
+  await Promise.all([
+    kv.put(tokenKey(record.id), JSON.stringify({ ...record, revokedAt: now } satisfies TokenRecord), { expiration }),
+    kv.delete(userTokenKey(record.userId, record.id)),
+  ]);
+}
+
+/**
+ * Revokes every token of a user except `keepId`, as a logout does each (`revokeToken`). The user row already refuses
+ * those tokens (see `isRevokedByUser`); this marks the records themselves.
  */
 export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId: string): Promise<number> {
   let cursor: string | undefined;
@@ -105,8 +116,13 @@ export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId:
   do {
     const page = await kv.list({ prefix: userTokenPrefix(userId), cursor });
     const ids = page.keys.map((key) => key.name.slice(userTokenPrefix(userId).length)).filter((id) => id !== keepId);
-    for (const id of ids) tokens.remove(id);
-    await Promise.all(ids.flatMap((id) => [kv.delete(tokenKey(id)), kv.delete(userTokenKey(userId, id))]));
+    await Promise.all(
+      ids.map(async (id) => {
+        const record = await kv.get<TokenRecord>(tokenKey(id), 'json');
+        if (record && record.revokedAt === undefined) await revokeToken(kv, record);
+        else await kv.delete(userTokenKey(userId, id));
+      }),
+    );
     revoked += ids.length;
     cursor = page.list_complete ? undefined : page.cursor;
   } while (cursor);

@@ -2,6 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import worker from '../../src/index';
+import { ERROR_REASONS } from '../../src/lib/errors';
 import { assertMatchesDocument } from './openapi';
 
 export const BASE = 'http://api.test';
@@ -68,6 +69,8 @@ export async function call(method: string, path: string, options: CallOptions = 
   if (response.status >= 400) {
     expect(parsed, `${method} ${path} error envelope`).toMatchObject({ success: false, code: response.status });
     expect(typeof parsed.message).toBe('string');
+    // The reason an app switches on (docs/api.md#error-reasons): one of the document's enum.
+    expect(Object.keys(ERROR_REASONS), `${method} ${path} error reason`).toContain(parsed.error);
   } else {
     expect(parsed.success, `${method} ${path} success flag`).toBe(true);
   }

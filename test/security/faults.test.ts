@@ -71,6 +71,7 @@ function expectUnavailable(res: Awaited<ReturnType<typeof send>>, dependency: st
     success: false,
     message: 'The service is briefly unavailable. Please try again shortly.',
     code: 503,
+    error: 'dependency_unavailable',
     data: { retry_after: 2 },
   });
   expect(res.logged).toContainEqual(

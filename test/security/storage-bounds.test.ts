@@ -184,6 +184,7 @@ describe('rows a user can add', { timeout: 60_000 }, () => {
       const success = table === 'likes' ? 200 : 201;
       expect(statuses).toEqual([success, success, success, 422, 422, 422, 422, 422]);
       const refused = answers.find((a) => a.status === 422)!;
+      expect(refused.body.error).toBe('limit_reached');
       expect(refused.body.data.errors).toEqual({
         [table]: [`An account keeps at most 5,000 ${table}: remove some first.`],
       });

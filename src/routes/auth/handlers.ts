@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { forgetCaller } from '../../services/caller';
 import { config } from '../../config';
 import type { AppEnv } from '../../env';
-import { accountInactive, fieldInvalid, unauthenticated } from '../../lib/errors';
+import { accountInactive, fieldInvalid, invalidCredentials } from '../../lib/errors';
 import { created, ok } from '../../lib/envelope';
 import { DUMMY_PASSWORD_HASH, hashPassword, hashTurn, needsRehash, verifyPassword } from '../../services/passwords';
 import { clientAddress, reserveLogin, reservePasswordCheck, reserveRegistration } from '../../services/rate-limits';
@@ -32,7 +32,7 @@ export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) 
     });
     if (!user) {
       emailTaken = true;
-      throw fieldInvalid('email', EMAIL_TAKEN);
+      throw fieldInvalid('email', EMAIL_TAKEN, 'email_taken');
     }
     const { token } = await issueToken(c.env.TOKENS, user, ttlDays(c.env));
     return created(
@@ -77,7 +77,7 @@ export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   const user = await usersService.findUserByEmail(c.get('db'), email);
   // An unknown email costs one scrypt too, so timing does not tell which emails exist.
   const matches = await checkPassword(c, password, user?.passwordHash ?? DUMMY_PASSWORD_HASH, attempt);
-  if (!user || !matches) throw unauthenticated();
+  if (!user || !matches) throw invalidCredentials();
   await attempt.succeeded();
   if (user.status !== 'active') throw accountInactive(user.status);
 
@@ -104,10 +104,10 @@ export const updateProfile: RouteHandler<typeof routes.updateProfile, AppEnv> = 
   }
   if (changes.email !== undefined && changes.email !== user.email) {
     const owner = await usersService.findUserByEmail(c.get('db'), changes.email);
-    if (owner) throw fieldInvalid('email', EMAIL_TAKEN);
+    if (owner) throw fieldInvalid('email', EMAIL_TAKEN, 'email_taken');
   }
   const updated = await guardedWrite(c, (guards) => usersService.updateProfile(c.get('db'), user.id, changes, guards));
-  if (!updated) throw fieldInvalid('email', EMAIL_TAKEN);
+  if (!updated) throw fieldInvalid('email', EMAIL_TAKEN, 'email_taken');
   forgetCaller(user.id);
   return ok(c, await usersService.toUserResource(updated), 'Profile updated successfully.');
 };
@@ -119,7 +119,7 @@ export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> 
   // Throttled like a login (docs/security.md#limits): the current password is a guess until proven.
   const attempt = await reservePasswordCheck(c, user.id);
   if (!(await checkPassword(c, body.current_password, user.passwordHash, attempt))) {
-    throw fieldInvalid('current_password', 'The current password is incorrect.');
+    throw fieldInvalid('current_password', 'The current password is incorrect.', 'current_password_incorrect');
   }
   await attempt.succeeded();
   const hash = await hashPassword(body.password, hashTurn(c.env));

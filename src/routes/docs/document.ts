@@ -209,7 +209,8 @@ export function exampleOf(schema: unknown, doc: Document, depth = 0): unknown {
     case 'string':
       if (schema.format === 'date-time') return '2026-01-02T03:04:05.123000Z';
       if (schema.format === 'uri') return 'https://example.com/';
-      if (schema.format === 'email') return 'ada@example.com';
+      // Not the README's ada@example.com: a try-it of register after the README would be a 422 (email taken).
+      if (schema.format === 'email') return 'grace@example.com';
       return 'text';
     default:
       return null;

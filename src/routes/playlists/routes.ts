@@ -116,7 +116,7 @@ export const updatePlaylist = createRoute({
     params: playlistParams,
     body: jsonBody(z.object(fields).partial().openapi('PlaylistUpdate')),
   },
-  responses: { 200: jsonResponse(PlaylistSchema, 'The playlist'), ...writeErrors },
+  responses: { 200: jsonResponse(PlaylistDetailSchema, 'The playlist, with its items'), ...writeErrors },
 });
 
 export const deletePlaylist = createRoute({

@@ -17,6 +17,7 @@ import { nearbyChannels } from '../../catalogue/nearby';
 import { likes } from '../../db/schema';
 import type { AppEnv } from '../../env';
 import { envelope, json, ok, reusable } from '../../lib/envelope';
+import { config } from '../../config';
 import { fieldInvalid, notFound } from '../../lib/errors';
 import { normaliseTerm } from '../../lib/text';
 import { isoTimestamp } from '../../lib/time';
@@ -84,25 +85,49 @@ async function channelsInOrder(c: Context<AppEnv>, list: string) {
 /** A point given to two decimals or fewer (about a kilometre): a city's, which many listeners share. */
 const coarse = (degrees: string | undefined) => degrees !== undefined && /^-?\d+(\.\d{1,2})?$/.test(degrees.trim());
 
-export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = async (c) => {
-  const query = c.req.valid('query');
-  let { lat, lng } = query;
+/**
+ * The point wrangler's local runtime puts on every request when it cannot fetch Cloudflare's (Austin, Texas): no
+ * listener's location, so under `ENVIRONMENT=development` it counts as none (docs/catalogue.md#nearby).
+ */
+const WRANGLER_PLACEHOLDER = { latitude: '30.27130', longitude: '-97.74260' };
+
+/** Where nearby looks: the query's point, else the network's (Cloudflare's), else a 422 `location_unknown`. */
+function nearbyPoint(c: Context<AppEnv>, query: { lat?: number; lng?: number }) {
+  const { lat, lng } = query;
   if ((lat === undefined) !== (lng === undefined)) {
     throw fieldInvalid(lat === undefined ? 'lat' : 'lng', 'Send lat and lng together.');
   }
-  // Responses for points many callers share are kept in the read caches; a GPS fix is one
-  // listener's and would only push those out.
-  let shared = coarse(c.req.query('lat')) && coarse(c.req.query('lng'));
-  if (lat === undefined || lng === undefined) {
-    // Cloudflare's idea of where the caller is (absent locally and for some networks): a city's.
-    const cf = c.req.raw.cf;
-    lat = Number(cf?.latitude ?? NaN);
-    lng = Number(cf?.longitude ?? NaN);
-    if (!Number.isFinite(lat) || !Number.isFinite(lng)) {
-      throw fieldInvalid('lat', 'Send lat and lng: the location of this request is not known.');
-    }
-    shared = true;
+  if (lat !== undefined && lng !== undefined) {
+    // Responses for points many callers share are kept in the read caches; a GPS fix is one
+    // listener's and would only push those out.
+    const shared = coarse(c.req.query('lat')) && coarse(c.req.query('lng'));
+    return { shared, location: { source: 'query' as const, lat, lng, city: null, country: null } };
   }
+  // Cloudflare's idea of where the caller is (absent for some networks): a city's.
+  const cf = c.req.raw.cf;
+  const placeholder =
+    config(c.env).environment === 'development' &&
+    cf?.latitude === WRANGLER_PLACEHOLDER.latitude &&
+    cf.longitude === WRANGLER_PLACEHOLDER.longitude;
+  const point = { lat: Number(cf?.latitude ?? NaN), lng: Number(cf?.longitude ?? NaN) };
+  if (placeholder || !Number.isFinite(point.lat) || !Number.isFinite(point.lng)) {
+    throw fieldInvalid(
+      'lat',
+      placeholder
+        ? 'Send lat and lng: the local runtime gives every request the same placeholder location.'
+        : 'Send lat and lng: the location of this request is not known.',
+      'location_unknown',
+    );
+  }
+  const city = typeof cf?.city === 'string' && cf.city !== '' ? cf.city : null;
+  const country = typeof cf?.country === 'string' && /^[A-Z]{2}$/.test(cf.country) ? cf.country : null;
+  return { shared: true, location: { source: 'network' as const, ...point, city, country } };
+}
+
+export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = async (c) => {
+  const query = c.req.valid('query');
+  const { shared, location } = nearbyPoint(c, query);
+  const { lat, lng } = location;
   const db = c.get('db');
   const load = async (viewerId: number) => {
     const near = await withAccountCheck(c, nearbyChannels(db, lat, lng, query.radius_km, query.limit, viewerId));
@@ -110,7 +135,7 @@ export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = as
   };
   const key = shared ? `${lat}:${lng}:${query.radius_km}:${query.limit}` : null;
   const channels = await cache.nearby.swr(c, key, load);
-  return ok(c, channels, 'Nearby radio channels retrieved successfully.');
+  return json(c, { ...envelope(channels, 'Nearby radio channels retrieved successfully.'), meta: { location } }, 200);
 };
 
 export const featuredRadios: RouteHandler<typeof routes.featuredRadios, AppEnv> = async (c) => {

@@ -110,6 +110,22 @@ const degrees = (limit: number, description: string) =>
     .optional()
     .openapi({ type: 'number', minimum: -limit, maximum: limit, description });
 
+const NearbyLocationSchema = z
+  .object({
+    source: z.enum(['query', 'network']).openapi({
+      description: '`query`: the `lat`/`lng` sent; `network`: where Cloudflare places the caller (a city, roughly)',
+    }),
+    lat: z.number().min(-90).max(90).openapi({ example: 52.52 }),
+    lng: z.number().min(-180).max(180).openapi({ example: 13.4 }),
+    city: z.string().max(200).nullable().openapi({ example: 'Berlin', description: 'with `network`, when known' }),
+    country: z
+      .string()
+      .length(2)
+      .nullable()
+      .openapi({ example: 'DE', description: 'ISO 3166-1 alpha-2, with `network`, when known' }),
+  })
+  .openapi('NearbyLocation');
+
 export const nearbyRadios = createRoute({
   method: 'get',
   path: '/api/v1/radios/nearby',
@@ -117,7 +133,7 @@ export const nearbyRadios = createRoute({
   tags,
   summary: 'Channels near a point, nearest first',
   description:
-    "Channels within `radius_km` (1 to 1,000, default 200) of `lat`/`lng`, or of the caller's location that Cloudflare puts on the request when both are absent (422 when there is none); `limit` 1 to 50 (default 20). Items add `distance_km` (one decimal). Read from an index of coordinates, in rings of cells outward up to 400 stations, ranked by great-circle distance (exact unless 400 stations lie nearer). Answers for a point given to two decimals or fewer (about a kilometre; a city's) are shared by the callers who ask for it within a second, so send the precision the screen needs: a GPS fix is read afresh every time.",
+    "Channels within `radius_km` (1 to 1,000, default 200) of `lat`/`lng`, or of the caller's location that Cloudflare puts on the request when both are absent (422 `location_unknown` when there is none, and locally, where wrangler gives every request the same placeholder); `meta.location` says where it looked; `limit` 1 to 50 (default 20). Items add `distance_km` (one decimal). Read from an index of coordinates, in rings of cells outward up to 400 stations, ranked by great-circle distance (exact unless 400 stations lie nearer). Answers for a point given to two decimals or fewer (about a kilometre; a city's) are shared by the callers who ask for it within a second, so send the precision the screen needs: a GPS fix is read afresh every time.",
   ...readAccess,
   request: {
     query: z.strictObject({
@@ -128,10 +144,16 @@ export const nearbyRadios = createRoute({
     }),
   },
   responses: {
-    200: jsonResponse(
-      list(RadioSchema.extend({ distance_km: z.number().min(0).max(20_100).openapi({ example: 3.4 }) }), 50),
-      'Nearby channels',
-    ),
+    200: {
+      description: 'Nearby channels, and where the API looked',
+      content: {
+        'application/json': {
+          schema: successEnvelope(
+            list(RadioSchema.extend({ distance_km: z.number().min(0).max(20_100).openapi({ example: 3.4 }) }), 50),
+          ).extend({ meta: z.object({ location: NearbyLocationSchema }) }),
+        },
+      },
+    },
     ...errorResponses(401, 403, 422, 429),
   },
 });
