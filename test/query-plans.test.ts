@@ -73,6 +73,18 @@ describe('query plans of GET /radios', () => {
   });
 });
 
+describe('query plans of the own lists', () => {
+  it.each([
+    ['likedChannels', 'likes_user_recent'],
+    ['favoriteChannels', 'favorites_user_recent'],
+  ] as const)('%s after a cursor starts with a range on %s, without a temporary sort', async (name, index) => {
+    const lists = await import('../src/activity/lists');
+    const detail = await plan(lists[name](db, 1, 21, ['2026-01-02T03:04:05.123000Z', 42]).queries[0]);
+    expect(detail).toMatch(new RegExp(`USING COVERING INDEX ${index} \\(user_id=\\? AND created_at<\\?\\)`));
+    expect(detail).not.toContain('TEMP B-TREE');
+  });
+});
+
 describe('query plans of the scheduled checks and nearby', () => {
   it('the checks take the channels checked longest ago from an index', async () => {
     const { dueForCheck } = await import('../src/streams/service');

@@ -112,10 +112,12 @@ describe('GET /api/v1/radios', () => {
       last_page: 1,
       total_exact: true,
       next_cursor: null,
+      has_more: false,
     });
   });
 
   it('pages with page and per_page, past the end too', async () => {
+    expect((await list('?per_page=4')).body.meta.has_more).toBe(true);
     const second = await list('?per_page=4&page=2');
     expect(names(second.body)).toEqual(['Gamma Classical', 'Radio Zürich']);
     expect(second.body.meta).toEqual({
@@ -125,6 +127,7 @@ describe('GET /api/v1/radios', () => {
       last_page: 2,
       total_exact: true,
       next_cursor: null,
+      has_more: false,
     });
     const beyond = await list('?per_page=4&page=3');
     expect(beyond.body.data).toEqual([]);
@@ -135,6 +138,7 @@ describe('GET /api/v1/radios', () => {
       last_page: 2,
       total_exact: true,
       next_cursor: null,
+      has_more: false,
     });
   });
 
@@ -180,6 +184,7 @@ describe('GET /api/v1/radios', () => {
       last_page: 1,
       total_exact: true,
       next_cursor: null,
+      has_more: false,
     });
   });
 

@@ -330,7 +330,7 @@ export interface paths {
     };
     /**
      * Channels the user liked, latest first
-     * @description `limit` 1 to 100, default 20.
+     * @description `limit` 1 to 100 (default 20) per page; `meta.next_cursor` (null on the last page) leads on as `cursor`, through every like.
      */
     get: operations['listLikedRadios'];
     put?: never;
@@ -510,7 +510,7 @@ export interface paths {
     };
     /**
      * The user's favorite channels, latest first
-     * @description Up to `limit` (1 to 500, default 100) of the most recently added favorites.
+     * @description `limit` 1 to 500 (default 100) per page, the most recently added first; `meta.next_cursor` (null on the last page) leads on as `cursor`, through every favorite.
      */
     get: operations['listFavorites'];
     put?: never;
@@ -634,7 +634,7 @@ export interface paths {
     };
     /**
      * The user's playlists, newest first
-     * @description Every playlist of the user (at most 200), without items.
+     * @description The user's playlists (at most 200), without items: `limit` 1 to 200 per page (default 50); `meta.next_cursor` (null on the last page) leads on as `cursor`.
      */
     get: operations['listPlaylists'];
     put?: never;
@@ -1490,6 +1490,17 @@ export interface components {
        * @example eyJxIjoibmFtZSIsInAiOjIsImsiOlsiUmFkaW8iLDQyXX0
        */
       next_cursor: string | null;
+      /** @description whether a page follows this one (by `cursor`, or by `page`) */
+      has_more: boolean;
+    };
+    ListMeta: {
+      /**
+       * @description pass as `cursor` for the next page; null on the last page
+       * @example eyJsIjoibGlrZWQiLCJrIjpbIjIwMjYtMDEtMDJUMDM6MDQ6MDUuMTIzMDAwWiIsNDJdfQ
+       */
+      next_cursor: string | null;
+      /** @description whether a page follows this one */
+      has_more: boolean;
     };
     NearbyLocation: {
       /**
@@ -3980,7 +3991,8 @@ export interface operations {
            *         "total": 5230,
            *         "last_page": 262,
            *         "total_exact": true,
-           *         "next_cursor": "eyJxIjoibmFtZSIsInAiOjIsImsiOlsiUmFkaW8iLDQyXX0"
+           *         "next_cursor": "eyJxIjoibmFtZSIsInAiOjIsImsiOlsiUmFkaW8iLDQyXX0",
+           *         "has_more": true
            *       }
            *     }
            */
@@ -4696,6 +4708,8 @@ export interface operations {
     parameters: {
       query?: {
         limit?: number;
+        /** @description `meta.next_cursor` of the previous page: the page after it */
+        cursor?: string;
       };
       header?: {
         /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
@@ -4710,7 +4724,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Liked channels */
+      /** @description A page of liked channels */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -4726,7 +4740,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Liked channels.",
+           *       "message": "A page of liked channels.",
            *       "data": [
            *         {
            *           "id": 42,
@@ -4773,7 +4787,11 @@ export interface operations {
            *           "created_at": "2026-01-02T03:04:05.123000Z",
            *           "updated_at": "2026-01-02T03:04:05.123000Z"
            *         }
-           *       ]
+           *       ],
+           *       "meta": {
+           *         "next_cursor": "eyJsIjoibGlrZWQiLCJrIjpbIjIwMjYtMDEtMDJUMDM6MDQ6MDUuMTIzMDAwWiIsNDJdfQ",
+           *         "has_more": true
+           *       }
            *     }
            */
           'application/json': {
@@ -4782,6 +4800,7 @@ export interface operations {
             /** @example Radio channels retrieved successfully. */
             message: string;
             data: components['schemas']['RadioResource'][];
+            meta: components['schemas']['ListMeta'];
           };
         };
       };
@@ -6395,6 +6414,8 @@ export interface operations {
     parameters: {
       query?: {
         limit?: number;
+        /** @description `meta.next_cursor` of the previous page: the page after it */
+        cursor?: string;
       };
       header?: {
         /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
@@ -6409,7 +6430,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Favorites */
+      /** @description A page of favorites */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6425,7 +6446,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Favorites.",
+           *       "message": "A page of favorites.",
            *       "data": [
            *         {
            *           "id": 42,
@@ -6472,7 +6493,11 @@ export interface operations {
            *           "created_at": "2026-01-02T03:04:05.123000Z",
            *           "updated_at": "2026-01-02T03:04:05.123000Z"
            *         }
-           *       ]
+           *       ],
+           *       "meta": {
+           *         "next_cursor": "eyJsIjoibGlrZWQiLCJrIjpbIjIwMjYtMDEtMDJUMDM6MDQ6MDUuMTIzMDAwWiIsNDJdfQ",
+           *         "has_more": true
+           *       }
            *     }
            */
           'application/json': {
@@ -6481,6 +6506,7 @@ export interface operations {
             /** @example Radio channels retrieved successfully. */
             message: string;
             data: components['schemas']['RadioResource'][];
+            meta: components['schemas']['ListMeta'];
           };
         };
       };
@@ -7648,7 +7674,11 @@ export interface operations {
   };
   listPlaylists: {
     parameters: {
-      query?: never;
+      query?: {
+        limit?: number;
+        /** @description `meta.next_cursor` of the previous page: the page after it */
+        cursor?: string;
+      };
       header?: {
         /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
         'X-Request-Id'?: components['parameters']['X-Request-Id'];
@@ -7662,7 +7692,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Playlists */
+      /** @description A page of playlists */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7678,7 +7708,7 @@ export interface operations {
           /**
            * @example {
            *       "success": true,
-           *       "message": "Playlists.",
+           *       "message": "A page of playlists.",
            *       "data": [
            *         {
            *           "id": 7,
@@ -7691,7 +7721,11 @@ export interface operations {
            *           "created_at": "2026-01-02T03:04:05.123000Z",
            *           "updated_at": "2026-01-02T03:04:05.123000Z"
            *         }
-           *       ]
+           *       ],
+           *       "meta": {
+           *         "next_cursor": "eyJsIjoibGlrZWQiLCJrIjpbIjIwMjYtMDEtMDJUMDM6MDQ6MDUuMTIzMDAwWiIsNDJdfQ",
+           *         "has_more": true
+           *       }
            *     }
            */
           'application/json': {
@@ -7700,6 +7734,7 @@ export interface operations {
             /** @example Radio channels retrieved successfully. */
             message: string;
             data: components['schemas']['Playlist'][];
+            meta: components['schemas']['ListMeta'];
           };
         };
       };
@@ -7744,7 +7779,7 @@ export interface operations {
           'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
         };
       };
-      /** @description A query parameter this operation does not take; each one is named in `errors`. */
+      /** @description Validation failed; every failing field is listed. */
       422: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, gte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, lt, lte, or, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { channelsByIds } from '../catalogue/channels';
 import { channelInGenre, channelVisible, radioResourceColumns, type RadioResource } from '../catalogue/radio-resource';
@@ -8,6 +8,7 @@ import { jsonRows } from '../db/sql';
 import { favorites, likes, radioChannels, userPlays } from '../db/schema';
 import type { ChartFilter, PendingHistory } from './play-types';
 import type { AppEnv } from '../env';
+import { decodeListCursor, keysetPage, type ListKey } from '../lib/list-cursor';
 import { isoTimestamp } from '../lib/time';
 import { withAccountCheck } from '../services/caller';
 import { appliedFlushes, mostPlayed } from './plays';
@@ -15,41 +16,67 @@ import { appliedFlushes, mostPlayed } from './plays';
 /** A flag the list itself answers (a channel of the user's likes is liked). */
 const known = (name: string) => sql<boolean>`1`.mapWith(Boolean).as(name);
 
-/** Channels the user liked, most recent like first. */
-export function likedChannels(db: Db, userId: number, limit: number) {
+/** A channel of the user's likes or favorites, with when it was marked: the list's sort key with its id. */
+export type MarkedChannel = RadioResource & { marked_at: string };
+
+/**
+ * The channels the user liked (or favorited), most recent first, `limit` of them after `after` (the key of the
+ * last one shown: when it was marked, and its id). Along `likes_user_recent` (`favorites_user_recent`), which holds
+ * the channel too: no temporary sort, no row of `likes`, and a later page starts where the last ended.
+ */
+function markedChannels(
+  db: Db,
+  table: typeof likes | typeof favorites,
+  userId: number,
+  limit: number,
+  after: ListKey | undefined,
+) {
+  // The user's own list: the flag is known (no probe per channel).
+  const flag = table === likes ? { is_liked: known('is_liked') } : { is_favorited: known('is_favorited') };
+  // Aliased: a column named created_at would collide with the channel's in D1's rows.
+  const markedAt = sql<string>`${table.createdAt}`.as('marked_at');
+  const [at, id] = after ?? [];
+  const beyond =
+    after === undefined
+      ? undefined
+      : and(lte(table.createdAt, String(at)), or(lt(table.createdAt, String(at)), gt(table.channelId, Number(id))));
   return read(
     [
       db
-        // The user's own list: the flag is known (no probe per channel).
-        .select({ ...radioResourceColumns(userId), is_liked: known('is_liked') })
-        .from(likes)
+        .select({ ...radioResourceColumns(userId), ...flag, marked_at: markedAt })
+        .from(table)
         .crossJoin(radioChannels)
-        .where(and(eq(radioChannels.id, likes.channelId), eq(likes.userId, userId), channelVisible))
-        // Along `likes_user_recent`, which holds the channel too: no temporary sort, no row of `likes`.
-        .orderBy(desc(likes.createdAt), asc(likes.channelId))
+        .where(and(eq(radioChannels.id, table.channelId), eq(table.userId, userId), channelVisible, beyond))
+        .orderBy(desc(table.createdAt), asc(table.channelId))
         .limit(limit),
     ] as const,
-    ([channels]) => channels,
+    ([channels]): MarkedChannel[] => channels,
   );
 }
 
-/** Channels the user favorited, most recent first. */
-export function favoriteChannels(db: Db, userId: number, limit: number) {
-  return read(
-    [
-      db
-        // The user's own list: the flag is known (no probe per channel).
-        .select({ ...radioResourceColumns(userId), is_favorited: known('is_favorited') })
-        .from(favorites)
-        .crossJoin(radioChannels)
-        .where(and(eq(radioChannels.id, favorites.channelId), eq(favorites.userId, userId), channelVisible))
-        // Along `favorites_user_recent`, which holds the channel too: no temporary sort, no row of `favorites`.
-        .orderBy(desc(favorites.createdAt), asc(favorites.channelId))
-        .limit(limit),
-    ] as const,
-    ([channels]) => channels,
-  );
+/**
+ * A page of the user's likes or favorites (`list`: which), for `GET /radios/liked` and `GET /favorites`: one row more
+ * than shown says whether a page follows; `marked_at` is the cursor's key, not shown.
+ */
+export async function markedPage(
+  c: Context<AppEnv>,
+  list: 'liked' | 'favorites',
+  query: { limit: number; cursor?: string },
+) {
+  const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, list);
+  const read = list === 'liked' ? likedChannels : favoriteChannels;
+  const rows = await withAccountCheck(c, read(c.get('db'), c.get('userId'), query.limit + 1, after));
+  const { items, meta } = keysetPage(rows, query.limit, list, (row) => [row.marked_at, row.id]);
+  return { items: items.map(({ marked_at: _at, ...channel }) => channel), meta };
 }
+
+/** Channels the user liked, most recent like first. */
+export const likedChannels = (db: Db, userId: number, limit: number, after?: ListKey) =>
+  markedChannels(db, likes, userId, limit, after);
+
+/** Channels the user favorited, most recent first. */
+export const favoriteChannels = (db: Db, userId: number, limit: number, after?: ListKey) =>
+  markedChannels(db, favorites, userId, limit, after);
 
 /** A played channel with the user's figures, D1's and the counters' added up. */
 type Played = RadioResource & { plays: number; lastPlayedAt: string };

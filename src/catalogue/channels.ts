@@ -40,6 +40,7 @@ export interface Page<T> {
     last_page: number;
     total_exact: boolean;
     next_cursor: string | null;
+    has_more: boolean;
   };
 }
 
@@ -169,6 +170,8 @@ const meta = (
   last_page: Math.max(1, Math.ceil(total / query.perPage)),
   total_exact: exact,
   next_cursor: nextCursor,
+  // As every list says it (docs/api.md#pagination): by cursor, or by page number within a search's capped matches.
+  has_more: nextCursor !== null || query.page < Math.ceil(total / query.perPage),
 });
 
 /**

@@ -1,4 +1,5 @@
 import { fieldInvalid } from '../lib/errors';
+import { fromBase64Url, toBase64Url } from '../lib/list-cursor';
 import type { ChannelListQuery, ChannelSort, SortKey } from './list-query';
 import type { ChannelFilters } from './count-scope';
 
@@ -26,14 +27,6 @@ const fingerprint = (sort: ChannelSort, filters: ChannelFilters) =>
     filters.https ?? false,
     filters.online ?? false,
   ]);
-
-const toBase64Url = (text: string) =>
-  btoa(String.fromCharCode(...new TextEncoder().encode(text)))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '');
-const fromBase64Url = (text: string) =>
-  new TextDecoder().decode(Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (ch) => ch.charCodeAt(0)));
 
 export function encodeCursor(query: ChannelListQuery, page: number, key: SortKey): string {
   const content: CursorContent = { q: fingerprint(query.sort, query), p: page, k: key };

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, lte, ne, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, lt, lte, ne, or, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { z } from 'zod';
 import { channelVisibility } from '../catalogue/channels';
@@ -8,6 +8,7 @@ import { read, runRead } from '../db/read';
 import { playlistItems, playlists, radioChannels } from '../db/schema';
 import { bare, batchable, batchWithGuards, isUniqueViolation, jsonRows, type WriteGuards } from '../db/sql';
 import { conflict, fieldInvalid, notFound, notOwner, validationFailed } from '../lib/errors';
+import type { ListKey } from '../lib/list-cursor';
 import { apiColumns } from '../schemas/from-table';
 import { PLAYLIST_FIELDS, type PlaylistDetailSchema, type PlaylistSchema } from '../schemas/playlists';
 
@@ -27,14 +28,25 @@ const playlistColumns = apiColumns(playlists, PLAYLIST_FIELDS);
 const qb = new QueryBuilder();
 
 /** The user's playlists, newest first. */
-export const userPlaylists = (db: Db, userId: number) =>
+export const userPlaylists = (db: Db, userId: number, limit: number, after?: ListKey) =>
   read(
     [
       db
         .select(playlistColumns)
         .from(playlists)
-        .where(eq(playlists.userId, userId))
-        .orderBy(desc(playlists.createdAt), desc(playlists.id)),
+        .where(
+          and(
+            eq(playlists.userId, userId),
+            after === undefined
+              ? undefined
+              : or(
+                  lt(playlists.createdAt, String(after[0])),
+                  and(eq(playlists.createdAt, String(after[0])), lt(playlists.id, after[1])),
+                ),
+          ),
+        )
+        .orderBy(desc(playlists.createdAt), desc(playlists.id))
+        .limit(limit),
     ] as const,
     ([rows]) => rows,
   );

@@ -98,6 +98,7 @@ export const PageMetaSchema = z
       description:
         'pass as `cursor` for the next page (pages past the first 1,000 channels need it); null on the last page',
     }),
+    has_more: z.boolean().openapi({ description: 'whether a page follows this one (by `cursor`, or by `page`)' }),
   })
   .openapi('PageMeta');
 

@@ -1,9 +1,9 @@
 import type { RouteHandler } from '@hono/zod-openapi';
-import { favoriteChannels } from '../../activity/lists';
+import { markedPage } from '../../activity/lists';
 import * as reactions from '../../activity/reactions';
 import { favorites } from '../../db/schema';
 import type { AppEnv } from '../../env';
-import { created, json, ok } from '../../lib/envelope';
+import { created, envelope, json, ok } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
 import { rememberToggle, withAccountCheck } from '../../services/caller';
@@ -15,12 +15,10 @@ const state = (s: { active: boolean; total: number }) => ({ is_favorited: s.acti
 // After a favorite changed, only the caller's cached favorites follow (rememberToggle):
 // no shared response shows a favorites count (only the favorite responses do, read from D1).
 
-export const listFavorites: RouteHandler<typeof routes.listFavorites, AppEnv> = async (c) =>
-  ok(
-    c,
-    await withAccountCheck(c, favoriteChannels(c.get('db'), c.get('userId'), c.req.valid('query').limit)),
-    'Favorite radio channels retrieved successfully.',
-  );
+export const listFavorites: RouteHandler<typeof routes.listFavorites, AppEnv> = async (c) => {
+  const { items, meta } = await markedPage(c, 'favorites', c.req.valid('query'));
+  return json(c, { ...envelope(items, 'Favorite radio channels retrieved successfully.'), meta }, 200);
+};
 
 export const toggleFavorite: RouteHandler<typeof routes.toggleFavorite, AppEnv> = async (c) => {
   const id = c.req.valid('json').radio_channel_id;

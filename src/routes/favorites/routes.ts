@@ -1,7 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { idParam, limitQuery, noQuery } from '../../lib/validation';
+import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
+import { idParam, noQuery } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
-import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
+import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, successEnvelope } from '../../schemas/common';
 import { readAccess, writeAccess } from '../../middleware/access';
 import { count, id, list } from '../../schemas/fields';
 
@@ -16,10 +17,19 @@ export const listFavorites = createRoute({
   operationId: 'listFavorites',
   tags,
   summary: "The user's favorite channels, latest first",
-  description: 'Up to `limit` (1 to 500, default 100) of the most recently added favorites.',
+  description:
+    '`limit` 1 to 500 (default 100) per page, the most recently added first; `meta.next_cursor` (null on the last page) leads on as `cursor`, through every favorite.',
   ...readAccess,
-  request: { query: limitQuery(500, 100) },
-  responses: { 200: jsonResponse(list(RadioSchema, 500), 'Favorites'), ...errorResponses(401, 403, 422, 429) },
+  request: { query: listQuery(500, 100) },
+  responses: {
+    200: {
+      description: 'A page of favorites',
+      content: {
+        'application/json': { schema: successEnvelope(list(RadioSchema, 500)).extend({ meta: ListMetaSchema }) },
+      },
+    },
+    ...errorResponses(401, 403, 422, 429),
+  },
 });
 
 export const toggleFavorite = createRoute({

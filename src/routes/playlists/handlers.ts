@@ -2,7 +2,8 @@ import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { cache } from '../../cache';
 import type { AppEnv } from '../../env';
-import { created, ok } from '../../lib/envelope';
+import { created, envelope, json, ok } from '../../lib/envelope';
+import { decodeListCursor, keysetPage } from '../../lib/list-cursor';
 import { forgetPlaylistCopies } from '../../middleware/caching';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
@@ -40,12 +41,13 @@ async function forgetPlaylist(c: Context<AppEnv>, id: number) {
   await forgetPlaylistCopies(c, id);
 }
 
-export const listPlaylists: RouteHandler<typeof routes.listPlaylists, AppEnv> = async (c) =>
-  ok(
-    c,
-    await withAccountCheck(c, playlists.userPlaylists(c.get('db'), c.get('userId'))),
-    'Playlists retrieved successfully.',
-  );
+export const listPlaylists: RouteHandler<typeof routes.listPlaylists, AppEnv> = async (c) => {
+  const { limit, cursor } = c.req.valid('query');
+  const after = cursor === undefined ? undefined : decodeListCursor(cursor, 'playlists');
+  const rows = await withAccountCheck(c, playlists.userPlaylists(c.get('db'), c.get('userId'), limit + 1, after));
+  const { items, meta } = keysetPage(rows, limit, 'playlists', (row) => [row.created_at, row.id]);
+  return json(c, { ...envelope(items, 'Playlists retrieved successfully.'), meta }, 200);
+};
 
 /**
  * The `ETag` of a playlist response: the playlist's own tag (playlists/entity-tags.ts), the

@@ -3,7 +3,8 @@ import { MAX_PLAYLIST_ITEMS, MAX_PLAYLISTS_PER_USER } from '../../playlists/play
 import { idParam, noQuery, textField } from '../../lib/validation';
 import { MULTILINE, id, list, smallInt, text } from '../../schemas/fields';
 import { PlaylistDetailSchema, PlaylistSchema } from '../../schemas/playlists';
-import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
+import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse, successEnvelope } from '../../schemas/common';
+import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { readAccess, writeAccess } from '../../middleware/access';
 
 const tags = ['Playlists'];
@@ -25,12 +26,19 @@ export const listPlaylists = createRoute({
   operationId: 'listPlaylists',
   tags,
   summary: "The user's playlists, newest first",
-  description: `Every playlist of the user (at most ${MAX_PLAYLISTS_PER_USER}), without items.`,
+  description: `The user's playlists (at most ${MAX_PLAYLISTS_PER_USER}), without items: \`limit\` 1 to ${MAX_PLAYLISTS_PER_USER} per page (default 50); \`meta.next_cursor\` (null on the last page) leads on as \`cursor\`.`,
   ...readAccess,
-  request: { query: noQuery },
+  request: { query: listQuery(MAX_PLAYLISTS_PER_USER, 50) },
   responses: {
-    200: jsonResponse(list(PlaylistSchema, MAX_PLAYLISTS_PER_USER), 'Playlists'),
-    ...errorResponses(401, 403, 429),
+    200: {
+      description: 'A page of playlists',
+      content: {
+        'application/json': {
+          schema: successEnvelope(list(PlaylistSchema, MAX_PLAYLISTS_PER_USER)).extend({ meta: ListMetaSchema }),
+        },
+      },
+    },
+    ...errorResponses(401, 403, 422, 429),
   },
 });
 

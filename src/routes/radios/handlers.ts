@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { chart, likedChannels, trendingChannels } from '../../activity/lists';
+import { chart, markedPage, trendingChannels } from '../../activity/lists';
 import { chartFilterKey, recordPlay } from '../../activity/plays';
 import { toggle } from '../../activity/reactions';
 import { guardedWrite } from '../../services/guarded-writes';
@@ -78,6 +78,7 @@ async function channelsInOrder(c: Context<AppEnv>, list: string) {
     last_page: 1,
     total_exact: true,
     next_cursor: null,
+    has_more: false,
   };
   return json(c, { ...envelope(channels, 'Radio channels retrieved successfully.'), meta }, 200);
 }
@@ -87,7 +88,7 @@ const coarse = (degrees: string | undefined) => degrees !== undefined && /^-?\d+
 
 /**
  * The point wrangler's local runtime puts on every request when it cannot fetch Cloudflare's (Austin, Texas): no
- * listener's location, so under `ENVIRONMENT=development` it counts as none (docs/catalogue.md#nearby).
+ * listener's location, so under `ENVIRONMENT=development` it counts as none (docs/catalogue.md#nearby-get-radiosnearby).
  */
 const WRANGLER_PLACEHOLDER = { latitude: '30.27130', longitude: '-97.74260' };
 
@@ -173,12 +174,10 @@ export const chartRadios: RouteHandler<typeof routes.chartRadios, AppEnv> = asyn
   return ok(c, channels, 'Radio chart retrieved successfully.');
 };
 
-export const likedRadios: RouteHandler<typeof routes.likedRadios, AppEnv> = async (c) =>
-  ok(
-    c,
-    await withAccountCheck(c, likedChannels(c.get('db'), c.get('userId'), c.req.valid('query').limit)),
-    'Liked radio channels retrieved successfully.',
-  );
+export const likedRadios: RouteHandler<typeof routes.likedRadios, AppEnv> = async (c) => {
+  const { items, meta } = await markedPage(c, 'liked', c.req.valid('query'));
+  return json(c, { ...envelope(items, 'Liked radio channels retrieved successfully.'), meta }, 200);
+};
 
 export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');

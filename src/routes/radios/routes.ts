@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { CHANNEL_SORTS } from '../../catalogue/channels';
-import { flagParam, idParam, intParam, limitQuery, noQuery, textField } from '../../lib/validation';
+import { flagParam, idParam, intParam, noQuery, textField } from '../../lib/validation';
+import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
 import { count, list, smallInt } from '../../schemas/fields';
 import { requireToken } from '../../middleware/auth';
@@ -228,10 +229,19 @@ export const likedRadios = createRoute({
   operationId: 'listLikedRadios',
   tags,
   summary: 'Channels the user liked, latest first',
-  description: '`limit` 1 to 100, default 20.',
+  description:
+    '`limit` 1 to 100 (default 20) per page; `meta.next_cursor` (null on the last page) leads on as `cursor`, through every like.',
   ...readAccess,
-  request: { query: limitQuery(100, 20) },
-  responses: { 200: jsonResponse(list(RadioSchema, 100), 'Liked channels'), ...errorResponses(401, 403, 422, 429) },
+  request: { query: listQuery(100, 20) },
+  responses: {
+    200: {
+      description: 'A page of liked channels',
+      content: {
+        'application/json': { schema: successEnvelope(list(RadioSchema, 100)).extend({ meta: ListMetaSchema }) },
+      },
+    },
+    ...errorResponses(401, 403, 422, 429),
+  },
 });
 
 const channelParams = z.object({ id: idParam('id') });

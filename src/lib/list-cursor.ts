@@ -1,0 +1,79 @@
+import { z } from '@hono/zod-openapi';
+import { fieldInvalid } from './errors';
+import { intParam } from './validation';
+
+/**
+ * Paging shared by every list of the API that can grow past a page (docs/api.md#pagination): `limit` and `cursor` in,
+ * `meta: { next_cursor, has_more }` out. A cursor is the sort key of the last item shown and the name of the list it
+ * came from, as base64url JSON: opaque to clients, valid only for its own list, and read by keyset, so a page deep in a
+ * list reads no more rows than the first.
+ */
+export type ListKey = readonly [string | number, number];
+
+export const toBase64Url = (text: string) =>
+  btoa(String.fromCharCode(...new TextEncoder().encode(text)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+
+export const fromBase64Url = (text: string) =>
+  new TextDecoder().decode(Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (ch) => ch.charCodeAt(0)));
+
+export const encodeListCursor = (list: string, key: ListKey) => toBase64Url(JSON.stringify({ l: list, k: key }));
+
+/** The key a cursor of `list` leads on from; 422 `cursor_invalid` for any other text, or a cursor of another list. */
+export function decodeListCursor(cursor: string, list: string): ListKey {
+  let content: unknown;
+  try {
+    content = JSON.parse(fromBase64Url(cursor));
+  } catch {
+    content = undefined;
+  }
+  const { l, k } = (typeof content === 'object' && content !== null ? content : {}) as { l?: unknown; k?: unknown };
+  const key: unknown[] = Array.isArray(k) ? k : [];
+  const [first, id] = key;
+  const valid =
+    key.length === 2 && (typeof first === 'string' || typeof first === 'number') && Number.isSafeInteger(id);
+  if (!valid || typeof l !== 'string') {
+    throw fieldInvalid(
+      'cursor',
+      'The cursor is not valid: take it from meta.next_cursor of the previous page.',
+      'cursor_invalid',
+    );
+  }
+  if (l !== list) throw fieldInvalid('cursor', 'The cursor belongs to another list.', 'cursor_invalid');
+  return [first, Number(id)];
+}
+
+/** The query of a list paged by cursor: `limit` (1 to `max`, default `fallback`) and `cursor`. */
+export const listQuery = (max: number, fallback: number) =>
+  z.strictObject({
+    limit: intParam({ min: 1, max }).default(fallback),
+    cursor: z.string().min(1).max(512).optional().openapi({
+      pattern: '^[A-Za-z0-9_-]+$',
+      description: '`meta.next_cursor` of the previous page: the page after it',
+    }),
+  });
+
+/** `meta` of a list paged by cursor. */
+export const ListMetaSchema = z
+  .object({
+    next_cursor: z.string().max(512).nullable().openapi({
+      pattern: '^[A-Za-z0-9_-]+$',
+      example: 'eyJsIjoibGlrZWQiLCJrIjpbIjIwMjYtMDEtMDJUMDM6MDQ6MDUuMTIzMDAwWiIsNDJdfQ',
+      description: 'pass as `cursor` for the next page; null on the last page',
+    }),
+    has_more: z.boolean().openapi({ description: 'whether a page follows this one' }),
+  })
+  .openapi('ListMeta');
+
+/**
+ * A page of `rows` read with one more than `limit` (the extra one only says whether a page follows), and its meta.
+ * `keyOf` gives an item's sort key, the next cursor's content.
+ */
+export function keysetPage<T>(rows: T[], limit: number, list: string, keyOf: (row: T) => ListKey) {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  const hasMore = rows.length > limit && last !== undefined;
+  return { items, meta: { next_cursor: hasMore ? encodeListCursor(list, keyOf(last)) : null, has_more: hasMore } };
+}
