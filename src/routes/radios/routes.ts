@@ -3,7 +3,7 @@ import { CHANNEL_SORTS } from '../../catalogue/channels';
 import { flagParam, idParam, intParam, noQuery, textField } from '../../lib/validation';
 import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
-import { count, list, smallInt } from '../../schemas/fields';
+import { count, list, smallInt, text } from '../../schemas/fields';
 import { requireToken } from '../../middleware/auth';
 import { userRateLimit } from '../../middleware/rate-limit';
 import { NullData, errorResponses, jsonResponse, successEnvelope } from '../../schemas/common';
@@ -118,12 +118,12 @@ const NearbyLocationSchema = z
     }),
     lat: z.number().min(-90).max(90).openapi({ example: 52.52 }),
     lng: z.number().min(-180).max(180).openapi({ example: 13.4 }),
-    city: z.string().max(200).nullable().openapi({ example: 'Berlin', description: 'with `network`, when known' }),
+    city: text(200, 'Berlin').nullable().openapi({ description: 'with `network`, when known' }),
     country: z
       .string()
       .length(2)
       .nullable()
-      .openapi({ example: 'DE', description: 'ISO 3166-1 alpha-2, with `network`, when known' }),
+      .openapi({ pattern: '^[A-Z]{2}$', example: 'DE', description: 'ISO 3166-1 alpha-2, with `network`, when known' }),
   })
   .openapi('NearbyLocation');
 
