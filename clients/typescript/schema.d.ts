@@ -1072,39 +1072,39 @@ export interface components {
     /**
      * @description The stable reason of the error, to switch on (the message is English and may change); a value keeps its meaning once published:
      *
-     *     - `malformed_json`: The body is not valid JSON.
-     *     - `bad_request`: The request could not be read as sent.
-     *     - `client_address_missing`: The request reached the Worker without CF-Connecting-IP (a proxy in front of it).
-     *     - `token_missing`: No `Authorization: Bearer` token was sent.
-     *     - `token_invalid`: The token is malformed, unknown, or was logged out: sign in again.
-     *     - `token_expired`: The token is past its lifetime: sign in again.
-     *     - `token_revoked`: A password change revoked the token: sign in again.
-     *     - `invalid_credentials`: Login: the email and password do not match an account.
-     *     - `account_inactive`: The account is inactive: sign out (`data.requires_logout`).
-     *     - `account_banned`: The account is banned: sign out (`data.requires_logout`).
-     *     - `not_owner`: Only the owner may change this playlist.
-     *     - `admin_token_required`: The admin API takes the admin token only.
-     *     - `not_found`: The resource does not exist, is not visible, or is private to someone else.
-     *     - `route_not_found`: No route has this path.
-     *     - `method_not_allowed`: The path takes other methods (listed in `Allow`).
-     *     - `already_in_playlist`: The channel is already in the playlist.
-     *     - `playlist_changed`: The playlist changed while the channel was being added; nothing was added: read it and retry.
-     *     - `idempotency_key_in_progress`: A request with this Idempotency-Key is still running: retry after `Retry-After`.
-     *     - `idempotency_answer_lost`: The request with this Idempotency-Key ran, but its answer was lost: read the resource.
-     *     - `precondition_failed`: `If-Match` names a version that is no longer current (`data.version` is); nothing changed.
-     *     - `payload_too_large`: The body is larger than the route takes.
-     *     - `unsupported_media_type`: The body is not JSON (`Content-Type: application/json`).
-     *     - `validation_failed`: A field or parameter failed its rules; `data.errors` lists every one.
-     *     - `email_taken`: The email belongs to another account.
-     *     - `current_password_incorrect`: Password change: `current_password` is not the account's password.
-     *     - `idempotency_key_reused`: This Idempotency-Key was used with another request (method, path or body).
-     *     - `cursor_invalid`: The cursor was not given by this list, or belongs to other filters or another sort.
-     *     - `limit_reached`: The account (or the playlist) holds as many rows as it may: remove some first.
-     *     - `location_unknown`: Nearby without `lat`/`lng`, and the network gives no location: send them.
-     *     - `rate_limited`: Too many requests: retry after `Retry-After` seconds.
-     *     - `server_busy`: Too many password checks at once in this location: retry after `Retry-After` seconds.
-     *     - `dependency_unavailable`: D1, KV or a Durable Object failed or did not answer in time: retry after `Retry-After`.
-     *     - `server_error`: An unexpected failure (logged with the request id).
+     *     - `malformed_json`: Body is not JSON.
+     *     - `bad_request`: Request not readable.
+     *     - `client_address_missing`: No CF-Connecting-IP.
+     *     - `token_missing`: No bearer token.
+     *     - `token_invalid`: Unknown token: sign in.
+     *     - `token_expired`: Token expired: sign in.
+     *     - `token_revoked`: Token revoked: sign in.
+     *     - `invalid_credentials`: Wrong email or password.
+     *     - `account_inactive`: Account inactive: sign out.
+     *     - `account_banned`: Account banned: sign out.
+     *     - `not_owner`: Not your playlist.
+     *     - `admin_token_required`: Admin token only.
+     *     - `not_found`: No such resource.
+     *     - `route_not_found`: No such route.
+     *     - `method_not_allowed`: See Allow.
+     *     - `already_in_playlist`: Already in the playlist.
+     *     - `playlist_changed`: Changed meanwhile: retry.
+     *     - `idempotency_key_in_progress`: Key in use: retry later.
+     *     - `idempotency_answer_lost`: Ran; answer lost: read it.
+     *     - `precondition_failed`: Stale If-Match: see data.version.
+     *     - `payload_too_large`: Body too large.
+     *     - `unsupported_media_type`: Body must be JSON.
+     *     - `validation_failed`: See data.errors.
+     *     - `email_taken`: Email taken.
+     *     - `current_password_incorrect`: Wrong current_password.
+     *     - `idempotency_key_reused`: Key used for another request.
+     *     - `cursor_invalid`: Not a cursor of this list.
+     *     - `limit_reached`: Limit reached: remove some.
+     *     - `location_unknown`: Send lat and lng.
+     *     - `rate_limited`: Wait Retry-After.
+     *     - `server_busy`: Busy: wait Retry-After.
+     *     - `dependency_unavailable`: Dependency down: wait Retry-After.
+     *     - `server_error`: Unexpected failure.
      * @example not_found
      * @enum {string}
      */
