@@ -26,7 +26,11 @@ const whole = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER, why
   );
 };
 
-/** How old a cached account row may be, at most (docs/consistency-and-caching.md). */
+/**
+ * The most `READ_CACHE_MS` may be. Shared reads are served up to 1.5 x `READ_CACHE_MS` old, so the promise that others
+ * see a like within 2 s holds up to 1,333 ms (the default is 1,000); the account row has its own fixed window now
+ * (services/caller.ts), docs/consistency-and-caching.md.
+ */
 const READ_CACHE_MAX_MS = 2_000;
 /** How soon a counted play must show in counts and charts (docs/consistency-and-caching.md). */
 const PLAY_SHOWS_WITHIN_MS = 5_000;

@@ -1,7 +1,14 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { DUMMY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from '../src/services/passwords';
-import { isRevokedByUser, issueToken, parseBearer, resolveToken, revokeOtherTokens } from '../src/services/tokens';
+import {
+  isRevokedByUser,
+  issueToken,
+  parseBearer,
+  resolveToken,
+  revokeOtherTokens,
+  revokeToken,
+} from '../src/services/tokens';
 import { QUICK_USER_PASSWORD, QUICK_USER_PASSWORD_HASH } from './helpers/users';
 
 describe('passwords', () => {
@@ -48,6 +55,15 @@ describe('tokens', () => {
     // Expired is told only to the holder of the secret; a wrong secret is simply not a token.
     expect(await resolveToken({ env }, { id, secret }, record.expiresAt)).toBe('expired');
     expect(await resolveToken({ env }, { id, secret: `${secret}x` }, record.expiresAt)).toBeNull();
+  });
+
+  it("a logout in a token's last minute is kept as revoked (KV takes no expiry less than 60 s ahead)", async () => {
+    const { token, record } = await issueToken(env.TOKENS, { id: 43, credentialGeneration: 0 }, 30);
+    const ending = { ...record, expiresAt: Date.now() + 10_000 };
+    await env.TOKENS.put(`token:${record.id}`, JSON.stringify(ending));
+    await revokeToken(env.TOKENS, ending);
+    const [id, secret] = token.split('|') as [string, string];
+    expect(await resolveToken({ env }, { id, secret })).toBe('revoked');
   });
 
   it('revokeOtherTokens revokes every token of the user but the kept one', async () => {

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { BASE, call, fetchWorker } from './helpers/client';
-import { seedChannels, station } from './helpers/catalogue';
+import { roundTrips, seedChannels, station } from './helpers/catalogue';
 import { registerUser, type TestUser } from './helpers/users';
 
 const TIMESTAMP = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
@@ -89,6 +89,35 @@ describe('creating, listing, updating, deleting', () => {
       json: { description: null, name: 'New' },
     });
     expect(cleared.body.data).toMatchObject({ name: 'New', description: null, is_public: true });
+  });
+
+  it("answers every change with its detail in the change's own round trip", async () => {
+    const user = await registerUser();
+    const id = await newPlaylist(user);
+    // The caller is cached from here (services/caller.ts); the clock stands still so that stays true on a busy machine.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    onTestFinished(() => void vi.useRealTimers());
+    const debug = { token: user.token, debug: true };
+    const changes = [
+      await call('POST', `/api/v1/playlists/${id}/items`, { ...debug, json: { radio_channel_id: channels[0] } }),
+      await call('POST', `/api/v1/playlists/${id}/items`, {
+        ...debug,
+        json: { radio_channel_id: channels[1], position: 0 },
+      }),
+      await call('PUT', `/api/v1/playlists/${id}`, { ...debug, json: { name: 'Renamed' } }),
+      await call('PUT', `/api/v1/playlists/${id}/reorder`, {
+        ...debug,
+        json: { items: [{ radio_channel_id: channels[0], position: 0 }] },
+      }),
+      await call('DELETE', `/api/v1/playlists/${id}/items/${channels[1]}`, debug),
+    ];
+    // One read that checks ownership (and the channel), then the change with the detail in the same batch.
+    for (const res of changes) {
+      expect(res.status).toBeLessThan(300);
+      expect(roundTrips(res.headers)).toBe(2);
+    }
+    expect(changes.map((res) => res.body.data.items.length)).toEqual([1, 2, 2, 2, 1]);
+    expect(changes.at(-1)!.body.data).toMatchObject({ name: 'Renamed', version: 6 });
   });
 
   it('deletes permanently', async () => {

@@ -86,3 +86,24 @@ it('the alarm clears what no window needs and reschedules for the rest', async (
   expect(await runInDurableObject(limiter, (_instance, state) => state.storage.getAlarm())).toBe(now + WINDOW);
   expect(await runDurableObjectAlarm(limiter)).toBe(true);
 });
+
+it('an idle limiter keeps no tables, and its next call makes them again before it counts', async () => {
+  const limiter = stub('idle');
+  const now = Date.now();
+  await limiter.reserve([rule(1)], now - 2 * WINDOW);
+  await runInDurableObject(limiter, (instance) => instance.alarm?.());
+  const tables = () =>
+    runInDurableObject(
+      limiter,
+      (_instance, state) =>
+        state.storage.sql
+          .exec("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'")
+          .one().n,
+    );
+  expect(await tables()).toBe(0);
+  // A burst on the emptied object: the tables are made once, and the limit holds exactly.
+  const answers = await Promise.all(Array.from({ length: 10 }, () => limiter.reserve([rule(3)], now)));
+  expect(answers.filter((a) => a.ok)).toHaveLength(3);
+  expect(await limiter.count('b', WINDOW, now)).toBe(3);
+  expect(await tables()).toBeGreaterThan(0);
+});

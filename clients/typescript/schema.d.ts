@@ -132,7 +132,7 @@ export interface paths {
     put?: never;
     /**
      * Revoke the presented token
-     * @description The token of this request stops working (everywhere within 60 seconds); other tokens of the user stay valid.
+     * @description The token of this request stops working (everywhere within about 90 seconds); other tokens of the user stay valid.
      */
     post: operations['logout'];
     delete?: never;
@@ -330,7 +330,7 @@ export interface paths {
     };
     /**
      * Channels the user liked, latest first
-     * @description `limit` 1 to 100 (default 20) per page; `meta.next_cursor` (null on the last page) leads on as `cursor`, through every like.
+     * @description `limit` 1 to 100 (default 20); `cursor`: `meta.next_cursor` of the page before.
      */
     get: operations['listLikedRadios'];
     put?: never;
@@ -350,7 +350,7 @@ export interface paths {
     };
     /**
      * Channels near a point, nearest first
-     * @description Channels within `radius_km` (1 to 1,000, default 200) of `lat`/`lng`, or of the caller's location that Cloudflare puts on the request when both are absent (422 `location_unknown` when there is none, and locally, where wrangler gives every request the same placeholder); `meta.location` says where it looked; `limit` 1 to 50 (default 20). Items add `distance_km` (one decimal). Read from an index of coordinates, in rings of cells outward up to 400 stations, ranked by great-circle distance (exact unless 400 stations lie nearer). Answers for a point given to two decimals or fewer (about a kilometre; a city's) are shared by the callers who ask for it within a second, so send the precision the screen needs: a GPS fix is read afresh every time.
+     * @description Channels within `radius_km` (1 to 1,000, default 200) of `lat`/`lng`, or else of the caller's network location (422 `location_unknown` without one, as locally); `meta.location` says where it looked; `limit` 1 to 50 (default 20). Items add `distance_km` (one decimal), nearest first (exact unless 400 stations lie nearer). Answers for a point of two decimals or fewer (a city's) are shared by its callers for a second: send the precision the screen needs.
      */
     get: operations['listNearbyRadios'];
     put?: never;
@@ -510,7 +510,7 @@ export interface paths {
     };
     /**
      * The user's favorite channels, latest first
-     * @description `limit` 1 to 500 (default 100) per page, the most recently added first; `meta.next_cursor` (null on the last page) leads on as `cursor`, through every favorite.
+     * @description `limit` 1 to 500 (default 100); `cursor`: `meta.next_cursor` of the page before.
      */
     get: operations['listFavorites'];
     put?: never;
@@ -634,7 +634,7 @@ export interface paths {
     };
     /**
      * The user's playlists, newest first
-     * @description The user's playlists (at most 200), without items: `limit` 1 to 200 per page (default 50); `meta.next_cursor` (null on the last page) leads on as `cursor`.
+     * @description Without items; `limit` 1 to 200 (default 50); `cursor`: `meta.next_cursor` of the page before.
      */
     get: operations['listPlaylists'];
     put?: never;

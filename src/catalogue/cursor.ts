@@ -1,5 +1,6 @@
 import { fieldInvalid } from '../lib/errors';
-import { fromBase64Url, toBase64Url } from '../lib/list-cursor';
+import { z } from '@hono/zod-openapi';
+import { listKey, readCursor, writeCursor } from '../lib/list-cursor';
 import type { ChannelListQuery, ChannelSort, SortKey } from './list-query';
 import type { ChannelFilters } from './count-scope';
 
@@ -30,15 +31,10 @@ const fingerprint = (sort: ChannelSort, filters: ChannelFilters) =>
 
 export function encodeCursor(query: ChannelListQuery, page: number, key: SortKey): string {
   const content: CursorContent = { q: fingerprint(query.sort, query), p: page, k: key };
-  return toBase64Url(JSON.stringify(content));
+  return writeCursor(content);
 }
 
-const invalid = () =>
-  fieldInvalid(
-    'cursor',
-    'The cursor is not valid: take it from meta.next_cursor of the previous page.',
-    'cursor_invalid',
-  );
+const channelCursor = z.object({ q: z.string(), p: z.number().int().min(2), k: listKey });
 
 /** The page and key a cursor leads to, for this sort and these filters; 422 otherwise. */
 export function decodeCursor(
@@ -46,20 +42,7 @@ export function decodeCursor(
   sort: ChannelSort,
   filters: ChannelFilters,
 ): { page: number; after: SortKey } {
-  let content: unknown;
-  try {
-    content = JSON.parse(fromBase64Url(cursor));
-  } catch {
-    throw invalid();
-  }
-  const { q, p, k } = (typeof content === 'object' && content !== null ? content : {}) as Partial<CursorContent>;
-  const keyValid =
-    Array.isArray(k) &&
-    k.length === 2 &&
-    (typeof k[0] === 'string' || typeof k[0] === 'number') &&
-    Number.isSafeInteger(k[1]);
-  if (typeof q !== 'string' || typeof p !== 'number' || !Number.isSafeInteger(p) || p < 2 || !k || !keyValid)
-    throw invalid();
+  const { q, p, k } = readCursor(cursor, channelCursor);
   if (q !== fingerprint(sort, filters)) {
     throw fieldInvalid('cursor', 'The cursor belongs to a list with another sort or other filters.', 'cursor_invalid');
   }

@@ -3,7 +3,8 @@ import { and, count, eq, gt, inArray, lte, max, min } from 'drizzle-orm';
 import migrations from '../../drizzle/objects/rate-limiter/migrations.js';
 import type { Bindings, Quota } from '../env';
 import { hits, marks } from './rate-limiter-schema';
-import { migrateAgain, openObjectStorage, type ObjectDb } from './storage';
+import { migrate } from 'drizzle-orm/durable-sqlite/migrator';
+import { openObjectStorage, type ObjectDb } from './storage';
 
 /** One limit of a reservation: at most `limit` hits in `bucket` within the last `windowMs`. */
 export interface LimitRule {
@@ -38,20 +39,38 @@ export interface Settlement {
  * sequence of requests does. The guarded work (a password hash, an account) happens
  * only after a reservation; `settle` then keeps the hits or gives them back.
  * Times come from the caller so that tests can move the clock. An alarm clears what
- * no window needs any more, and empties the object's storage once nothing is left in it.
+ * no window needs any more, and empties the object's storage once nothing is left in it: an idle key keeps no tables,
+ * and the next call makes them again before it reads (`tables`).
  * Tables: `rate-limiter-schema.ts`, migrations in drizzle/objects/rate-limiter.
  */
 export class RateLimiter extends DurableObject<Bindings> {
   private readonly db: ObjectDb;
+  /** False once the alarm emptied the storage, until a call makes the tables again. */
+  private hasTables = true;
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
     this.db = openObjectStorage(ctx, migrations);
   }
 
+  /**
+   * The storage with its tables: made again, holding every other call, when the alarm emptied it. Called before any
+   * read, so the check and the insert of `reserve` still run without an await between them.
+   */
+  private async tables(): Promise<ObjectDb> {
+    if (!this.hasTables) {
+      await this.ctx.blockConcurrencyWhile(async () => {
+        if (this.hasTables) return;
+        await migrate(this.db, migrations);
+        this.hasTables = true;
+      });
+    }
+    return this.db;
+  }
+
   /** Reserves one attempt under every rule, or none: see the class comment. */
   async reserve(rules: LimitRule[], now: number = Date.now()): Promise<Reservation> {
-    const db = this.db;
+    const db = await this.tables();
     const applied: { rule: LimitRule; count: number; oldest: number | null }[] = [];
     for (const rule of rules) {
       if (rule.unlessMarked && this.isMarked(rule.unlessMarked, now)) continue;
@@ -98,7 +117,7 @@ export class RateLimiter extends DurableObject<Bindings> {
 
   /** Keeps or gives back a reservation's hits, and applies the settlement's side effects. */
   async settle(id: string, settlement: Settlement, now: number = Date.now()): Promise<void> {
-    const db = this.db;
+    const db = await this.tables();
     if (!settlement.keep) db.delete(hits).where(eq(hits.reservation, id)).run();
     const clear = settlement.clear ?? [];
     if (clear.length > 0) db.delete(hits).where(inArray(hits.bucket, clear)).run();
@@ -114,7 +133,7 @@ export class RateLimiter extends DurableObject<Bindings> {
 
   /** Hits in a bucket within the window (for tests and operations). */
   async count(bucket: string, windowMs: number, now: number = Date.now()): Promise<number> {
-    const row = this.db
+    const row = (await this.tables())
       .select({ n: count() })
       .from(hits)
       .where(and(eq(hits.bucket, bucket), gt(hits.at, now - windowMs)))
@@ -138,6 +157,8 @@ export class RateLimiter extends DurableObject<Bindings> {
   }
 
   override async alarm(): Promise<void> {
+    // An emptied object has nothing to clear (deleteAll took its alarm too; this is only a stray one).
+    if (!this.hasTables) return;
     const now = Date.now();
     const db = this.db;
     db.delete(hits).where(lte(hits.expires, now)).run();
@@ -156,11 +177,10 @@ export class RateLimiter extends DurableObject<Bindings> {
       await this.ctx.storage.setAlarm(Math.max(lastHit ?? 0, lastMark ?? 0));
       return;
     }
-    // Nothing left: an empty object keeps no storage. Its tables go too, so they are made
-    // again before the next call is let in.
+    // Nothing left: an empty object keeps no storage, its tables included; the next call makes them again.
     await this.ctx.blockConcurrencyWhile(async () => {
       await this.ctx.storage.deleteAll();
-      await migrateAgain(db, migrations);
+      this.hasTables = false;
     });
   }
 }

@@ -17,9 +17,3 @@ export function openObjectStorage(ctx: DurableObjectState, migrations: ObjectMig
   void ctx.blockConcurrencyWhile(() => migrate(db, migrations));
   return db;
 }
-
-/**
- * Applies the migrations again to storage that `deleteAll()` emptied (its tables and the
- * record of applied migrations are gone with it) while the object stays in memory.
- */
-export const migrateAgain = (db: ObjectDb, migrations: ObjectMigrations) => migrate(db, migrations);

@@ -90,6 +90,14 @@ export function ok<D>(c: Context, data: D, message: string) {
   return json(c, envelope(data, message), 200, reusable(data, message));
 }
 
+/**
+ * 200 with a success envelope of `page.items` and its `meta` beside `data` (a list's paging, nearby's location);
+ * its serialisation is reused when the page is a frozen object of the read caches.
+ */
+export function okPage<D, M>(c: Context, page: { items: D; meta: M }, message: string) {
+  return json(c, { ...envelope(page.items, message), meta: page.meta }, 200, reusable(page, message));
+}
+
 /** 201 with a success envelope and the `Location` of what was created (docs/api.md#what-every-response-carries). */
 export function created<D>(c: Context, data: D, message: string, location: string) {
   c.header('Location', location);

@@ -10,39 +10,47 @@ import { intParam } from './validation';
  */
 export type ListKey = readonly [string | number, number];
 
-export const toBase64Url = (text: string) =>
+const toBase64Url = (text: string) =>
   btoa(String.fromCharCode(...new TextEncoder().encode(text)))
     .replace(/\+/g, '-')
     .replace(/\//g, '_')
     .replace(/=+$/, '');
 
-export const fromBase64Url = (text: string) =>
+const fromBase64Url = (text: string) =>
   new TextDecoder().decode(Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (ch) => ch.charCodeAt(0)));
 
-export const encodeListCursor = (list: string, key: ListKey) => toBase64Url(JSON.stringify({ l: list, k: key }));
+/** A cursor's text: its content as base64url JSON. */
+export const writeCursor = (content: unknown) => toBase64Url(JSON.stringify(content));
 
-/** The key a cursor of `list` leads on from; 422 `cursor_invalid` for any other text, or a cursor of another list. */
-export function decodeListCursor(cursor: string, list: string): ListKey {
+/** A sort key in a cursor: the sort column's value and the id that breaks its ties. */
+export const listKey = z.tuple([z.union([z.string(), z.number()]), z.number().int()]);
+
+/** The content of a cursor, as `schema` parses it; 422 `cursor_invalid` for any text that is not one. */
+export function readCursor<T>(cursor: string, schema: z.ZodType<T>): T {
   let content: unknown;
   try {
     content = JSON.parse(fromBase64Url(cursor));
   } catch {
     content = undefined;
   }
-  const { l, k } = (typeof content === 'object' && content !== null ? content : {}) as { l?: unknown; k?: unknown };
-  const key: unknown[] = Array.isArray(k) ? k : [];
-  const [first, id] = key;
-  const valid =
-    key.length === 2 && (typeof first === 'string' || typeof first === 'number') && Number.isSafeInteger(id);
-  if (!valid || typeof l !== 'string') {
+  const parsed = schema.safeParse(content);
+  if (!parsed.success) {
     throw fieldInvalid(
       'cursor',
       'The cursor is not valid: take it from meta.next_cursor of the previous page.',
       'cursor_invalid',
     );
   }
+  return parsed.data;
+}
+
+const listCursor = z.object({ l: z.string(), k: listKey });
+
+/** The key a cursor of `list` leads on from; 422 `cursor_invalid` for any other text, or a cursor of another list. */
+export function decodeListCursor(cursor: string, list: string): ListKey {
+  const { l, k } = readCursor(cursor, listCursor);
   if (l !== list) throw fieldInvalid('cursor', 'The cursor belongs to another list.', 'cursor_invalid');
-  return [first, Number(id)];
+  return k;
 }
 
 /** The query of a list paged by cursor: `limit` (1 to `max`, default `fallback`) and `cursor`. */
@@ -75,5 +83,5 @@ export function keysetPage<T>(rows: T[], limit: number, list: string, keyOf: (ro
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   const hasMore = rows.length > limit && last !== undefined;
-  return { items, meta: { next_cursor: hasMore ? encodeListCursor(list, keyOf(last)) : null, has_more: hasMore } };
+  return { items, meta: { next_cursor: hasMore ? writeCursor({ l: list, k: keyOf(last) }) : null, has_more: hasMore } };
 }

@@ -4,8 +4,9 @@ import type { z } from 'zod';
 import { channelVisibility } from '../catalogue/channels';
 import { channelVisible, radioResourceColumns } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
-import { read, runRead } from '../db/read';
+import { read } from '../db/read';
 import { playlistItems, playlists, radioChannels } from '../db/schema';
+import type { BatchItem, BatchResponse } from 'drizzle-orm/batch';
 import { bare, batchable, batchWithGuards, isUniqueViolation, jsonRows, type WriteGuards } from '../db/sql';
 import { conflict, fieldInvalid, notFound, notOwner, validationFailed } from '../lib/errors';
 import type { ListKey } from '../lib/list-cursor';
@@ -178,7 +179,7 @@ export async function updatePlaylist(
   guards: WriteGuards = [],
 ): Promise<PlaylistDetail> {
   await playlistForWrite(db, id, userId);
-  const [[row]] = await batchWithGuards(db, guards, [
+  const { results, detail } = await changeThenDetail(db, guards, id, userId, [
     db
       .update(playlists)
       .set({
@@ -189,11 +190,10 @@ export async function updatePlaylist(
         updatedAt: now,
       })
       .where(eq(playlists.id, id))
-      .returning(playlistColumns),
+      .returning({ id: playlists.id }),
   ]);
-  if (!row) throw notFound('Playlist');
-  // With its items, as every playlist write answers (docs/catalogue.md#playlists).
-  return ownerDetail(db, id, userId);
+  if (results[0].length === 0) throw notFound('Playlist');
+  return detail;
 }
 
 export async function deletePlaylist(db: Db, id: number, userId: number, guards: WriteGuards = []): Promise<void> {
@@ -237,9 +237,30 @@ const touch = (db: Db, playlistId: number, now: string) =>
     })
     .where(eq(playlists.id, playlistId));
 
-/** The owner's detail after a change (as the owner sees it: flags and all). */
-const ownerDetail = async (db: Db, playlistId: number, userId: number) =>
-  mustRead(await runRead(db, readablePlaylist(db, playlistId, userId, userId)));
+type Statements = readonly [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]];
+
+/**
+ * Runs a change's statements (after the request's guards) with the owner's detail read at the end of the same batch:
+ * the answer shows the state the change left, flags and all, in the change's own round trip
+ * (docs/catalogue.md#playlists). Answers the statements' results and the detail.
+ */
+async function changeThenDetail<T extends Statements>(
+  db: Db,
+  guards: WriteGuards,
+  playlistId: number,
+  userId: number,
+  statements: T,
+): Promise<{ results: BatchResponse<T>; detail: PlaylistDetail }> {
+  const detail = readablePlaylist(db, playlistId, userId, userId);
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the statements, then the detail's queries
+  const all = (await batchWithGuards(db, guards, [...statements, ...detail.queries] as unknown as T)) as unknown[];
+  return {
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the results of `statements`, in their order
+    results: all.slice(0, statements.length) as unknown as BatchResponse<T>,
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the results of the detail's queries
+    detail: mustRead(detail.result(all.slice(statements.length) as unknown as Parameters<typeof detail.result>[0])),
+  };
+}
 
 /**
  * Adds a channel: appended when `position` is missing or one past the end, otherwise
@@ -286,30 +307,40 @@ export async function addItem(
     sql`INSERT INTO ${playlistItems} (${bare(playlistItems.playlistId)}, ${bare(playlistItems.channelId)}, ${bare(playlistItems.position)}, ${bare(playlistItems.createdAt)})
       SELECT ${playlistId}, ${channelId}, ${position === undefined ? end : sql`min(${position}, ${end})`}, ${now} WHERE ${room}`,
   );
+  let inserted, detail;
   try {
-    let inserted;
     if (position === undefined) {
-      [inserted] = await batchWithGuards(db, guards, [insert, compact(db, playlistId), touch(db, playlistId, now)]);
+      ({
+        results: [inserted],
+        detail,
+      } = await changeThenDetail(db, guards, playlistId, userId, [
+        insert,
+        compact(db, playlistId),
+        touch(db, playlistId, now),
+      ]));
     } else {
       const shift = db
         .update(playlistItems)
         .set({ position: sql`${playlistItems.position} + 1` })
         .where(and(eq(playlistItems.playlistId, playlistId), sql`${playlistItems.position} >= ${position}`, room));
-      [, inserted] = await batchWithGuards(db, guards, [
+      ({
+        results: [, inserted],
+        detail,
+      } = await changeThenDetail(db, guards, playlistId, userId, [
         shift,
         insert,
         compact(db, playlistId),
         touch(db, playlistId, now),
-      ]);
+      ]));
     }
-    if (inserted.meta.changes === 0)
-      throw conflict('playlist_changed', 'The playlist changed meanwhile; the radio channel was not added.');
   } catch (error) {
     if (isUniqueViolation(error, playlistItems.playlistId))
       throw conflict('already_in_playlist', 'The radio channel is already in the playlist.');
     throw error;
   }
-  return ownerDetail(db, playlistId, userId);
+  if (inserted.meta.changes === 0)
+    throw conflict('playlist_changed', 'The playlist changed meanwhile; the radio channel was not added.');
+  return detail;
 }
 
 /** Removes a channel and closes the gap; 404 when it is not in the playlist. */
@@ -322,7 +353,7 @@ export async function removeItem(
   guards: WriteGuards = [],
 ) {
   await playlistForWrite(db, playlistId, userId);
-  const [deleted] = await batchWithGuards(db, guards, [
+  const { results, detail } = await changeThenDetail(db, guards, playlistId, userId, [
     db
       .delete(playlistItems)
       .where(and(eq(playlistItems.playlistId, playlistId), eq(playlistItems.channelId, channelId)))
@@ -330,8 +361,8 @@ export async function removeItem(
     compact(db, playlistId),
     touch(db, playlistId, now),
   ]);
-  if (deleted.length === 0) throw notFound('Radio channel in this playlist');
-  return ownerDetail(db, playlistId, userId);
+  if (results[0].length === 0) throw notFound('Radio channel in this playlist');
+  return detail;
 }
 
 /**
@@ -379,7 +410,7 @@ export async function reorderItems(
   const rest = current.filter((id) => !seenChannels.has(id));
   for (let i = 0; i < order.length; i += 1) if (order[i] === undefined) order[i] = rest.shift();
 
-  await batchWithGuards(db, guards, [
+  const { detail } = await changeThenDetail(db, guards, playlistId, userId, [
     db
       .update(playlistItems)
       .set({ position: sql`j.key` })
@@ -388,7 +419,7 @@ export async function reorderItems(
     compact(db, playlistId),
     touch(db, playlistId, now),
   ]);
-  return ownerDetail(db, playlistId, userId);
+  return detail;
 }
 
 /** The caller's playlists that hold a channel: the membership summary of GET /radios/{id}/playlists. */

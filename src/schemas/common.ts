@@ -73,6 +73,10 @@ const json = <T extends ZodType>(schema: T, description: string) => ({
 export const jsonResponse = <T extends ZodType>(data: T, description: string) =>
   json(successEnvelope(data), description);
 
+/** A success response with `meta` beside `data` (a list's paging, nearby's location). */
+export const jsonResponseWithMeta = <T extends ZodType, M extends ZodType>(data: T, meta: M, description: string) =>
+  json(successEnvelope(data).extend({ meta }), description);
+
 /** A required JSON request body. */
 export const jsonBody = <T extends ZodType>(schema: T) => ({
   required: true,

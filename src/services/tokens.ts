@@ -4,13 +4,18 @@ import type { Bindings, TokenRecord } from '../env';
 import { constantTimeEqual, randomBase64Url, sha256Hex, toHex } from '../lib/crypto';
 
 const tokenKey = (id: string) => `token:${id}`;
-/** An index of a user's tokens, so a password change can delete the others. */
+/** An index of a user's tokens, so a password change can revoke the others. */
 const userTokenKey = (userId: number, id: string) => `user-token:${userId}:${id}`;
 const userTokenPrefix = (userId: number) => `user-token:${userId}:`;
 
 /** `<token_id>|<secret>`: 12 random bytes of id in hex, 32 random bytes of secret. */
 const TOKEN_PATTERN = /^([0-9a-f]{24})\|([A-Za-z0-9_-]{43})$/;
 const DAY_MS = 86_400_000;
+
+/** KV's `expiration` of a token's keys (seconds): its own expiry, and at least the 60 s ahead that KV requires. */
+const KV_MIN_TTL_MS = 60_000;
+const expirationOf = (record: TokenRecord, now: number) =>
+  Math.ceil(Math.max(record.expiresAt, now + KV_MIN_TTL_MS) / 1000);
 
 /**
  * Mints a token for a user and stores its hash. The plain token is returned once and
@@ -36,7 +41,7 @@ export async function issueToken(
     createdAt: now,
     expiresAt: now + ttlDays * DAY_MS,
   };
-  const expiration = Math.ceil(record.expiresAt / 1000);
+  const expiration = expirationOf(record, now);
   await Promise.all([
     kv.put(tokenKey(id), JSON.stringify(record), { expiration }),
     kv.put(userTokenKey(userId, id), '', { expiration }),
@@ -52,10 +57,9 @@ export function parseBearer(header: string | undefined): { id: string; secret: s
 }
 
 /**
- * Token records read from KV, for 30 s. KV itself may serve a deleted token for up to
- * 60 s at other locations, so this adds no new window: a logged-out token is refused at
- * once by the isolate that logged it out and within 60 s elsewhere
- * (docs/consistency-and-caching.md).
+ * Token records read from KV, for 30 s per isolate. A logged-out token is refused at once by the isolate that logged
+ * it out; another isolate may hold its copy for up to 30 s, and another location may also read the live record from
+ * KV for up to 60 s before that: up to about 90 s in all (docs/consistency-and-caching.md).
  */
 const tokens = new CacheNamespace<{ record: TokenRecord; secret?: string }>('tokens', {
   windows: fixed(30_000),
@@ -63,7 +67,8 @@ const tokens = new CacheNamespace<{ record: TokenRecord; secret?: string }>('tok
 });
 
 /**
- * The live record of a presented token, or null when unknown, wrong or expired. At most
+ * The live record of a presented token; `'expired'` or `'revoked'` when the secret matched a record that is no longer
+ * live; null when the token is unknown or its secret wrong. At most
  * one KV read: records are kept per isolate (`tokens`, 30 s; password changes and
  * bans do not depend on it, the account row decides). Unknown ids are not cached.
  */
@@ -95,11 +100,12 @@ export async function resolveToken(
 
 /**
  * Revokes one token (logout): its record is marked, not deleted, and kept until it would have expired, so its holder
- * is told `token_revoked` (docs/api.md#error-reasons). Other locations may still see the live record for up to 60 s (KV).
+ * is told `token_revoked` (docs/api.md#error-reasons). Elsewhere it may still be accepted for a while (`tokens`).
  */
 export async function revokeToken(kv: KVNamespace, record: TokenRecord, now = Date.now()): Promise<void> {
   tokens.remove(record.id);
-  const expiration = Math.ceil(record.expiresAt / 1000);
+  // In a token's last minute the mark outlives its expiry a little (KV's minimum): it still says revoked.
+  const expiration = expirationOf(record, now);
   await Promise.all([
     kv.put(tokenKey(record.id), JSON.stringify({ ...record, revokedAt: now } satisfies TokenRecord), { expiration }),
     kv.delete(userTokenKey(record.userId, record.id)),

@@ -114,6 +114,9 @@ class StreamDeadline {
 
   /** `work`, or a `DeadlinePassed` rejection as soon as the deadline passes. */
   race<T>(work: Promise<T>): Promise<T> {
+    // The loser fails later with nobody waiting (an aborted fetch, a read of a body cancelled meanwhile): not an
+    // unhandled rejection.
+    work.catch(() => undefined);
     if (this.expired) return this.passed;
     return Promise.race([work, this.passed]);
   }

@@ -149,7 +149,7 @@ export const logout = createRoute({
   tags,
   summary: 'Revoke the presented token',
   description:
-    'The token of this request stops working (everywhere within 60 seconds); other tokens of the user stay valid.',
+    'The token of this request stops working (everywhere within about 90 seconds); other tokens of the user stay valid.',
   ...accountAccess,
   request: { query: noQuery },
   responses: { 200: jsonResponse(NullData, 'Logged out'), ...errorResponses(401, 403, 415, 429) },

@@ -3,7 +3,7 @@ import { markedPage } from '../../activity/lists';
 import * as reactions from '../../activity/reactions';
 import { favorites } from '../../db/schema';
 import type { AppEnv } from '../../env';
-import { created, envelope, json, ok } from '../../lib/envelope';
+import { created, json, ok, okPage } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
 import { rememberToggle, withAccountCheck } from '../../services/caller';
@@ -16,8 +16,11 @@ const state = (s: { active: boolean; total: number }) => ({ is_favorited: s.acti
 // no shared response shows a favorites count (only the favorite responses do, read from D1).
 
 export const listFavorites: RouteHandler<typeof routes.listFavorites, AppEnv> = async (c) => {
-  const { items, meta } = await markedPage(c, 'favorites', c.req.valid('query'));
-  return json(c, { ...envelope(items, 'Favorite radio channels retrieved successfully.'), meta }, 200);
+  return okPage(
+    c,
+    await markedPage(c, 'favorites', c.req.valid('query')),
+    'Favorite radio channels retrieved successfully.',
+  );
 };
 
 export const toggleFavorite: RouteHandler<typeof routes.toggleFavorite, AppEnv> = async (c) => {

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { idParam, noQuery } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
-import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, successEnvelope } from '../../schemas/common';
+import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, jsonResponseWithMeta } from '../../schemas/common';
 import { readAccess, writeAccess } from '../../middleware/access';
 import { count, id, list } from '../../schemas/fields';
 
@@ -17,17 +17,11 @@ export const listFavorites = createRoute({
   operationId: 'listFavorites',
   tags,
   summary: "The user's favorite channels, latest first",
-  description:
-    '`limit` 1 to 500 (default 100) per page, the most recently added first; `meta.next_cursor` (null on the last page) leads on as `cursor`, through every favorite.',
+  description: '`limit` 1 to 500 (default 100); `cursor`: `meta.next_cursor` of the page before.',
   ...readAccess,
   request: { query: listQuery(500, 100) },
   responses: {
-    200: {
-      description: 'A page of favorites',
-      content: {
-        'application/json': { schema: successEnvelope(list(RadioSchema, 500)).extend({ meta: ListMetaSchema }) },
-      },
-    },
+    200: jsonResponseWithMeta(list(RadioSchema, 500), ListMetaSchema, 'A page of favorites'),
     ...errorResponses(401, 403, 422, 429),
   },
 });

@@ -2,7 +2,7 @@ import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { cache } from '../../cache';
 import type { AppEnv } from '../../env';
-import { created, envelope, json, ok } from '../../lib/envelope';
+import { created, ok, okPage } from '../../lib/envelope';
 import { decodeListCursor, keysetPage } from '../../lib/list-cursor';
 import { forgetPlaylistCopies } from '../../middleware/caching';
 import { notFound } from '../../lib/errors';
@@ -46,7 +46,7 @@ export const listPlaylists: RouteHandler<typeof routes.listPlaylists, AppEnv> = 
   const after = cursor === undefined ? undefined : decodeListCursor(cursor, 'playlists');
   const rows = await withAccountCheck(c, playlists.userPlaylists(c.get('db'), c.get('userId'), limit + 1, after));
   const { items, meta } = keysetPage(rows, limit, 'playlists', (row) => [row.created_at, row.id]);
-  return json(c, { ...envelope(items, 'Playlists retrieved successfully.'), meta }, 200);
+  return okPage(c, { items, meta }, 'Playlists retrieved successfully.');
 };
 
 /**

@@ -3,7 +3,14 @@ import { MAX_PLAYLIST_ITEMS, MAX_PLAYLISTS_PER_USER } from '../../playlists/play
 import { idParam, noQuery, textField } from '../../lib/validation';
 import { MULTILINE, id, list, smallInt, text } from '../../schemas/fields';
 import { PlaylistDetailSchema, PlaylistSchema } from '../../schemas/playlists';
-import { BODY_ERRORS, NullData, errorResponses, jsonBody, jsonResponse, successEnvelope } from '../../schemas/common';
+import {
+  BODY_ERRORS,
+  NullData,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  jsonResponseWithMeta,
+} from '../../schemas/common';
 import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { readAccess, writeAccess } from '../../middleware/access';
 
@@ -26,18 +33,11 @@ export const listPlaylists = createRoute({
   operationId: 'listPlaylists',
   tags,
   summary: "The user's playlists, newest first",
-  description: `The user's playlists (at most ${MAX_PLAYLISTS_PER_USER}), without items: \`limit\` 1 to ${MAX_PLAYLISTS_PER_USER} per page (default 50); \`meta.next_cursor\` (null on the last page) leads on as \`cursor\`.`,
+  description: `Without items; \`limit\` 1 to ${MAX_PLAYLISTS_PER_USER} (default 50); \`cursor\`: \`meta.next_cursor\` of the page before.`,
   ...readAccess,
   request: { query: listQuery(MAX_PLAYLISTS_PER_USER, 50) },
   responses: {
-    200: {
-      description: 'A page of playlists',
-      content: {
-        'application/json': {
-          schema: successEnvelope(list(PlaylistSchema, MAX_PLAYLISTS_PER_USER)).extend({ meta: ListMetaSchema }),
-        },
-      },
-    },
+    200: jsonResponseWithMeta(list(PlaylistSchema, MAX_PLAYLISTS_PER_USER), ListMetaSchema, 'A page of playlists'),
     ...errorResponses(401, 403, 422, 429),
   },
 });

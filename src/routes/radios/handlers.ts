@@ -16,7 +16,7 @@ import { decodeCursor } from '../../catalogue/cursor';
 import { nearbyChannels } from '../../catalogue/nearby';
 import { likes } from '../../db/schema';
 import type { AppEnv } from '../../env';
-import { envelope, json, ok, reusable } from '../../lib/envelope';
+import { ok, okPage } from '../../lib/envelope';
 import { config } from '../../config';
 import { fieldInvalid, notFound } from '../../lib/errors';
 import { normaliseTerm } from '../../lib/text';
@@ -58,8 +58,7 @@ export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async 
   const page = await cache.channelPages.swr(c, JSON.stringify(list), (viewerId) =>
     listChannels((pending) => withAccountCheck(c, pending), db, list, viewerId),
   );
-  const message = 'Radio channels retrieved successfully.';
-  return json(c, { ...envelope(page.items, message), meta: page.meta }, 200, reusable(page, message));
+  return okPage(c, page, 'Radio channels retrieved successfully.');
 };
 
 /**
@@ -80,7 +79,7 @@ async function channelsInOrder(c: Context<AppEnv>, list: string) {
     next_cursor: null,
     has_more: false,
   };
-  return json(c, { ...envelope(channels, 'Radio channels retrieved successfully.'), meta }, 200);
+  return okPage(c, { items: channels, meta }, 'Radio channels retrieved successfully.');
 }
 
 /** A point given to two decimals or fewer (about a kilometre): a city's, which many listeners share. */
@@ -136,7 +135,7 @@ export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = as
   };
   const key = shared ? `${lat}:${lng}:${query.radius_km}:${query.limit}` : null;
   const channels = await cache.nearby.swr(c, key, load);
-  return json(c, { ...envelope(channels, 'Nearby radio channels retrieved successfully.'), meta: { location } }, 200);
+  return okPage(c, { items: channels, meta: { location } }, 'Nearby radio channels retrieved successfully.');
 };
 
 export const featuredRadios: RouteHandler<typeof routes.featuredRadios, AppEnv> = async (c) => {
@@ -175,8 +174,7 @@ export const chartRadios: RouteHandler<typeof routes.chartRadios, AppEnv> = asyn
 };
 
 export const likedRadios: RouteHandler<typeof routes.likedRadios, AppEnv> = async (c) => {
-  const { items, meta } = await markedPage(c, 'liked', c.req.valid('query'));
-  return json(c, { ...envelope(items, 'Liked radio channels retrieved successfully.'), meta }, 200);
+  return okPage(c, await markedPage(c, 'liked', c.req.valid('query')), 'Liked radio channels retrieved successfully.');
 };
 
 export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c) => {

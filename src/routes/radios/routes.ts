@@ -6,7 +6,7 @@ import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalog
 import { count, list, smallInt, text } from '../../schemas/fields';
 import { requireToken } from '../../middleware/auth';
 import { userRateLimit } from '../../middleware/rate-limit';
-import { NullData, errorResponses, jsonResponse, successEnvelope } from '../../schemas/common';
+import { NullData, errorResponses, jsonResponse, jsonResponseWithMeta } from '../../schemas/common';
 import { playAccess, writeAccess, readAccess } from '../../middleware/access';
 
 const tags = ['Radio channels'];
@@ -66,12 +66,7 @@ export const listRadios = createRoute({
     }),
   },
   responses: {
-    200: {
-      description: 'A page of channels',
-      content: {
-        'application/json': { schema: successEnvelope(list(RadioSchema, 100)).extend({ meta: PageMetaSchema }) },
-      },
-    },
+    200: jsonResponseWithMeta(list(RadioSchema, 100), PageMetaSchema, 'A page of channels'),
     ...errorResponses(401, 403, 422, 429),
   },
 });
@@ -134,7 +129,7 @@ export const nearbyRadios = createRoute({
   tags,
   summary: 'Channels near a point, nearest first',
   description:
-    "Channels within `radius_km` (1 to 1,000, default 200) of `lat`/`lng`, or of the caller's location that Cloudflare puts on the request when both are absent (422 `location_unknown` when there is none, and locally, where wrangler gives every request the same placeholder); `meta.location` says where it looked; `limit` 1 to 50 (default 20). Items add `distance_km` (one decimal). Read from an index of coordinates, in rings of cells outward up to 400 stations, ranked by great-circle distance (exact unless 400 stations lie nearer). Answers for a point given to two decimals or fewer (about a kilometre; a city's) are shared by the callers who ask for it within a second, so send the precision the screen needs: a GPS fix is read afresh every time.",
+    "Channels within `radius_km` (1 to 1,000, default 200) of `lat`/`lng`, or else of the caller's network location (422 `location_unknown` without one, as locally); `meta.location` says where it looked; `limit` 1 to 50 (default 20). Items add `distance_km` (one decimal), nearest first (exact unless 400 stations lie nearer). Answers for a point of two decimals or fewer (a city's) are shared by its callers for a second: send the precision the screen needs.",
   ...readAccess,
   request: {
     query: z.strictObject({
@@ -145,16 +140,11 @@ export const nearbyRadios = createRoute({
     }),
   },
   responses: {
-    200: {
-      description: 'Nearby channels, and where the API looked',
-      content: {
-        'application/json': {
-          schema: successEnvelope(
-            list(RadioSchema.extend({ distance_km: z.number().min(0).max(20_100).openapi({ example: 3.4 }) }), 50),
-          ).extend({ meta: z.object({ location: NearbyLocationSchema }) }),
-        },
-      },
-    },
+    200: jsonResponseWithMeta(
+      list(RadioSchema.extend({ distance_km: z.number().min(0).max(20_100).openapi({ example: 3.4 }) }), 50),
+      z.object({ location: NearbyLocationSchema }),
+      'Nearby channels, and where the API looked',
+    ),
     ...errorResponses(401, 403, 422, 429),
   },
 });
@@ -229,17 +219,11 @@ export const likedRadios = createRoute({
   operationId: 'listLikedRadios',
   tags,
   summary: 'Channels the user liked, latest first',
-  description:
-    '`limit` 1 to 100 (default 20) per page; `meta.next_cursor` (null on the last page) leads on as `cursor`, through every like.',
+  description: '`limit` 1 to 100 (default 20); `cursor`: `meta.next_cursor` of the page before.',
   ...readAccess,
   request: { query: listQuery(100, 20) },
   responses: {
-    200: {
-      description: 'A page of liked channels',
-      content: {
-        'application/json': { schema: successEnvelope(list(RadioSchema, 100)).extend({ meta: ListMetaSchema }) },
-      },
-    },
+    200: jsonResponseWithMeta(list(RadioSchema, 100), ListMetaSchema, 'A page of liked channels'),
     ...errorResponses(401, 403, 422, 429),
   },
 });
