@@ -11,7 +11,7 @@ import type { AppEnv } from '../env';
 import { decodeListCursor, keysetPage, type ListKey } from '../lib/list-cursor';
 import { isoTimestamp } from '../lib/time';
 import { withAccountCheck } from '../services/caller';
-import { appliedFlushes, mostPlayed } from './plays';
+import { appliedFlushes, mostPlayed, pendingHistory } from './plays';
 
 /** A flag the list itself answers (a channel of the user's likes is liked). */
 const known = (name: string) => sql<boolean>`1`.mapWith(Boolean).as(name);
@@ -89,13 +89,27 @@ type Played = RadioResource & { plays: number; lastPlayedAt: string };
  * channels, and which of the pending flushes D1 already applied (those are not added
  * again). The merged order is exact: channels outside both sets rank below D1's first
  * `limit`, whose figures only grow.
+ *
+ * `after` (recent only) is the key of the last channel shown (its latest play and id): D1
+ * reads from there, and a channel that a pending play moved above it was shown already (or
+ * played since: it is at the top now). D1 reads one row more per pending channel, the most
+ * that dropping those can take from the page.
  */
-function playedChannels(db: Db, userId: number, limit: number, pending: PendingHistory[], order: 'recent' | 'top') {
+function playedChannels(
+  db: Db,
+  userId: number,
+  limit: number,
+  pending: PendingHistory[],
+  order: 'recent' | 'top',
+  after?: ListKey,
+) {
   const played = {
     ...radioResourceColumns(userId),
     plays: sql<number>`coalesce(${userPlays.playCount}, 0)`.as('user_plays_count'),
     lastPlayedAt: sql<string>`coalesce(${userPlays.lastPlayedAt}, '')`.as('user_last_played_at'),
   };
+  const ids = [...new Set(pending.map((p) => p.channelId))];
+  const [at, id] = after ?? [];
   const first = db
     .select(played)
     .from(userPlays)
@@ -105,6 +119,12 @@ function playedChannels(db: Db, userId: number, limit: number, pending: PendingH
         eq(radioChannels.id, userPlays.channelId),
         eq(userPlays.userId, userId),
         order === 'top' ? gt(userPlays.playCount, 0) : undefined,
+        after === undefined
+          ? undefined
+          : and(
+              lte(userPlays.lastPlayedAt, String(at)),
+              or(lt(userPlays.lastPlayedAt, String(at)), gt(userPlays.channelId, Number(id))),
+            ),
         channelVisible,
       ),
     )
@@ -112,8 +132,7 @@ function playedChannels(db: Db, userId: number, limit: number, pending: PendingH
       ...(order === 'top' ? [desc(userPlays.playCount), desc(userPlays.lastPlayedAt)] : [desc(userPlays.lastPlayedAt)]),
       asc(radioChannels.id),
     )
-    .limit(limit);
-  const ids = [...new Set(pending.map((p) => p.channelId))];
+    .limit(after === undefined ? limit : limit + ids.length);
   const flushes = [
     ...new Map(
       pending.filter((p) => p.seq > 0).map((p) => [`${p.shard}:${p.seq}`, { shard: p.shard, seq: p.seq }]),
@@ -140,7 +159,9 @@ function playedChannels(db: Db, userId: number, limit: number, pending: PendingH
         lastPlayedAt: at > row.lastPlayedAt ? at : row.lastPlayedAt,
       });
     }
-    const rows = [...byId.values()].filter((row) => (order === 'top' ? row.plays > 0 : row.lastPlayedAt !== ''));
+    const rows = [...byId.values()].filter((row) =>
+      order === 'top' ? row.plays > 0 : row.lastPlayedAt !== '' && (after === undefined || isBeyond(row, after)),
+    );
     rows.sort((a, b) =>
       order === 'top'
         ? b.plays - a.plays || compareDesc(a.lastPlayedAt, b.lastPlayedAt) || a.id - b.id
@@ -152,11 +173,26 @@ function playedChannels(db: Db, userId: number, limit: number, pending: PendingH
 
 const compareDesc = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
 
-/** Channels the user played, most recent first, with `last_played_at`. */
-export const recentChannels = (db: Db, userId: number, limit: number, pending: PendingHistory[]) =>
-  mapRead(playedChannels(db, userId, limit, pending, 'recent'), (rows) =>
+/** Whether a played channel comes after `key` (a latest play and an id) in the recent order. */
+const isBeyond = (row: Played, [at, id]: ListKey) =>
+  row.lastPlayedAt < String(at) || (row.lastPlayedAt === String(at) && row.id > id);
+
+/** Channels the user played, most recent first, with `last_played_at`; `after`: the key of the last one shown. */
+const recentChannels = (db: Db, userId: number, limit: number, pending: PendingHistory[], after?: ListKey) =>
+  mapRead(playedChannels(db, userId, limit, pending, 'recent', after), (rows) =>
     rows.map(({ plays: _plays, lastPlayedAt, ...channel }) => ({ ...channel, last_played_at: lastPlayedAt })),
   );
+
+/**
+ * A page of the user's recent channels, for `GET /me/radios/recent`: the counters are asked first (what they hold that
+ * D1 already applied is then seen in the read), then one read of `limit` + 1 rows from the cursor's key on.
+ */
+export async function recentPage(c: Context<AppEnv>, query: { limit: number; cursor?: string }) {
+  const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, 'recent');
+  const pending = await pendingHistory(c.env, c.get('userId'));
+  const rows = await withAccountCheck(c, recentChannels(c.get('db'), c.get('userId'), query.limit + 1, pending, after));
+  return keysetPage(rows, query.limit, 'recent', (row) => [row.last_played_at, row.id]);
+}
 
 /** Channels the user played most, with `user_play_count`. */
 export const topChannels = (db: Db, userId: number, limit: number, pending: PendingHistory[]) =>

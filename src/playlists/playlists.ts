@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, lt, lte, ne, or, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { channelVisibility } from '../catalogue/channels';
 import { channelVisible, radioResourceColumns } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
@@ -9,7 +9,7 @@ import { playlistItems, playlists, radioChannels } from '../db/schema';
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch';
 import { bare, batchable, batchWithGuards, isUniqueViolation, jsonRows, type WriteGuards } from '../db/sql';
 import { conflict, fieldInvalid, notFound, notOwner, validationFailed } from '../lib/errors';
-import type { ListKey } from '../lib/list-cursor';
+import { listKey, readCursor, writeCursor, type ListKey } from '../lib/list-cursor';
 import { apiColumns } from '../schemas/from-table';
 import { PLAYLIST_FIELDS, type PlaylistDetailSchema, type PlaylistSchema } from '../schemas/playlists';
 
@@ -118,6 +118,42 @@ export function readablePlaylist(db: Db, id: number, readerId: number, viewerId:
           }
         : null,
   );
+}
+
+/** A cursor of a playlist's items: the playlist, the version its pages show, and the last item shown. */
+const itemsCursor = z.object({ l: z.literal('items'), p: z.number().int(), v: z.number().int(), k: listKey });
+
+/**
+ * A page of a playlist's items (`GET /playlists/{id}/items`), cut from its detail (read and cached whole: at most
+ * `MAX_PLAYLIST_ITEMS`). The cursor names the version it was made at, so the pages of one walk show one state of the
+ * playlist: after a change, 409 `playlist_changed` says to start again, rather than a page that repeats or skips items
+ * whose positions moved.
+ */
+export function itemsPage(detail: PlaylistDetail, limit: number, cursor: string | undefined) {
+  let start = 0;
+  if (cursor !== undefined) {
+    const { p, v, k } = readCursor(cursor, itemsCursor);
+    if (p !== detail.id) throw fieldInvalid('cursor', 'The cursor belongs to another list.', 'cursor_invalid');
+    if (v !== detail.version) {
+      throw conflict(
+        'playlist_changed',
+        'The playlist changed since this cursor was made: read its items again from the first page.',
+      );
+    }
+    const [position, itemId] = k;
+    start = detail.items.findIndex(
+      (item) => item.position > Number(position) || (item.position === Number(position) && item.id > itemId),
+    );
+    if (start < 0) start = detail.items.length;
+  }
+  const rows = detail.items.slice(start, start + limit + 1);
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  const hasMore = rows.length > limit && last !== undefined;
+  const next = hasMore
+    ? writeCursor({ l: 'items', p: detail.id, v: detail.version, k: [last.position, last.id] })
+    : null;
+  return { items, meta: { next_cursor: next, has_more: hasMore } };
 }
 
 /** A readable playlist's detail, or 404 ('Playlist not found.'). */

@@ -31,6 +31,11 @@ const playlistRow = createSelectSchema(playlists, {
 });
 export const PlaylistSchema = apiSchema(playlistRow, PLAYLIST_FIELDS).openapi('Playlist');
 
+/** A channel at its place in a playlist (`id`: the item's own). */
+export const PlaylistItemSchema = z
+  .object({ id: id(91), position: smallInt(0, 499, 0), radio_channel: RadioSchema })
+  .openapi('PlaylistItem');
+
 export const PlaylistDetailSchema = PlaylistSchema.extend({
-  items: list(z.object({ id: id(91), position: smallInt(0, 499, 0), radio_channel: RadioSchema }), 500),
+  items: list(PlaylistItemSchema, 500),
 }).openapi('PlaylistDetail');

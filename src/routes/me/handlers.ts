@@ -1,21 +1,16 @@
 import type { RouteHandler } from '@hono/zod-openapi';
-import { recentChannels, topChannels } from '../../activity/lists';
+import { recentPage, topChannels } from '../../activity/lists';
 import { pendingHistory } from '../../activity/plays';
 import { discoverChannels, recommendedChannels } from '../../activity/recommendations';
 import type { AppEnv } from '../../env';
-import { ok } from '../../lib/envelope';
+import { ok, okPage } from '../../lib/envelope';
 import { withAccountCheck } from '../../services/caller';
 import type * as routes from './routes';
 
+export const recent: RouteHandler<typeof routes.recent, AppEnv> = async (c) =>
+  okPage(c, await recentPage(c, c.req.valid('query')), 'Recently played radio channels retrieved successfully.');
+
 // The counters are asked first: what they hold that D1 already applied is then seen in the read (activity/lists.ts).
-export const recent: RouteHandler<typeof routes.recent, AppEnv> = async (c) => {
-  const pending = await pendingHistory(c.env, c.get('userId'));
-  return ok(
-    c,
-    await withAccountCheck(c, recentChannels(c.get('db'), c.get('userId'), c.req.valid('query').limit, pending)),
-    'Recently played radio channels retrieved successfully.',
-  );
-};
 
 export const top: RouteHandler<typeof routes.top, AppEnv> = async (c) => {
   const pending = await pendingHistory(c.env, c.get('userId'));

@@ -1,7 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
 import { limitQuery } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
-import { errorResponses, jsonResponse } from '../../schemas/common';
+import { errorResponses, jsonResponse, jsonResponseWithMeta } from '../../schemas/common';
+import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { readAccess } from '../../middleware/access';
 import { count, list, timestamp } from '../../schemas/fields';
 
@@ -13,11 +14,16 @@ export const recent = createRoute({
   operationId: 'listRecentRadios',
   tags,
   summary: 'Channels the user played, most recent first',
-  description: 'Each channel once, at its latest play (`last_played_at`); `limit` 1 to 50, default 10.',
+  description:
+    'Each channel once, at its latest play (`last_played_at`); `limit` 1 to 50, default 10; `cursor`: `meta.next_cursor` of the page before. A channel played again while you page moves to the top: a walk from the first page sees it there.',
   ...readAccess,
-  request: { query: limitQuery(50, 10) },
+  request: { query: listQuery(50, 10) },
   responses: {
-    200: jsonResponse(list(RadioSchema.extend({ last_played_at: timestamp }), 50), 'Recent channels'),
+    200: jsonResponseWithMeta(
+      list(RadioSchema.extend({ last_played_at: timestamp }), 50),
+      ListMetaSchema,
+      'A page of recent channels',
+    ),
     ...errorResponses(401, 403, 422, 429),
   },
 });

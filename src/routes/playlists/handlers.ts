@@ -62,6 +62,12 @@ export const showPlaylist: RouteHandler<typeof routes.showPlaylist, AppEnv> = as
   return ok(c, detail, 'Playlist retrieved successfully.');
 };
 
+export const listItems: RouteHandler<typeof routes.listItems, AppEnv> = async (c) => {
+  const { limit, cursor } = c.req.valid('query');
+  const detail = playlists.mustRead(await readPlaylist(c, c.req.valid('param').id));
+  return okPage(c, playlists.itemsPage(detail, limit, cursor), 'Playlist items retrieved successfully.');
+};
+
 /**
  * `GET /api/v1/playlists/{id}.m3u|.pls`; the path pattern guarantees `<digits>.<format>`.
  * A public playlist's export needs no token (a media player or a shared link has none);

@@ -44,6 +44,7 @@ playlistsRouter
   .openapi(routes.showPlaylist, handlers.showPlaylist)
   .openapi(routes.updatePlaylist, handlers.updatePlaylist)
   .openapi(routes.deletePlaylist, handlers.deletePlaylist)
+  .openapi(routes.listItems, handlers.listItems)
   .openapi(routes.addItem, handlers.addItem)
   .openapi(routes.removeItem, handlers.removeItem)
   .openapi(routes.reorderItems, handlers.reorderItems)

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { MAX_PLAYLIST_ITEMS, MAX_PLAYLISTS_PER_USER } from '../../playlists/playlists';
 import { idParam, noQuery, textField } from '../../lib/validation';
 import { MULTILINE, id, list, smallInt, text } from '../../schemas/fields';
-import { PlaylistDetailSchema, PlaylistSchema } from '../../schemas/playlists';
+import { PlaylistDetailSchema, PlaylistItemSchema, PlaylistSchema } from '../../schemas/playlists';
 import {
   BODY_ERRORS,
   NullData,
@@ -138,6 +138,22 @@ export const deletePlaylist = createRoute({
   ...conditional,
   request: { query: noQuery, params: playlistParams },
   responses: { 200: jsonResponse(NullData, 'Deleted'), ...removeErrors },
+});
+
+export const listItems = createRoute({
+  method: 'get',
+  path: '/api/v1/playlists/{id}/items',
+  operationId: 'listPlaylistItems',
+  tags,
+  summary: "A page of a playlist's items, by position",
+  description: `The items of \`GET /playlists/{id}\`, a page at a time: \`limit\` 1 to ${MAX_PLAYLIST_ITEMS} (default 100); \`cursor\`: \`meta.next_cursor\` of the page before. The pages show one version of the playlist: a cursor made before the playlist changed is 409 \`playlist_changed\` (read again from the first page).`,
+  ...readAccess,
+  request: { query: listQuery(MAX_PLAYLIST_ITEMS, 100), params: playlistParams },
+  responses: {
+    200: jsonResponseWithMeta(list(PlaylistItemSchema, MAX_PLAYLIST_ITEMS), ListMetaSchema, 'A page of items'),
+    ...readErrors,
+    ...errorResponses(409),
+  },
 });
 
 export const addItem = createRoute({
