@@ -16,6 +16,7 @@ import { checkBody } from './middleware/body';
 import { timing } from 'hono/timing';
 import { conditionalGet, keepAnonymousCopy, tagJsonAnswers } from './middleware/caching';
 import { corsHeaders, securityHeaders } from './middleware/headers';
+import { localiseNames, negotiateLanguage } from './middleware/language';
 import { assignRequestId, checkBookmark, logLine, requestContext } from './middleware/observability';
 import { adminRouter } from './routes/admin';
 import { authRouter } from './routes/auth';
@@ -95,7 +96,8 @@ const respondMethodNotAllowed = (c: Context<AppEnv>, methods: string[]) => {
  * Middleware runs in this order on the way in (and the reverse on the way out): the
  * request id; the isolate's anonymous copies, kept last of all; `Server-Timing`;
  * the D1 handle, the D1 timing and the log line; CORS; OWASP's security headers; 405s;
- * `If-None-Match` and 304; entity tags and `Cache-Control`; the body's type and size.
+ * `If-None-Match` and 304; entity tags and `Cache-Control`; the caller's language and the names
+ * in it; the body's type and size.
  * (Each layer costs every request a little: our own pieces share layers where they can.)
  */
 export function createApp() {
@@ -113,6 +115,8 @@ export function createApp() {
     exactPathMethods({ app, onMethodNotAllowed: respondMethodNotAllowed }),
     conditionalGet,
     tagJsonAnswers,
+    negotiateLanguage,
+    localiseNames,
     checkBody,
   );
 

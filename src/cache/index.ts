@@ -1,12 +1,13 @@
 import type { ChartEntry, TrendingChannel } from '../activity/lists';
 import type { Page } from '../catalogue/channels';
+import type { LocalNames } from '../catalogue/local-names';
 import type { CountryEntryOut, LanguageEntryOut } from '../catalogue/places';
 import type { RadioResource } from '../catalogue/radio-resource';
 import type { Bindings } from '../env';
 import type { PlaylistDetail } from '../playlists/playlists';
 import type { SearchResult } from '../search/search';
 import { CacheNamespace } from './namespace';
-import { SharedNamespace, holdsCatalogue, readWindows } from './shared';
+import { SharedNamespace, fixed, holdsCatalogue, readWindows } from './shared';
 
 export { forgetCatalogue } from './shared';
 
@@ -72,6 +73,13 @@ export const cache = {
         : { ...detail, items: detail.items.map((item, i) => ({ ...item, radio_channel: laid[i]! })) };
     },
   }),
+  /**
+   * The names of countries and genres per locale (middleware/language.ts). They change only with a migration or an
+   * admin's genre write, which clears the catalogue's namespaces: kept 10 minutes, served 10 more while one reload runs.
+   */
+  localNames: holdsCatalogue(
+    new CacheNamespace<LocalNames, Bindings>('localNames', { windows: fixed(600_000, 600_000), max: 40 }),
+  ),
   /** GET /countries and /languages per locale (their counts change with the catalogue). */
   countryLists: holdsCatalogue(
     new CacheNamespace<CountryEntryOut[], Bindings>('countryLists', { windows: readWindows, max: 100, freeze: true }),

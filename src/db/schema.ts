@@ -318,6 +318,8 @@ const namesTable = (name: string) =>
   );
 export const countryNames = namesTable('country_names');
 export const languageNames = namesTable('language_names');
+/** Genre names per locale, by the genre's slug (`code`): the built-in genres' translations (data/genre-names.json). */
+export const genreNames = namesTable('genre_names');
 
 /**
  * Players' reports on a channel's stream (`POST /radios/{id}/report`): one per user,

@@ -97,8 +97,11 @@ export interface AnonymousCopyPolicy {
    * `?limit=100` another. A query the schema refuses is not looked up (the route's 422).
    */
   query?: z.ZodObject;
-  /** What else the response depends on (the language `Accept-Language` negotiated). */
-  vary?: (c: Context<AppEnv>) => string;
+  /**
+   * The response names things in the caller's language (middleware/language.ts): a copy per language, and every
+   * copy served says `Vary: Accept-Language`.
+   */
+  perLanguage?: true;
   /** The writes besides the catalogue's that a copy must be newer than (a playlist's, `playlistScope`). */
   scopes?: (c: Context<AppEnv>) => string[];
   /** The response is the same with or without a token (logos: image loaders send none): no token is read. */
@@ -150,8 +153,8 @@ function copyKey(c: Context<AppEnv>, policy: AnonymousCopyPolicy): string | null
       .map(([name, value]): [string, string] => [name, String(value)]);
     query = new URLSearchParams(entries).toString();
   }
-  const vary = policy.vary?.(c);
-  const search = [query, vary === undefined ? '' : `vary=${encodeURIComponent(vary)}`].filter(Boolean).join('&');
+  const language = policy.perLanguage ? `lang=${c.get('language')}` : '';
+  const search = [query, language].filter(Boolean).join('&');
   return search ? `${url.pathname}?${search}` : url.pathname;
 }
 
@@ -185,7 +188,7 @@ const anonymousCopies = (policy: AnonymousCopyPolicy) =>
     if (key === null) return next();
     const url = new URL(c.req.url);
     const maxAgeMs = policy.maxAge * 1000;
-    c.set('anonymousCopy', { key, maxAgeMs, plain: url.search === '' && policy.vary === undefined });
+    c.set('anonymousCopy', { key, maxAgeMs, plain: url.search === '' && !policy.perLanguage });
     const own = liveCopy(c.env, key, url.origin);
     if (own) {
       c.res = new Response(own.body, { status: 200, headers: own.headers });
@@ -207,6 +210,7 @@ const anonymousCopies = (policy: AnonymousCopyPolicy) =>
       c.res = new Response(body, { status: 200, headers: hit.headers });
       c.res.headers.delete(READ_AT);
       c.res.headers.set('X-Cache', 'HIT');
+      if (policy.perLanguage) c.res.headers.set('Vary', 'Accept-Language');
       if (typeof body === 'string') c.set('body', { text: body, tag: hit.headers.get('ETag') ?? undefined });
       c.set('publicReadAt', hitReadAt);
       return;
@@ -227,7 +231,7 @@ const anonymousCopies = (policy: AnonymousCopyPolicy) =>
     stored.headers.set(READ_AT, String(readAt));
     // The Cache API keeps it no longer than the policy's age, counted from its read.
     stored.headers.set('Cache-Control', `public, max-age=${policy.maxAge}`);
-    stored.headers.delete('Vary'); // its key already holds what it varies on
+    stored.headers.delete('Vary'); // its key already holds what it varies on (put back on a hit)
     c.executionCtx.waitUntil(edge().put(edgeKey, stored));
     headers.set('X-Cache', 'MISS');
   });

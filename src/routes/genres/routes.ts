@@ -20,11 +20,11 @@ export const listGenres = createRoute(
       tags,
       summary: 'Active genres by name',
       description:
-        'Readable without a token: then served from a shared copy up to 60 seconds old and limited per client address. A token, when sent, must be valid.',
+        "Named and ordered in the caller's language (`Accept-Language`; English where a genre has no translation). Readable without a token: then served from a shared copy per language, up to 60 seconds old, and limited per client address. A token, when sent, must be valid.",
       request: { query: noQuery },
       responses: { 200: jsonResponse(list(GenreSchema, 500), 'Genres'), ...errorResponses(401, 403) },
     },
-    { maxAge: PUBLIC_MAX_AGE },
+    { maxAge: PUBLIC_MAX_AGE, perLanguage: true },
   ),
 );
 
@@ -37,10 +37,10 @@ export const showGenre = createRoute(
       tags,
       summary: 'A genre with its most played channels',
       description:
-        'Up to `limit` (1 to 100, default 50) of its most played channels. Readable without a token (a shared copy per `limit`, up to 60 seconds old; limited per client address); an inactive genre is 404.',
+        "Up to `limit` (1 to 100, default 50) of its most played channels; its name in the caller's language (`Accept-Language`). Readable without a token (a shared copy per `limit` and language, up to 60 seconds old; limited per client address); an inactive genre is 404.",
       request: { params: z.object({ id: idParam('id') }), query: genreQuery },
       responses: { 200: jsonResponse(GenreDetailSchema, 'The genre'), ...errorResponses(401, 403, 404, 422) },
     },
-    { maxAge: PUBLIC_MAX_AGE, query: genreQuery },
+    { maxAge: PUBLIC_MAX_AGE, query: genreQuery, perLanguage: true },
   ),
 );

@@ -6,12 +6,11 @@ import type { AppEnv } from '../../env';
 import { ok } from '../../lib/envelope';
 import type * as routes from './routes';
 
-/** The locale `hono/language` picked from `Accept-Language` (middleware in ./index.ts), announced on the response. */
+/** The locale negotiated from `Accept-Language` (middleware/language.ts), announced on the response. */
 function locale(c: Context<AppEnv>): string {
-  const picked = c.get('language');
-  c.header('Content-Language', picked);
+  c.header('Content-Language', c.get('language'));
   c.header('Vary', 'Accept-Language');
-  return picked;
+  return c.get('language');
 }
 
 export const listCountries: RouteHandler<typeof routes.listCountries, AppEnv> = async (c) => {

@@ -1,8 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { noQuery } from '../../lib/validation';
 import { countryCode, count, id, list, text } from '../../schemas/fields';
-import type { Context } from 'hono';
-import type { AppEnv } from '../../env';
 import { PUBLIC_MAX_AGE, anonymousRoute } from '../../middleware/caching';
 import { errorResponses, jsonResponse } from '../../schemas/common';
 
@@ -10,8 +8,8 @@ const tags = ['Radio channels'];
 const localised =
   "Names in the caller's language (`Accept-Language`, e.g. `de`, `pt-BR`), English otherwise; the answer says which in `Content-Language`. Only what visible channels have; readable without a token (then a shared copy per language, up to 60 seconds old, limited per client address).";
 
-/** Anonymous copies are kept per language, as `hono/language` picked it (./index.ts). */
-const perLanguage = { maxAge: PUBLIC_MAX_AGE, vary: (c: Context<AppEnv>) => c.get('language') };
+/** Anonymous copies are kept per language (middleware/language.ts). */
+const perLanguage = { maxAge: PUBLIC_MAX_AGE, perLanguage: true } as const;
 
 export const listCountries = createRoute(
   anonymousRoute(
