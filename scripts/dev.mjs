@@ -21,6 +21,11 @@ const stateArgs =
       ? [args[persistIndex]]
       : args.slice(persistIndex, persistIndex + 2);
 
+// Offline by default: wrangler would fetch its sample `request.cf` from workers.cloudflare.com and print a stack trace
+// when it cannot; without it, requests carry wrangler's built-in placeholder (Austin), which nearby refuses as no
+// location (docs/development.md). Set CLOUDFLARE_CF_FETCH_ENABLED=true to fetch it.
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false';
+
 ensureDevVars();
 migrateLocal(stateArgs);
 

@@ -25,13 +25,29 @@ export function devVar(name) {
     .replace(/^"(.*)"$/, '$1');
 }
 
-/** Applies drizzle/migrations to the local D1 (CI=true: wrangler does not ask for confirmation). */
-export function migrateLocal(extraArgs = []) {
+/**
+ * Applies drizzle/migrations to the local D1 (CI=true: wrangler does not ask for confirmation). Wrangler prints a
+ * table per migration (hundreds of lines on a fresh machine): kept to one line, its whole output printed only when
+ * it fails. `quiet` (tests, a moved state directory) prints nothing but a failure.
+ */
+export function migrateLocal(extraArgs = [], { quiet = extraArgs.length > 0 } = {}) {
   const result = runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', ...extraArgs], {
-    stdio: extraArgs.length ? 'ignore' : 'inherit',
+    encoding: 'utf8',
     env: { ...process.env, CI: 'true' },
   });
-  if (result.status !== 0) throw new Error('Applying the local D1 migrations failed.');
+  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
+  if (result.status !== 0) {
+    process.stderr.write(output);
+    throw new Error("Applying the local D1 migrations failed (wrangler's output above).");
+  }
+  if (quiet) return;
+  // Wrangler reprints its table after each migration: the distinct names marked done are what ran.
+  const applied = [...new Set([...output.matchAll(/(\d{4}_[\w-]+\.sql)\s*│\s*✅/gu)].map((m) => m[1]))];
+  console.log(
+    applied.length > 0
+      ? `Local D1: applied ${applied.length} migration${applied.length === 1 ? '' : 's'} (${applied.at(-1)} the last).`
+      : 'Local D1: migrations up to date.',
+  );
 }
 
 /**

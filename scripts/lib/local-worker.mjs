@@ -220,7 +220,12 @@ export async function startLocalWorker(args = [], { quiet = true, port, vars = {
     ],
     {
       stdio: quiet ? 'ignore' : 'inherit',
-      env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
+      env: {
+        ...process.env,
+        LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+        // No fetch of a sample `request.cf` from the internet (scripts/dev.mjs says why).
+        CLOUDFLARE_CF_FETCH_ENABLED: process.env.CLOUDFLARE_CF_FETCH_ENABLED ?? 'false',
+      },
     },
   );
   const url = `http://127.0.0.1:${port}`;
