@@ -8,6 +8,7 @@ export default tseslint.config(
       'node_modules',
       '.wrangler',
       'dist',
+      'clients/typescript/dist',
       'bench/out',
       'drizzle',
       'worker-configuration.d.ts',

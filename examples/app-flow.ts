@@ -1,13 +1,17 @@
 /**
  * What a radio app does in its first minute, written with the typed client
- * (clients/typescript): sign up, browse, play, like with a retry-safe key, and edit a
- * playlist without overwriting another device's change. `npm test` runs it against a
- * local Worker (test/scripts/example-flow.test.ts); `npm run typecheck` compiles it.
+ * (`@radio-api/client`, clients/typescript): sign up, browse, play, like over a network that
+ * loses an answer, and edit a playlist from two devices without one overwriting the other's
+ * change. `npm test` runs it against a local Worker (test/scripts/example-flow.test.ts);
+ * `npm run typecheck` compiles it.
  *
- * Each step checks what the app relies on and throws otherwise, so the flow doubles as
- * a test of the API as app developers see it.
+ * The client does the careful parts by itself: an `Idempotency-Key` on every write, the same
+ * key on a retry, and `If-Match` from the playlist's last `ETag`. Each step checks what the app
+ * relies on and throws otherwise, so the flow doubles as a test of the API as app developers
+ * see it.
  */
-import { createRadioClient, newIdempotencyKey, type RadioClient } from '../clients/typescript';
+// An app imports '@radio-api/client'; this repository compiles the package's sources directly.
+import { createRadioClient, isApiError, newIdempotencyKey } from '../clients/typescript/src/index';
 
 export interface FlowResult {
   channel: number;
@@ -26,9 +30,21 @@ function expectOk<T>(step: string, answer: { data?: T; error?: unknown; response
   return answer.data;
 }
 
+/** `fetch` on a mobile network that loses the first answer on its way back: the API acted, the app sees an error. */
+function losingFirstAnswer(): (request: Request) => Promise<Response> {
+  let lost = false;
+  return async (request) => {
+    const response = await fetch(request);
+    if (lost) return response;
+    lost = true;
+    await response.body?.cancel();
+    throw new TypeError('The network connection was lost.');
+  };
+}
+
 export async function runAppFlow(baseUrl: string, log: (line: string) => void = () => {}): Promise<FlowResult> {
   let token: string | null = null;
-  const api: RadioClient = createRadioClient({ baseUrl, token: () => token });
+  const api = createRadioClient({ baseUrl, token: () => token });
 
   // 1. Sign up: the answer carries the first token.
   const email = `listener-${newIdempotencyKey()}@example.com`;
@@ -54,64 +70,58 @@ export async function runAppFlow(baseUrl: string, log: (line: string) => void = 
   // 3. Play it: counted once per user and channel per minute.
   expectOk('playRadio', await api.POST('/api/v1/radios/{id}/play', { params: { path: { id: first.id } } }));
 
-  // 4. Like it, and retry as a flaky network would: the same key never flips the like back.
-  const key = newIdempotencyKey();
-  const like = () =>
-    api.POST('/api/v1/radios/{id}/like', {
-      params: { path: { id: first.id }, header: { 'Idempotency-Key': key } },
-    });
-  const liked = expectOk('toggleRadioLike', await like());
-  const retried = await like();
-  const again = expectOk('toggleRadioLike (retry)', retried);
-  const replayed = retried.response.headers.get('Idempotent-Replayed') === 'true';
-  if (!liked.data.is_liked || !again.data.is_liked || !replayed) {
-    throw new Error(
-      `toggleRadioLike: the retry changed the like (${JSON.stringify(again.data)}, replayed ${replayed})`,
-    );
+  // 4. Like it on a network that loses the first answer. The client sends the like again with the
+  // same Idempotency-Key, and the API answers with the first answer (`Idempotent-Replayed: true`)
+  // instead of flipping the like back.
+  const flaky = createRadioClient({ baseUrl, token: () => token, fetch: losingFirstAnswer() });
+  const liked = await flaky.POST('/api/v1/radios/{id}/like', { params: { path: { id: first.id } } });
+  const like = expectOk('toggleRadioLike', liked).data;
+  const replayed = liked.response.headers.get('Idempotent-Replayed') === 'true';
+  const after = expectOk('getRadio', await api.GET('/api/v1/radios/{id}', { params: { path: { id: first.id } } }));
+  if (!like.is_liked || !after.data.is_liked || !replayed) {
+    throw new Error(`toggleRadioLike: the retry changed the like (${JSON.stringify(like)}, replayed ${replayed})`);
   }
   log(`liked ${detail.data.name}; the retry was a replay`);
 
-  // 5. A playlist edited from two devices: `If-Match` keeps the second from overwriting the first.
+  // 5. A playlist edited from two devices. Each client sends the playlist's last ETag as If-Match,
+  // so the device that read an older version is refused (412) instead of overwriting the other.
+  const phone = api;
+  const tablet = createRadioClient({ baseUrl, token: () => token });
   const playlist = expectOk(
     'createPlaylist',
-    await api.POST('/api/v1/playlists', {
-      body: { name: 'Morning', is_public: false },
-      params: { header: { 'Idempotency-Key': newIdempotencyKey() } },
-    }),
+    await phone.POST('/api/v1/playlists', { body: { name: 'Morning', is_public: false } }),
   ).data;
-  const added = expectOk(
+  expectOk(
     'addPlaylistItem',
-    await api.POST('/api/v1/playlists/{id}/items', {
+    await phone.POST('/api/v1/playlists/{id}/items', {
       params: { path: { id: playlist.id } },
       body: { radio_channel_id: first.id },
     }),
-  ).data;
-  const read = await api.GET('/api/v1/playlists/{id}', { params: { path: { id: playlist.id } } });
-  const etag = read.response.headers.get('ETag');
-  if (!etag) throw new Error('getPlaylist: no ETag');
-  // Device A renames with the ETag it read: accepted, the version moves on.
+  );
+  const path = { path: { id: playlist.id } };
+  expectOk('getPlaylist (tablet)', await tablet.GET('/api/v1/playlists/{id}', { params: path }));
   const renamed = expectOk(
-    'updatePlaylist',
-    await api.PUT('/api/v1/playlists/{id}', {
-      params: { path: { id: playlist.id }, header: { 'If-Match': etag } },
-      body: { name: 'Morning commute' },
-    }),
+    'updatePlaylist (phone)',
+    await phone.PUT('/api/v1/playlists/{id}', { params: path, body: { name: 'Morning commute' } }),
   ).data;
-  // Device B still holds the old ETag: refused with 412 and the current version, nothing changed.
-  const stale = await api.PUT('/api/v1/playlists/{id}', {
-    params: { path: { id: playlist.id }, header: { 'If-Match': etag } },
-    body: { name: 'Overwritten' },
-  });
-  const staleVersionRefused = stale.response.status === 412;
+  // The tablet still holds the version before the phone's rename: refused, nothing changed.
+  const stale = await tablet.PUT('/api/v1/playlists/{id}', { params: path, body: { name: 'Evening' } });
+  const staleVersionRefused = isApiError(stale.error, 'precondition_failed');
   if (!staleVersionRefused) throw new Error(`updatePlaylist with a stale If-Match: ${stale.response.status}`);
-  log(`playlist v${added.version} -> v${renamed.version}; a stale If-Match was refused (412)`);
+  // The tablet reads the playlist again (its ETag now current) and applies its change to what is there.
+  expectOk('getPlaylist (tablet, again)', await tablet.GET('/api/v1/playlists/{id}', { params: path }));
+  const merged = expectOk(
+    'updatePlaylist (tablet)',
+    await tablet.PUT('/api/v1/playlists/{id}', { params: path, body: { name: 'Morning commute, evening' } }),
+  ).data;
+  log(`playlist v${renamed.version} -> v${merged.version}; a stale If-Match was refused (412), then merged`);
 
   return {
     channel: first.id,
-    liked: again.data.is_liked,
+    liked: like.is_liked,
     replayed,
     playlist: playlist.id,
-    version: renamed.version,
+    version: merged.version,
     staleVersionRefused,
   };
 }

@@ -65,7 +65,10 @@ export const showPlaylist: RouteHandler<typeof routes.showPlaylist, AppEnv> = as
 export const listItems: RouteHandler<typeof routes.listItems, AppEnv> = async (c) => {
   const { limit, cursor } = c.req.valid('query');
   const detail = playlists.mustRead(await readPlaylist(c, c.req.valid('param').id));
-  return okPage(c, playlists.itemsPage(detail, limit, cursor), 'Playlist items retrieved successfully.');
+  const page = playlists.itemsPage(detail, limit, cursor);
+  // Every page shows one version: it carries the playlist's tag, for If-Match, as the detail does.
+  tagVersion(c, detail);
+  return okPage(c, page, 'Playlist items retrieved successfully.');
 };
 
 /**

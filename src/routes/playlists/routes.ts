@@ -146,7 +146,7 @@ export const listItems = createRoute({
   operationId: 'listPlaylistItems',
   tags,
   summary: "A page of a playlist's items, by position",
-  description: `The items of \`GET /playlists/{id}\`, a page at a time: \`limit\` 1 to ${MAX_PLAYLIST_ITEMS} (default 100); \`cursor\`: \`meta.next_cursor\` of the page before. The pages show one version of the playlist: a cursor made before the playlist changed is 409 \`playlist_changed\` (read again from the first page).`,
+  description: `The items of \`GET /playlists/{id}\`, a page at a time: \`limit\` 1 to ${MAX_PLAYLIST_ITEMS} (default 100); \`cursor\`: \`meta.next_cursor\` of the page before. The pages show one version of the playlist: a cursor made before the playlist changed is 409 \`playlist_changed\` (read again from the first page). Its \`ETag\` is the playlist's, for \`If-Match\`.`,
   ...readAccess,
   request: { query: listQuery(MAX_PLAYLIST_ITEMS, 100), params: playlistParams },
   responses: {
