@@ -12,6 +12,7 @@ const objects = {
   'rate-limiter': ['./src/durable-objects/rate-limiter-schema.ts'],
   'search-trends': ['./src/durable-objects/search-trends-schema.ts', './src/durable-objects/crowd-schema.ts'],
   'play-counter': ['./src/activity/play-counter-schema.ts', './src/durable-objects/crowd-schema.ts'],
+  'now-playing': ['./src/streams/now-playing-schema.ts'],
 };
 
 const name = process.env.OBJECT ?? '';

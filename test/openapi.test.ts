@@ -60,6 +60,7 @@ it('serves an OpenAPI 3.1 document of every route', async () => {
       'PUT /api/v1/playlists/{id}/reorder',
       'GET /api/v1/radios/{id}/playlists',
       'POST /api/v1/radios/{id}/report',
+      'GET /api/v1/radios/{id}/history',
       'GET /api/v1/radios/{id}/now-playing',
       'GET /api/v1/radios/{id}/logo.png',
       'GET /api/v1/genres/{id}/logo.png',
@@ -113,7 +114,7 @@ it('describes every operation for SDK generators: ids, tags, headers both ways, 
       if (json) expect(json.example, where).toBeDefined();
     }
   }
-  expect(ids.size).toBe(55);
+  expect(ids.size).toBe(56);
   for (const path of ['/api/v1/auth/register', '/api/v1/auth/login'])
     expect(doc.paths[path]?.post?.security).toEqual([]);
   const playlistWrite = doc.paths['/api/v1/playlists/{id}']!.put!;

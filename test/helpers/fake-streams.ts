@@ -8,6 +8,9 @@
  * - `reset.test`: the connection is dropped (what a refused connection looks like to workerd);
  * - `html.test`: a 200 web page, not audio;
  * - `hls.test`: an HLS playlist;
+ * - `cue.test/<name>`: an ICY stream like `icy.test` whose title is the last one a test set with
+ *   `POST http://cue.test/<name>` (the body is the title; `Station jingle` until then): a station whose
+ *   title changes on cue;
  * - `count.test/<host>/<name>`: how many requests the fake has had for that stream;
  * - `sent.test/<host>/<name>`: `{ sent, closed }`, the body bytes the fake wrote for that stream
  *   (drip and stall streams) and whether the Worker has closed the connection.
@@ -67,6 +70,8 @@ const PRIVATE_HOSTS = new Set([
   '0.0.0.0',
 ]);
 const METAINT = 64;
+/** The titles of the `cue.test` streams, as the tests set them. */
+const cues = new Map<string, string>();
 const counts = new Map<string, number>();
 const sent = new Map<string, { sent: number; closed: boolean }>();
 
@@ -132,6 +137,18 @@ export function fakeStreams(req: IncomingMessage, res: ServerResponse) {
   switch (url.hostname) {
     case 'icy.test':
       icyStream(res, TITLES[first] ?? TITLES.jazz!);
+      return;
+    case 'cue.test':
+      if (req.method === 'POST') {
+        let body = '';
+        req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+        req.on('end', () => {
+          cues.set(first, body);
+          res.writeHead(204).end();
+        });
+        return;
+      }
+      icyStream(res, `StreamTitle='${cues.get(first) ?? 'Station jingle'}';`);
       return;
     case 'hostile.test':
       // Node sends a header string as Latin-1 bytes: these are the UTF-8 bytes of U+202E and U+0085 (a C1 control).

@@ -181,6 +181,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/radios/{id}/history': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The titles the stream played, newest first
+     * @description Every title seen when the channel was read for now playing (live or not), with when it was first seen; kept 7 days, at most 1,000 per channel. `limit` 1 to 100, default 20; `cursor`: `meta.next_cursor` of the page before. Readable without a token: then served from a shared copy up to 15 seconds old and limited per client address.
+     */
+    get: operations['listRadioHistory'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/radios/{id}/logo.png': {
     parameters: {
       query?: never;
@@ -1305,6 +1325,29 @@ export interface components {
        */
       fetched_at: string;
     };
+    HistoryEntry: {
+      /** @example So What */
+      title: string | null;
+      /** @example Miles Davis */
+      artist: string | null;
+      /** @example Miles Davis - So What */
+      stream_title: string;
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      started_at: string;
+    };
+    ListMeta: {
+      /**
+       * @description pass as `cursor` for the next page; null on the last page
+       * @example eyJsIjoibGlrZWQiLCJrIjpbIjIwMjYtMDEtMDJUMDM6MDQ6MDUuMTIzMDAwWiIsNDJdfQ
+       */
+      next_cursor: string | null;
+      /** @description whether a page follows this one */
+      has_more: boolean;
+    };
     StreamCheck: {
       ok: boolean;
       /**
@@ -1495,15 +1538,6 @@ export interface components {
        */
       next_cursor: string | null;
       /** @description whether a page follows this one (by `cursor`, or by `page`) */
-      has_more: boolean;
-    };
-    ListMeta: {
-      /**
-       * @description pass as `cursor` for the next page; null on the last page
-       * @example eyJsIjoibGlrZWQiLCJrIjpbIjIwMjYtMDEtMDJUMDM6MDQ6MDUuMTIzMDAwWiIsNDJdfQ
-       */
-      next_cursor: string | null;
-      /** @description whether a page follows this one */
       has_more: boolean;
     };
     NearbyLocation: {
@@ -3418,6 +3452,180 @@ export interface operations {
             /** @example Radio channels retrieved successfully. */
             message: string;
             data: components['schemas']['NowPlaying'];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  listRadioHistory: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description `meta.next_cursor` of the previous page: the page after it */
+        cursor?: string;
+      };
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of the history */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "A page of the history.",
+           *       "data": [
+           *         {
+           *           "title": "So What",
+           *           "artist": "Miles Davis",
+           *           "stream_title": "Miles Davis - So What",
+           *           "started_at": "2026-01-02T03:04:05.123000Z"
+           *         }
+           *       ],
+           *       "meta": {
+           *         "next_cursor": "eyJsIjoibGlrZWQiLCJrIjpbIjIwMjYtMDEtMDJUMDM6MDQ6MDUuMTIzMDAwWiIsNDJdfQ",
+           *         "has_more": true
+           *       }
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['HistoryEntry'][];
+            meta: components['schemas']['ListMeta'];
           };
         };
       };

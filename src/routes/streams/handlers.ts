@@ -6,7 +6,8 @@ import { genreIsActive } from '../../catalogue/genres';
 import { runRead } from '../../db/read';
 import type { AppEnv } from '../../env';
 import { requestNetwork } from '../../lib/crowd';
-import { json, ok } from '../../lib/envelope';
+import { json, ok, okPage } from '../../lib/envelope';
+import { decodeListCursor, keysetPage } from '../../lib/list-cursor';
 import { notFound } from '../../lib/errors';
 import { CacheNamespace } from '../../cache/namespace';
 import { fixed } from '../../cache/shared';
@@ -39,6 +40,17 @@ export const nowPlaying: RouteHandler<typeof routes.nowPlaying, AppEnv> = async 
   });
   c.header('Cache-Control', 'private, max-age=15');
   return ok(c, title, 'Now playing.');
+};
+
+export const history: RouteHandler<typeof routes.history, AppEnv> = async (c) => {
+  const { id } = c.req.valid('param');
+  const { limit, cursor } = c.req.valid('query');
+  const before = cursor === undefined ? undefined : decodeListCursor(cursor, 'history')[1];
+  if (!(await streamOf(c.get('db'), id))) throw notFound('Radio channel');
+  // The channel's object keeps its titles (streams/now-playing-object.ts).
+  const entries = await c.env.NOW_PLAYING.get(c.env.NOW_PLAYING.idFromName(String(id))).history(limit + 1, before);
+  const { items, meta } = keysetPage(entries, limit, 'history', (entry) => [entry.started_at, entry.seq]);
+  return okPage(c, { items: items.map(({ seq: _seq, ...entry }) => entry), meta }, 'Title history retrieved.');
 };
 
 /** Generated placeholders, by kind and id: the same bytes every time, so an isolate keeps the recent ones. */

@@ -1,8 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { idParam, noQuery, textField } from '../../lib/validation';
-import { errorResponses, jsonBody, jsonResponse, NullData } from '../../schemas/common';
+import { errorResponses, jsonBody, jsonResponse, jsonResponseWithMeta, NullData } from '../../schemas/common';
+import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { adminAccess, readAccess, reportAccess } from '../../middleware/access';
-import { smallInt, text, timestamp } from '../../schemas/fields';
+import { list, smallInt, text, timestamp } from '../../schemas/fields';
 
 const tags = ['Radio channels'];
 const params = z.object({ id: idParam('id') });
@@ -54,6 +55,33 @@ export const nowPlaying = createRoute({
   ...readAccess,
   request: { query: noQuery, params },
   responses: { 200: jsonResponse(NowPlayingSchema, 'The title'), ...errorResponses(401, 403, 404, 422, 429) },
+});
+
+const HistoryEntrySchema = z
+  .object({
+    title: text(500, 'So What').nullable(),
+    artist: text(500, 'Miles Davis').nullable(),
+    stream_title: text(500, 'Miles Davis - So What'),
+    started_at: timestamp,
+  })
+  .openapi('HistoryEntry');
+
+/** Query of the history: a page of at most 100 titles (docs/api.md#pagination). */
+export const historyQuery = listQuery(100, 20);
+
+export const history = createRoute({
+  method: 'get',
+  path: '/api/v1/radios/{id}/history',
+  operationId: 'listRadioHistory',
+  tags,
+  summary: 'The titles the stream played, newest first',
+  description:
+    'Every title seen when the channel was read for now playing (live or not), with when it was first seen; kept 7 days, at most 1,000 per channel. `limit` 1 to 100, default 20; `cursor`: `meta.next_cursor` of the page before. Readable without a token: then served from a shared copy up to 15 seconds old and limited per client address.',
+  request: { query: historyQuery, params },
+  responses: {
+    200: jsonResponseWithMeta(list(HistoryEntrySchema, 100), ListMetaSchema, 'A page of the history'),
+    ...errorResponses(401, 403, 404, 422),
+  },
 });
 
 const png = (description: string) => ({
