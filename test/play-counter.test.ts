@@ -13,6 +13,11 @@ import { registerUser } from './helpers/users';
  * the outbox is forgotten) and check that no counted play is lost and none counts twice.
  */
 const HOUR = 3_600_000;
+/**
+ * Users that never exist, for the tests that only count: their counters flush on their own alarm (real time), and a
+ * history of user 1 or 2 would land on whoever the next test registers with that id.
+ */
+const NOBODY = 900_000;
 const counter = (name: string) => env.PLAY_COUNTER.get(env.PLAY_COUNTER.idFromName(name));
 const playCount = async (id: number) =>
   (await env.DB.prepare('SELECT play_count FROM radio_channels WHERE id = ?').bind(id).first<{ play_count: number }>())!
@@ -32,10 +37,10 @@ describe('the PlayCounter Durable Object', () => {
     const [a, b] = await seedChannels([station(), station()]);
     const plays = counter('buckets');
     const now = Math.floor(Date.now() / HOUR) * HOUR + 1000;
-    await plays.record(1, a!, now - 30 * HOUR);
-    await plays.record(1, a!, now - 2 * HOUR);
-    await plays.record(2, a!, now - 2 * HOUR);
-    await plays.record(1, b!, now);
+    await plays.record(NOBODY + 1, a!, now - 30 * HOUR);
+    await plays.record(NOBODY + 1, a!, now - 2 * HOUR);
+    await plays.record(NOBODY + 2, a!, now - 2 * HOUR);
+    await plays.record(NOBODY + 1, b!, now);
     expect(await plays.top(1, 10, now)).toEqual([{ channelId: b, plays: 1 }]);
     expect(await plays.top(24, 10, now)).toEqual([
       { channelId: a, plays: 2 },
@@ -48,13 +53,13 @@ describe('the PlayCounter Durable Object', () => {
     const [five, six] = await seedChannels([station(), station()]);
     const plays = counter('repeat');
     const now = Math.floor(Date.now() / HOUR) * HOUR + 1000;
-    expect(await plays.record(1, five!, now)).toEqual({ found: true, counted: true, ranked: true });
-    expect(await plays.record(1, five!, now + 59_999)).toEqual({ found: true, counted: false, ranked: false });
-    expect(await plays.record(2, five!, now + 1)).toEqual({ found: true, counted: true, ranked: true });
-    expect(await plays.record(1, six!, now + 2)).toEqual({ found: true, counted: true, ranked: true });
+    expect(await plays.record(NOBODY + 1, five!, now)).toEqual({ found: true, counted: true, ranked: true });
+    expect(await plays.record(NOBODY + 1, five!, now + 59_999)).toEqual({ found: true, counted: false, ranked: false });
+    expect(await plays.record(NOBODY + 2, five!, now + 1)).toEqual({ found: true, counted: true, ranked: true });
+    expect(await plays.record(NOBODY + 1, six!, now + 2)).toEqual({ found: true, counted: true, ranked: true });
     // Past 60 seconds it counts again, in the history and the ranking alike.
-    expect(await plays.record(1, five!, now + 60_000)).toEqual({ found: true, counted: true, ranked: true });
-    expect(await plays.record(1, five!, now + HOUR)).toEqual({ found: true, counted: true, ranked: true });
+    expect(await plays.record(NOBODY + 1, five!, now + 60_000)).toEqual({ found: true, counted: true, ranked: true });
+    expect(await plays.record(NOBODY + 1, five!, now + HOUR)).toEqual({ found: true, counted: true, ranked: true });
     expect(await plays.top(2, 10, now + HOUR)).toEqual([
       { channelId: five, plays: 4 },
       { channelId: six, plays: 1 },
@@ -64,17 +69,21 @@ describe('the PlayCounter Durable Object', () => {
   it('answers not found from what it knows, and learns catalogue writes as they are told', async () => {
     const [id] = await seedChannels([station()]);
     const plays = counter('visibility');
-    expect(await plays.record(1, 987_654, Date.now())).toEqual({ found: false, counted: false, ranked: false });
-    expect((await plays.record(1, id!, Date.now())).found).toBe(true);
+    expect(await plays.record(NOBODY + 1, 987_654, Date.now())).toEqual({
+      found: false,
+      counted: false,
+      ranked: false,
+    });
+    expect((await plays.record(NOBODY + 1, id!, Date.now())).found).toBe(true);
     await plays.setVisibility(id!, null);
-    expect(await plays.record(2, id!, Date.now())).toEqual({ found: false, counted: false, ranked: false });
+    expect(await plays.record(NOBODY + 2, id!, Date.now())).toEqual({ found: false, counted: false, ranked: false });
     await plays.setVisibility(id!, { id: id!, countryId: 1, genres: ',' });
-    expect((await plays.record(2, id!, Date.now())).found).toBe(true);
+    expect((await plays.record(NOBODY + 2, id!, Date.now())).found).toBe(true);
     // A change made outside the admin API (SQL by hand) is read again after forgetVisibility (or 10 minutes).
     await env.DB.prepare('UPDATE radio_channels SET is_active = 0 WHERE id = ?').bind(id).run();
-    expect((await plays.record(3, id!, Date.now())).found).toBe(true);
+    expect((await plays.record(NOBODY + 3, id!, Date.now())).found).toBe(true);
     await plays.forgetVisibility();
-    expect((await plays.record(3, id!, Date.now())).found).toBe(false);
+    expect((await plays.record(NOBODY + 3, id!, Date.now())).found).toBe(false);
     await env.DB.prepare('UPDATE radio_channels SET is_active = 1 WHERE id = ?').bind(id).run();
   });
 
