@@ -52,7 +52,7 @@ describe('query plans of GET /radios', () => {
 
   it('a genre filter probes the genre links by primary key while walking the sort', async () => {
     expect(await plan(pageQuery({ genreId: 3 }))).toMatch(
-      /SEARCH radio_channel_genres USING (COVERING |PRIMARY KEY|INDEX)/,
+      /SEARCH radio_channel_genres (EXISTS )?USING (COVERING |PRIMARY KEY|INDEX)/,
     );
   });
 
