@@ -62,6 +62,7 @@ it('serves an OpenAPI 3.1 document of every route', async () => {
       'POST /api/v1/radios/{id}/report',
       'GET /api/v1/radios/{id}/history',
       'GET /api/v1/radios/{id}/now-playing',
+      'GET /api/v1/radios/{id}/now-playing/events',
       'GET /api/v1/radios/{id}/logo.png',
       'GET /api/v1/genres/{id}/logo.png',
       'POST /api/v1/admin/radios/{id}/check',
@@ -114,7 +115,7 @@ it('describes every operation for SDK generators: ids, tags, headers both ways, 
       if (json) expect(json.example, where).toBeDefined();
     }
   }
-  expect(ids.size).toBe(56);
+  expect(ids.size).toBe(57);
   for (const path of ['/api/v1/auth/register', '/api/v1/auth/login'])
     expect(doc.paths[path]?.post?.security).toEqual([]);
   const playlistWrite = doc.paths['/api/v1/playlists/{id}']!.put!;

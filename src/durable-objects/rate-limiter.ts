@@ -131,6 +131,21 @@ export class RateLimiter extends DurableObject<Bindings> {
     }
   }
 
+  /**
+   * Keeps reservations alive: their hits count again from `now`, for `windowMs` more. A limit on what is open at once
+   * (live streams per address) is a window whose hits the holder renews while it holds them; one it stops renewing
+   * (its holder gone without a word) leaves the window by itself.
+   */
+  async renew(ids: string[], windowMs: number, now: number = Date.now()): Promise<void> {
+    if (ids.length === 0) return;
+    (await this.tables())
+      .update(hits)
+      .set({ at: now, expires: now + windowMs })
+      .where(inArray(hits.reservation, ids))
+      .run();
+    await this.scheduleCleanup(now + windowMs);
+  }
+
   /** Hits in a bucket within the window (for tests and operations). */
   async count(bucket: string, windowMs: number, now: number = Date.now()): Promise<number> {
     const row = (await this.tables())

@@ -73,10 +73,16 @@ async function tagResponse(c: Context<AppEnv>): Promise<void> {
   }
 }
 
-/** The 304 of Hono's `etag()`, keeping what clients need to go on caching, and the `RateLimit` headers (docs/security.md#limits). */
-export const conditionalGet = etag({
+const etags = etag({
   retainedHeaders: [...RETAINED_304_HEADERS, 'x-request-id', 'server-timing', 'ratelimit', 'ratelimit-policy'],
 });
+
+/**
+ * The 304 of Hono's `etag()`, keeping what clients need to go on caching, and the `RateLimit` headers
+ * (docs/security.md#limits). Not for a live event stream: it has no end to hash, and nothing to revalidate.
+ */
+export const conditionalGet: MiddlewareHandler<AppEnv> = (c, next) =>
+  c.req.path.endsWith('/now-playing/events') ? next() : etags(c, next);
 
 /** Seconds an anonymous catalogue response (genres, countries, languages, logos) may be served from a shared copy. */
 export const PUBLIC_MAX_AGE = 60;

@@ -181,3 +181,31 @@ export async function reserveRegistration(c: Context<AppEnv>, ip: string) {
   );
   return { abandoned: () => held.release() };
 }
+
+/** How long an open live stream holds its place in its address's limit without being renewed (its object renews it). */
+export const LIVE_LEASE_MS = 90_000;
+/** Live now-playing streams one client address may hold open at once (docs/api.md#live-now-playing). */
+export const LIVE_STREAMS_PER_ADDRESS = 10;
+
+/** The limiter key of a client address's live streams. */
+export const liveStreamsKey = (ip: string) => `live:${ip}`;
+
+/**
+ * A place for one more live stream of the client address `ip`: 429 past `LIVE_STREAMS_PER_ADDRESS` open at once.
+ * The channel's object renews it while the stream is open and gives it back when it closes (streams/live.ts).
+ */
+export async function reserveLiveStream(c: Context<AppEnv>, ip: string): Promise<{ key: string; id: string }> {
+  const key = liveStreamsKey(ip);
+  const held = await reserve(
+    c,
+    'live',
+    key,
+    [{ bucket: 'streams', limit: LIVE_STREAMS_PER_ADDRESS, windowMs: LIVE_LEASE_MS }],
+    `At most ${LIVE_STREAMS_PER_ADDRESS} live streams may be open from one address; close one first.`,
+  );
+  return { key, id: held.id };
+}
+
+/** Gives back a live stream's place (the channel refused the listener). */
+export const releaseLiveStream = (env: Bindings, place: { key: string; id: string }) =>
+  limiter(env, place.key).settle(place.id, { keep: false });

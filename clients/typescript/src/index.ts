@@ -22,6 +22,7 @@ export type { components, operations, paths };
 export type { RetryOptions };
 export { newIdempotencyKey } from './idempotency.js';
 export { errorReason, isApiError, type ApiError, type ErrorReason } from './errors.js';
+export { watchNowPlaying, type LiveTitle, type WatchOptions } from './live.js';
 
 /** The resources, by the names the document gives them. */
 export type Schemas = components['schemas'];

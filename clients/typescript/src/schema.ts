@@ -181,6 +181,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/radios/{id}/now-playing/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What the stream plays, pushed live (Server-Sent Events)
+     * @description A `text/event-stream`: first the current title, then an event each time it changes (`event: now-playing`, `id`: the title's place in the history, `data`: `{ title, artist, stream_title, started_at }`). A comment line at least every 25 seconds; `retry:` says how long to wait before reconnecting, and a reconnect with `Last-Event-ID` first gets the titles it missed. However many listen, the stream is read once per channel, every 10 seconds while anyone listens. At most 10 open streams per client address and 5,000 per channel: 429 past them. A token is optional; when sent it must be valid.
+     */
+    get: operations['streamRadioNowPlaying'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/radios/{id}/history': {
     parameters: {
       query?: never;
@@ -3453,6 +3473,153 @@ export interface operations {
             message: string;
             data: components['schemas']['NowPlaying'];
           };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  streamRadioNowPlaying: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the `id` of the last event received, to resume after it */
+        'last-event-id'?: string;
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The event stream */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': string;
         };
       };
       /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */

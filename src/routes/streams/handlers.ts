@@ -8,7 +8,9 @@ import type { AppEnv } from '../../env';
 import { requestNetwork } from '../../lib/crowd';
 import { json, ok, okPage } from '../../lib/envelope';
 import { decodeListCursor, keysetPage } from '../../lib/list-cursor';
-import { notFound } from '../../lib/errors';
+import { notFound, tooManyRequests } from '../../lib/errors';
+import { LIVE_LEASE_MS, clientAddress, releaseLiveStream, reserveLiveStream } from '../../services/rate-limits';
+import { LIVE_RETRY_MS } from '../../streams/live';
 import { CacheNamespace } from '../../cache/namespace';
 import { fixed } from '../../cache/shared';
 import { checkStream } from '../../streams/check';
@@ -40,6 +42,32 @@ export const nowPlaying: RouteHandler<typeof routes.nowPlaying, AppEnv> = async 
   });
   c.header('Cache-Control', 'private, max-age=15');
   return ok(c, title, 'Now playing.');
+};
+
+/**
+ * The live titles of a channel (docs/api.md#live-now-playing): a place in the address's limit of open streams, then
+ * the channel's object hands over the listener's event stream, which is the response body. The object renews the
+ * place while the stream is open and gives it back when the client leaves.
+ */
+export const nowPlayingEvents: RouteHandler<typeof routes.nowPlayingEvents, AppEnv> = async (c) => {
+  const { id } = c.req.valid('param');
+  const resume = c.req.valid('header')['last-event-id'];
+  const target = await streamOf(c.get('db'), id);
+  if (!target) throw notFound('Radio channel');
+  const place = await reserveLiveStream(c, clientAddress(c.req.raw, c.env));
+  const stream = await c.env.NOW_PLAYING.get(c.env.NOW_PLAYING.idFromName(String(id))).listen(target.streamUrl, {
+    ownHosts: ownHosts(c),
+    lastEventId: resume === undefined ? undefined : Number(resume),
+    lease: { ...place, ms: LIVE_LEASE_MS },
+  });
+  if (!stream) {
+    await releaseLiveStream(c.env, place);
+    throw tooManyRequests(LIVE_RETRY_MS / 1000, 'This channel has as many live listeners as it serves; retry shortly.');
+  }
+  return c.body(stream, 200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-store',
+  });
 };
 
 export const history: RouteHandler<typeof routes.history, AppEnv> = async (c) => {

@@ -20,6 +20,7 @@ const history = { maxAge: NOW_PLAYING_TTL_MS / 1000, query: routes.historyQuery 
 export const streamsRouter = createRouter()
   .openapi(routes.reportStream, handlers.reportStream)
   .openapi(routes.nowPlaying, handlers.nowPlaying)
+  .openapi(routes.nowPlayingEvents, handlers.nowPlayingEvents)
   .openapi(anonymousRoute(routes.history, history), handlers.history)
   .openapi(anonymousRoute(routes.radioLogo, logos), handlers.radioLogo)
   .openapi(anonymousRoute(routes.genreLogo, logos), handlers.genreLogo)

@@ -2,8 +2,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { idParam, noQuery, textField } from '../../lib/validation';
 import { errorResponses, jsonBody, jsonResponse, jsonResponseWithMeta, NullData } from '../../schemas/common';
 import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
-import { adminAccess, readAccess, reportAccess } from '../../middleware/access';
-import { list, smallInt, text, timestamp } from '../../schemas/fields';
+import { adminAccess, limited, optionalAccess, readAccess, reportAccess } from '../../middleware/access';
+import { MULTILINE, list, smallInt, text, timestamp } from '../../schemas/fields';
 
 const tags = ['Radio channels'];
 const params = z.object({ id: idParam('id') });
@@ -55,6 +55,46 @@ export const nowPlaying = createRoute({
   ...readAccess,
   request: { query: noQuery, params },
   responses: { 200: jsonResponse(NowPlayingSchema, 'The title'), ...errorResponses(401, 403, 404, 422, 429) },
+});
+
+export const nowPlayingEvents = createRoute({
+  method: 'get',
+  path: '/api/v1/radios/{id}/now-playing/events',
+  operationId: 'streamRadioNowPlaying',
+  tags,
+  summary: 'What the stream plays, pushed live (Server-Sent Events)',
+  description:
+    "A `text/event-stream`: first the current title, then an event each time it changes (`event: now-playing`, `id`: the title's place in the history, `data`: `{ title, artist, stream_title, started_at }`). A comment line at least every 25 seconds; `retry:` says how long to wait before reconnecting, and a reconnect with `Last-Event-ID` first gets the titles it missed. However many listen, the stream is read once per channel, every 10 seconds while anyone listens. At most 10 open streams per client address and 5,000 per channel: 429 past them. A token is optional; when sent it must be valid.",
+  ...optionalAccess,
+  // The RateLimit headers of the address's open streams (services/rate-limits.ts reserveLiveStream).
+  ...limited,
+  request: {
+    query: noQuery,
+    params,
+    headers: z.object({
+      'last-event-id': z
+        .string()
+        .max(15)
+        .regex(/^\d{1,15}$/)
+        .optional()
+        .openapi({ description: 'the `id` of the last event received, to resume after it', example: '42' }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The event stream',
+      content: {
+        'text/event-stream': {
+          schema: z.string().max(1_000_000).openapi({
+            pattern: MULTILINE,
+            example:
+              'retry: 3000\n\nevent: now-playing\nid: 42\ndata: {"title":"So What","artist":"Miles Davis","stream_title":"Miles Davis - So What","started_at":"2026-11-24T12:00:00.000Z"}\n\n',
+          }),
+        },
+      },
+    },
+    ...errorResponses(401, 403, 404, 422, 429),
+  },
 });
 
 const HistoryEntrySchema = z

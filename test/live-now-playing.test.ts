@@ -1,0 +1,245 @@
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it, vi } from 'vitest';
+import { HEARTBEAT_MS } from '../src/streams/live';
+import { watchNowPlaying, type LiveTitle } from '../clients/typescript/src/index';
+import { BASE, call, fetchWorker } from './helpers/client';
+import type { NowPlayingObject } from '../src/streams/now-playing-object';
+import { seedChannels, station } from './helpers/catalogue';
+
+/**
+ * Live titles (docs/api.md#live-now-playing): one reading of a channel's stream however many listen, every title
+ * change pushed to every listener, a reconnect resumed from the history, the reading stopped once nobody listens,
+ * and the limits per address and per channel.
+ */
+const cue = (name: string, title: string) => fetch(`http://cue.test/${name}`, { method: 'POST', body: title });
+/** Requests the fake stream has had (its cue POSTs included). */
+const upstream = async (name: string) => Number(await (await fetch(`http://count.test/cue.test/${name}`)).text());
+
+async function cuedChannel(title: string) {
+  const name = `live-${crypto.randomUUID().slice(0, 8)}`;
+  await cue(name, title);
+  const [id] = await seedChannels([
+    station({ url: `http://cue.test/${name}`, url_resolved: `http://cue.test/${name}` }),
+  ]);
+  return { id: id!, name, object: env.NOW_PLAYING.get(env.NOW_PLAYING.idFromName(String(id))) };
+}
+
+interface LiveEvent {
+  id: string | undefined;
+  data: { title: string | null; artist: string | null; stream_title: string | null; started_at: string };
+}
+
+/** A listener: the response, and its events read as they come. */
+async function listen(id: number, headers: Record<string, string> = {}) {
+  const response = await fetchWorker(
+    new Request(`${BASE}/api/v1/radios/${id}/now-playing/events`, {
+      headers: { 'CF-Connecting-IP': '203.0.113.7', ...headers },
+    }),
+  );
+  const reader = response.body?.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const seen: string[] = [];
+  return {
+    response,
+    /** The text blocks read so far (events, comments, `retry:`). */
+    seen,
+    /** The next `count` now-playing events. */
+    async events(count: number): Promise<LiveEvent[]> {
+      const found: LiveEvent[] = [];
+      while (found.length < count) {
+        const end = buffer.indexOf('\n\n');
+        if (end === -1) {
+          const { value, done } = await reader!.read();
+          if (done) throw new Error(`the stream ended after ${JSON.stringify(seen)}`);
+          buffer += decoder.decode(value, { stream: true });
+          continue;
+        }
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        seen.push(block);
+        if (!block.startsWith('event: now-playing')) continue;
+        const lines = Object.fromEntries(
+          block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]),
+        );
+        found.push({ id: lines.id, data: JSON.parse(lines.data!) });
+      }
+      return found;
+    },
+    close: async () => {
+      await reader?.cancel();
+    },
+  };
+}
+
+/** Runs the channel's next read as if 25 s passed since anything was written: every listener gets the heartbeat. */
+async function heartbeat(object: DurableObjectStub<NowPlayingObject>) {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  try {
+    vi.setSystemTime(Date.now() + HEARTBEAT_MS);
+    expect(await runDurableObjectAlarm(object)).toBe(true);
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
+/** Waits (in steps of the event loop) until `check` holds: the object learns of a closed stream asynchronously. */
+async function until(check: () => Promise<boolean>) {
+  for (let i = 0; i < 200 && !(await check()); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(await check()).toBe(true);
+}
+
+describe('GET /api/v1/radios/{id}/now-playing/events', () => {
+  it('sends the current title at once, as an event stream with retry and an id', async () => {
+    const { id } = await cuedChannel('Miles Davis - So What');
+    const listener = await listen(id);
+    expect(listener.response.status).toBe(200);
+    expect(listener.response.headers.get('Content-Type')).toBe('text/event-stream; charset=utf-8');
+    expect(listener.response.headers.get('Cache-Control')).toBe('no-store');
+    // The address's limit of open streams, as the other limits announce theirs.
+    expect(listener.response.headers.get('RateLimit-Policy')).toBe('"live";q=10;w=90');
+    const [first] = await listener.events(1);
+    expect(listener.seen[0]).toBe('retry: 3000');
+    expect(first!.data).toMatchObject({
+      artist: 'Miles Davis',
+      title: 'So What',
+      stream_title: 'Miles Davis - So What',
+    });
+    expect(first!.id).toMatch(/^\d+$/);
+    await listener.close();
+  });
+
+  it('two, then fifty listeners cause one reading; a change reaches every one; the reading stops after the last leaves', async () => {
+    const { id, name, object } = await cuedChannel('Nina Simone - Sinnerman');
+    const before = await upstream(name);
+    const two = await Promise.all([0, 1].map((i) => listen(id, { 'CF-Connecting-IP': `198.51.100.${i}` })));
+    const more = await Promise.all(
+      Array.from({ length: 48 }, (_, i) => listen(id, { 'CF-Connecting-IP': `198.51.100.${i + 2}` })),
+    );
+    const all = [...two, ...more];
+    for (const listener of all)
+      expect((await listener.events(1))[0]!.data.stream_title).toBe('Nina Simone - Sinnerman');
+    expect(await upstream(name)).toBe(before + 1);
+    expect(await object.listening()).toBe(50);
+
+    await cue(name, 'Nina Simone - Feeling Good');
+    expect(await runDurableObjectAlarm(object)).toBe(true);
+    const changed = await Promise.all(all.map(async (listener) => (await listener.events(1))[0]!));
+    expect(new Set(changed.map((event) => event.data.stream_title))).toEqual(new Set(['Nina Simone - Feeling Good']));
+    expect(new Set(changed.map((event) => event.id)).size).toBe(1);
+    // One more reading for the change (and the cue itself), whatever the number of listeners.
+    expect(await upstream(name)).toBe(before + 3);
+
+    await Promise.all(all.map((listener) => listener.close()));
+    // A stream the client closed is noticed at the next write to it: the heartbeat, at most 25 s on.
+    await heartbeat(object);
+    await until(async () => (await object.listening()) === 0);
+    const readings = await upstream(name);
+    // Nobody left: a read still set finds nobody, reads nothing and sets no further read.
+    await runDurableObjectAlarm(object);
+    expect(await runDurableObjectAlarm(object)).toBe(false);
+    expect(await upstream(name)).toBe(readings);
+  });
+
+  it('a reconnect with Last-Event-ID first gets the titles it missed', async () => {
+    const { id, name, object } = await cuedChannel('One - First');
+    const listener = await listen(id);
+    const [first] = await listener.events(1);
+    await listener.close();
+    for (const title of ['Two - Second', 'Three - Third']) {
+      await cue(name, title);
+      // Read for now playing (a plain GET does too): each change goes into the history.
+      await readTitle(object, name, title);
+    }
+    const back = await listen(id, { 'Last-Event-ID': first!.id! });
+    const missed = await back.events(2);
+    expect(missed.map((event) => event.data.stream_title)).toEqual(['Two - Second', 'Three - Third']);
+    expect(Number(missed[1]!.id)).toBeGreaterThan(Number(missed[0]!.id));
+    await back.close();
+  });
+
+  it('allows 10 open streams per address, 429 past them; a closed one frees its place', async () => {
+    const { id, object } = await cuedChannel('Limit - Ten');
+    const address = { 'CF-Connecting-IP': '192.0.2.99' };
+    const open = await Promise.all(Array.from({ length: 10 }, () => listen(id, address)));
+    for (const listener of open) expect(listener.response.status).toBe(200);
+    const refused = await call('GET', `/api/v1/radios/${id}/now-playing/events`, { headers: address });
+    expect([refused.status, refused.body.error]).toEqual([429, 'rate_limited']);
+    expect(Number(refused.headers.get('Retry-After'))).toBeGreaterThan(0);
+    // Another address is not held back.
+    const other = await listen(id, { 'CF-Connecting-IP': '192.0.2.100' });
+    expect(other.response.status).toBe(200);
+    await open[0]!.close();
+    await other.close();
+    await heartbeat(object);
+    await until(async () => (await object.listening()) === 9);
+    const again = await listen(id, address);
+    expect(again.response.status).toBe(200);
+    await Promise.all([...open.slice(1), again].map((listener) => listener.close()));
+  });
+
+  it("the client package's watchNowPlaying reconnects after a drop with Last-Event-ID and loses no title", async () => {
+    const { id, name, object } = await cuedChannel('Before - The drop');
+    const titles: LiveTitle[] = [];
+    const sent: (string | null)[] = [];
+    const waits: number[] = [];
+    const stop = new AbortController();
+    let dropped = false;
+    await watchNowPlaying({
+      baseUrl: BASE,
+      id,
+      signal: stop.signal,
+      onTitle: (title) => {
+        titles.push(title);
+        if (titles.length === 2) stop.abort();
+      },
+      fetch: async (request) => {
+        sent.push(request.headers.get('Last-Event-ID'));
+        const response = await fetchWorker(request);
+        if (dropped || !response.body) return response;
+        // The first connection drops right after its first event.
+        dropped = true;
+        const reader = response.body.getReader();
+        const body = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            const { value, done } = await reader.read();
+            if (done) return controller.close();
+            controller.enqueue(value);
+            if (new TextDecoder().decode(value).includes('event: now-playing')) {
+              controller.close();
+              await reader.cancel();
+            }
+          },
+        });
+        return new Response(body, response);
+      },
+      // While it is away, the title changes (and the channel is read for now playing).
+      sleep: async (ms) => {
+        waits.push(ms);
+        await cue(name, 'After - The drop');
+        await readTitle(object, name, 'After - The drop');
+      },
+    });
+    expect(titles.map((title) => title.stream_title)).toEqual(['Before - The drop', 'After - The drop']);
+    expect(waits).toEqual([3000]);
+    expect(sent[0]).toBeNull();
+    expect(sent[1]).toMatch(/^\d+$/);
+  });
+
+  it('404 for a missing channel, 422 for a Last-Event-ID that is not a number, before any stream', async () => {
+    const missing = await call('GET', '/api/v1/radios/999999/now-playing/events');
+    expect([missing.status, missing.body.error]).toEqual([404, 'not_found']);
+    const { id } = await cuedChannel('Bad - Header');
+    const bad = await call('GET', `/api/v1/radios/${id}/now-playing/events`, { headers: { 'Last-Event-ID': 'x' } });
+    expect(bad.status).toBe(422);
+  });
+});
+
+/** Reads the channel's title now, as a GET of now playing past the 15-second window would. */
+async function readTitle(object: DurableObjectStub<NowPlayingObject>, name: string, title: string) {
+  await runInDurableObject(object, async (instance) => {
+    (instance as unknown as { latest: null }).latest = null;
+    expect((await instance.current(`http://cue.test/${name}`)).stream_title).toBe(title);
+  });
+}
