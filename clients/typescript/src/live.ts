@@ -46,7 +46,7 @@ export async function watchNowPlaying(options: WatchOptions): Promise<void> {
     let response: Response;
     try {
       response = await send(new Request(`${baseUrl}/api/v1/radios/${id}/now-playing/events`, { headers, signal }));
-    } catch (error) {
+    } catch {
       if (signal?.aborted) break;
       await sleep(retryMs);
       continue;
