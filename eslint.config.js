@@ -27,6 +27,9 @@ export default tseslint.config(
         setTimeout: 'readonly',
         setInterval: 'readonly',
         performance: 'readonly',
+        Response: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
       },
     },
     rules: {

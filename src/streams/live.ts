@@ -72,6 +72,7 @@ export class LiveListeners {
     this.listeners.add(listener);
     listener.writer.closed.catch(() => this.drop(listener));
     this.write(listener, { text: `retry: ${LIVE_RETRY_MS}\n\n`, lastId: 0 });
+    this.lastWriteAt = Math.max(this.lastWriteAt, Date.now());
     void first.then(
       (greeting) => this.write(listener, greeting),
       () => this.drop(listener),
