@@ -38,6 +38,20 @@ export default tseslint.config(
     },
   },
   {
+    // The listener page's script runs in the browser (public/app.js).
+    files: ['public/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        document: 'readonly',
+        sessionStorage: 'readonly',
+        navigator: 'readonly',
+        FormData: 'readonly',
+        EventSource: 'readonly',
+      },
+    },
+  },
+  {
     // Rules that need the types: a promise nobody awaits (a write that may never happen,
     // an error nobody sees) and a cast that claims more than the compiler knows.
     files: ['**/*.ts'],

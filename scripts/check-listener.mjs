@@ -1,0 +1,134 @@
+#!/usr/bin/env node
+// npm run listener:check [-- --screenshot FILE]
+//
+// The listener page (`/`, public/index.html, docs/listener-page.md) in headless Chromium (Debian's `chromium`, driven
+// by playwright-core, as docs:check), against the bundle served by Miniflare with the static assets and their
+// headers: create an account, search, press play, see the title, see it change live, see the recent songs, like.
+// The station is a fake: the Worker's reads of its stream are answered in this process (Miniflare's
+// outboundService), the browser's audio request by the page's own route (silent MP3 frames). Fails on any console
+// error, page error, or request to another host; saves a screenshot (bench/out/listener.png).
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Buffer } from 'node:buffer';
+import { chromium } from 'playwright-core';
+import { ADMIN_TOKEN, Miniflare, applyMigrations, workerOptions, wranglerConfig } from './lib/bench-data.mjs';
+import { root } from './lib/local-api.mjs';
+import { onShutdown, runWrangler } from './lib/local-worker.mjs';
+
+const args = process.argv.slice(2);
+const screenshot = args.includes('--screenshot')
+  ? args[args.indexOf('--screenshot') + 1]
+  : `${root}/bench/out/listener.png`;
+const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const STREAM = 'https://fake-radio.test/live';
+const FIRST = 'Miles Davis - So What';
+const SECOND = 'Nina Simone - Sinnerman';
+
+const bundle = `${root}/bench/out/listener-bundle`;
+if (runWrangler(['deploy', '--dry-run', '--outdir', bundle], { stdio: 'ignore' }).status !== 0) {
+  throw new Error('wrangler deploy --dry-run failed');
+}
+
+/** The station's stream as the Worker reads it: ICY metadata after 64 bytes, the title of the moment. */
+let title = FIRST;
+function fakeStream(request) {
+  if (new URL(request.url).origin !== new URL(STREAM).origin) return new Response('no such host', { status: 502 });
+  const meta = new TextEncoder().encode(`StreamTitle='${title}';`);
+  const padded = Math.ceil(meta.length / 16) * 16;
+  const body = new Uint8Array(64 + 1 + padded);
+  body.fill(0xff, 0, 64);
+  body[64] = padded / 16;
+  body.set(meta, 65);
+  return new Response(body, { headers: { 'content-type': 'audio/mpeg', 'icy-metaint': '64' } });
+}
+
+/** What the browser plays: 100 silent MPEG-1 Layer III frames (128 kbit/s, 44.1 kHz, 417 bytes each). */
+const silence = Buffer.alloc(417 * 100);
+for (let i = 0; i < 100; i += 1) silence.set([0xff, 0xfb, 0x90, 0x64], i * 417);
+
+const mf = new Miniflare({
+  ...workerOptions({
+    scriptPath: `${bundle}/index.js`,
+    config: wranglerConfig(root),
+    storage: 'listener',
+    adminToken: ADMIN_TOKEN,
+  }),
+  assets: {
+    directory: `${root}/public`,
+    routerConfig: { has_user_worker: true },
+    assetConfig: { html_handling: 'drop-trailing-slash', not_found_handling: 'none' },
+  },
+  outboundService: fakeStream,
+});
+const forgetCleanup = onShutdown(() => mf.dispose());
+const url = (await mf.ready).toString().replace(/\/$/, '');
+await applyMigrations(await mf.getD1Database('DB'), `${root}/drizzle/migrations`);
+const imported = await fetch(`${url}/api/v1/admin/radios/import`, {
+  method: 'POST',
+  headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+  body: JSON.stringify([
+    { name: 'Fake Jazz FM', url: STREAM, url_resolved: STREAM, tags: 'jazz', countrycode: 'CH', codec: 'MP3' },
+  ]),
+});
+if (!imported.ok) throw new Error(`import: ${imported.status} ${await imported.text()}`);
+
+const profile = mkdtempSync(join(tmpdir(), 'radio-listener-chromium-'));
+const problems = [];
+const external = new Set();
+let browser;
+try {
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
+    viewport: { width: 900, height: 1000 },
+  });
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  const origin = new URL(url).origin;
+  await page.route('**/*', (route) => {
+    const requested = route.request().url();
+    if (requested.startsWith(origin) || requested.startsWith('data:')) return route.continue();
+    if (requested === STREAM) return route.fulfill({ status: 200, contentType: 'audio/mpeg', body: silence });
+    external.add(requested);
+    return route.abort();
+  });
+  page.on('console', (message) => message.type() === 'error' && problems.push(`console: ${message.text()}`));
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  const response = await page.goto(`${url}/`, { waitUntil: 'load' });
+  if (!response?.ok()) problems.push(`GET / answered ${response?.status()}`);
+  const csp = response?.headers()['content-security-policy'] ?? '';
+  if (!csp.includes("script-src 'self'")) problems.push(`GET / has no strict CSP: ${csp || '(none)'}`);
+  mkdirSync(dirname(screenshot), { recursive: true });
+  try {
+    await page.getByLabel('Email').fill('listener-page@example.com');
+    await page.getByLabel('Password').fill('a long passphrase');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByLabel('Station, genre or country').fill('Fake');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByRole('button', { name: 'Play Fake Jazz FM' }).click();
+    await page.locator('#now-playing').getByText(FIRST).waitFor({ timeout: 30_000 });
+    // The station changes its title: the page shows it without being asked (pushed at the channel's next read).
+    title = SECOND;
+    await page.locator('#now-playing').getByText(SECOND).waitFor({ timeout: 40_000 });
+    await page.locator('#history').getByText(FIRST).waitFor({ timeout: 10_000 });
+    await page.getByRole('button', { name: 'Like' }).click();
+    await page.locator('#like[aria-pressed="true"]').waitFor({ timeout: 10_000 });
+  } finally {
+    // Also when it failed: the picture shows what rendered instead.
+    await page.screenshot({ path: screenshot });
+  }
+} catch (error) {
+  problems.push(`error: ${String(error.message).split('\n').slice(0, 3).join(' | ')}`);
+} finally {
+  await browser?.close();
+  await mf.dispose();
+  forgetCleanup();
+  rmSync(profile, { recursive: true, force: true });
+}
+for (const requested of external) problems.push(`request to another host (blocked): ${requested}`);
+if (problems.length) {
+  for (const problem of problems) console.error(`PROBLEM ${problem}`);
+  process.exit(1);
+}
+console.log(`The listener page played, showed a live title change and liked, offline; screenshot: ${screenshot}`);
