@@ -48,6 +48,7 @@ export default tseslint.config(
         navigator: 'readonly',
         FormData: 'readonly',
         EventSource: 'readonly',
+        clearTimeout: 'readonly',
       },
     },
   },

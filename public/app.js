@@ -106,8 +106,18 @@ function showTitle(title) {
   $('now-playing').textContent = title.stream_title ?? 'no title sent by this station';
 }
 
+let historyTimer = null;
+
+/** The station's recent songs, read once a burst of titles has passed (a reconnect replays the ones it missed). */
+function refreshHistory(id) {
+  clearTimeout(historyTimer);
+  historyTimer = setTimeout(() => showHistory(id).catch(() => undefined), 500);
+}
+
 async function showHistory(id) {
   const { data } = await api('GET', `/radios/${id}/history?limit=10`);
+  // Another station may have been chosen meanwhile.
+  if (current?.id !== id) return;
   $('history').replaceChildren(
     ...data.map((entry) => {
       const item = document.createElement('li');
@@ -131,7 +141,11 @@ function tuneIn(station) {
   events = new EventSource(`/api/v1/radios/${station.id}/now-playing/events`);
   events.addEventListener('now-playing', (event) => {
     showTitle(JSON.parse(event.data));
-    showHistory(station.id).catch(() => undefined);
+    refreshHistory(station.id);
+  });
+  events.addEventListener('error', () => {
+    // EventSource retries by itself; closed means the API refused (a missing station, too many open streams).
+    if (events.readyState === EventSource.CLOSED) $('now-playing').textContent = 'live titles are not available now';
   });
 }
 

@@ -67,6 +67,21 @@ async function listen(id: number, headers: Record<string, string> = {}) {
       }
       return found;
     },
+    /** The next block of any kind (an event, a comment). */
+    async next(): Promise<string> {
+      for (;;) {
+        const end = buffer.indexOf('\n\n');
+        if (end !== -1) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          seen.push(block);
+          return block;
+        }
+        const { value, done } = await reader!.read();
+        if (done) throw new Error('the stream ended');
+        buffer += decoder.decode(value, { stream: true });
+      }
+    },
     close: async () => {
       await reader?.cancel();
     },
@@ -140,6 +155,27 @@ describe('GET /api/v1/radios/{id}/now-playing/events', () => {
     await runDurableObjectAlarm(object);
     expect(await runDurableObjectAlarm(object)).toBe(false);
     expect(await upstream(name)).toBe(readings);
+  });
+
+  it('each listener gets its heartbeat: a newcomer does not silence the ones already there', async () => {
+    const { id, object } = await cuedChannel('Talk - All night');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const early = await listen(id, { 'CF-Connecting-IP': '192.0.2.1' });
+      await early.events(1);
+      vi.setSystemTime(Date.now() + 15_000);
+      const late = await listen(id, { 'CF-Connecting-IP': '192.0.2.2' });
+      await late.events(1);
+      vi.setSystemTime(Date.now() + 5_000);
+      // 20 s after its first event the early listener is due (its next write would come past 25 s). Before, a newcomer
+      // counted as a write to everyone, and this heartbeat never came.
+      expect(await runDurableObjectAlarm(object)).toBe(true);
+      const beat = early.next();
+      expect(await beat).toBe(': keep-alive');
+      await Promise.all([early.close(), late.close()]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a reconnect with Last-Event-ID first gets the titles it missed', async () => {
@@ -225,6 +261,41 @@ describe('GET /api/v1/radios/{id}/now-playing/events', () => {
     expect(waits).toEqual([3000]);
     expect(sent[0]).toBeNull();
     expect(sent[1]).toMatch(/^\d+$/);
+  });
+
+  it('watchNowPlaying retries what a retry can change (a 502 during a deploy) and ends on a 404', async () => {
+    const { id } = await cuedChannel('Deploy - Over');
+    const waits: number[] = [];
+    const stop = new AbortController();
+    let failed = false;
+    const titles: string[] = [];
+    await watchNowPlaying({
+      baseUrl: BASE,
+      id,
+      signal: stop.signal,
+      sleep: async (ms) => void waits.push(ms),
+      fetch: async (request) => {
+        if (!failed) {
+          failed = true;
+          return new Response('<html>Bad gateway</html>', { status: 502, headers: { 'Content-Type': 'text/html' } });
+        }
+        return fetchWorker(request);
+      },
+      onTitle: (title) => {
+        titles.push(title.stream_title ?? '');
+        stop.abort();
+      },
+    });
+    expect([titles, waits]).toEqual([['Deploy - Over'], [3000]]);
+    const ended: (number | null)[] = [];
+    await watchNowPlaying({
+      baseUrl: BASE,
+      id: 999_999,
+      fetch: (request) => fetchWorker(request),
+      onTitle: () => undefined,
+      onEnd: ({ status }) => void ended.push(status),
+    });
+    expect(ended).toEqual([404]);
   });
 
   it('404 for a missing channel, 422 for a Last-Event-ID that is not a number, before any stream', async () => {

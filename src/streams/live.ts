@@ -36,6 +36,8 @@ interface Listener {
   lease: LiveLease | null;
   /** The id of the last event written: an event is written to a listener once, whichever path brings it first. */
   lastId: number;
+  /** When something was last written to it: its heartbeat is its own. */
+  writtenAt: number;
 }
 
 /** Text for the listeners, and the id of the last event in it (0: none). */
@@ -52,7 +54,6 @@ export const liveEvent = (title: LiveTitle, id: number | undefined) =>
 
 export class LiveListeners {
   private readonly listeners = new Set<Listener>();
-  private lastWriteAt = 0;
   private lastRenewAt = 0;
 
   constructor(private readonly env: Bindings) {}
@@ -61,18 +62,22 @@ export class LiveListeners {
     return this.listeners.size;
   }
 
+  /** True when the channel serves `LISTENERS_PER_CHANNEL` already. */
+  get full(): boolean {
+    return this.listeners.size >= LISTENERS_PER_CHANNEL;
+  }
+
   /**
    * A new listener's stream, its first lines written as soon as `first` gives them; null when the channel is full.
    * A listener that goes away (its reader cancelled: the client left) is dropped and its place given back.
    */
   open(lease: LiveLease | null, first: Promise<LiveText>): ReadableStream<Uint8Array> | null {
-    if (this.listeners.size >= LISTENERS_PER_CHANNEL) return null;
+    if (this.full) return null;
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-    const listener: Listener = { writer: writable.getWriter(), lease, lastId: 0 };
+    const listener: Listener = { writer: writable.getWriter(), lease, lastId: 0, writtenAt: 0 };
     this.listeners.add(listener);
     listener.writer.closed.catch(() => this.drop(listener));
     this.write(listener, { text: `retry: ${LIVE_RETRY_MS}\n\n`, lastId: 0 });
-    this.lastWriteAt = Math.max(this.lastWriteAt, Date.now());
     void first.then(
       (greeting) => this.write(listener, greeting),
       () => this.drop(listener),
@@ -83,16 +88,19 @@ export class LiveListeners {
   /** Writes `text` to every listener (an event only to those that do not have it yet). */
   broadcast(text: LiveText): void {
     for (const listener of this.listeners) this.write(listener, text);
-    this.lastWriteAt = Date.now();
   }
 
   /**
-   * What the object does between reads of the stream: a comment line when nothing will have been written for
-   * `HEARTBEAT_MS` by the next read, and the listeners' places renewed about as often.
+   * What the object does between reads of the stream (`nextReadInMs` the most until the next one ends): a comment line
+   * to each listener that will have had nothing for `HEARTBEAT_MS` by then, and the listeners' places renewed about as
+   * often, without waiting for the limiters (one that hangs must not stop the channel's reads).
    */
-  async keepAlive(nextReadInMs: number): Promise<void> {
+  keepAlive(nextReadInMs: number): void {
     const now = Date.now();
-    if (now + nextReadInMs - this.lastWriteAt >= HEARTBEAT_MS) this.broadcast({ text: ': keep-alive\n\n', lastId: 0 });
+    for (const listener of this.listeners) {
+      if (now + nextReadInMs - listener.writtenAt >= HEARTBEAT_MS)
+        this.write(listener, { text: ': keep-alive\n\n', lastId: 0 });
+    }
     if (now + nextReadInMs - this.lastRenewAt < HEARTBEAT_MS) return;
     this.lastRenewAt = now;
     const byKey = new Map<string, { ids: string[]; ms: number }>();
@@ -102,13 +110,11 @@ export class LiveListeners {
       group.ids.push(lease.id);
       byKey.set(lease.key, group);
     }
-    await Promise.all(
-      [...byKey].map(([key, { ids, ms }]) =>
-        this.limiter(key)
-          .renew(ids, ms, now)
-          .catch(() => undefined),
-      ),
-    );
+    for (const [key, { ids, ms }] of byKey) {
+      this.limiter(key)
+        .renew(ids, ms, now)
+        .catch(() => undefined);
+    }
   }
 
   private write(listener: Listener, { text, lastId }: LiveText): void {
@@ -118,6 +124,7 @@ export class LiveListeners {
       this.drop(listener);
       return;
     }
+    listener.writtenAt = Date.now();
     listener.writer.write(encoder.encode(text)).catch(() => this.drop(listener));
   }
 

@@ -4,7 +4,7 @@ import migrations from '../../drizzle/objects/now-playing/migrations.js';
 import { openObjectStorage, type ObjectDb } from '../durable-objects/storage';
 import type { Bindings } from '../env';
 import { fetchNowPlaying } from './check';
-import type { StreamFetchOptions } from './fetch-stream';
+import { STREAM_DEADLINE_MS, type StreamFetchOptions } from './fetch-stream';
 import type { NowPlaying } from './icy';
 import { LiveListeners, liveEvent, type LiveLease, type LiveText, type LiveTitle } from './live';
 import { titles } from './now-playing-schema';
@@ -70,6 +70,8 @@ export class NowPlayingObject extends DurableObject<Bindings> {
     options: NowPlayingOptions & { lastEventId?: number; lease?: LiveLease },
   ): Promise<ReadableStream<Uint8Array> | null> {
     const { lastEventId, lease, ...fetchOptions } = options;
+    // Full: nothing is read for a listener that is refused.
+    if (this.live.full) return null;
     const missed = lastEventId === undefined ? null : this.since(lastEventId);
     const first = missed
       ? Promise.resolve({
@@ -98,7 +100,8 @@ export class NowPlayingObject extends DurableObject<Bindings> {
     const { url, options } = this.watching;
     this.latest = null;
     await this.current(url, options).catch(() => undefined);
-    await this.live.keepAlive(LIVE_POLL_MS);
+    // The next read ends at most a read's deadline after it starts.
+    this.live.keepAlive(LIVE_POLL_MS + STREAM_DEADLINE_MS);
     if (this.live.size === 0) {
       this.watching = null;
       return;

@@ -12,7 +12,10 @@ export interface WatchOptions {
   id: number;
   /** Called with every title: the current one first, then each change (and the ones missed across a reconnect). */
   onTitle: (title: LiveTitle) => void;
-  /** Called when the stream stops for good: a 404 (no such channel), a 429 past the retries, or `signal` aborted. */
+  /**
+   * Called when the stream stops for good: an answer a retry cannot change (404: no such channel; 401 or 403: the
+   * token; 422: the request), or `signal` aborted. Anything else (a dropped connection, 429, 5xx) is retried.
+   */
   onEnd?: (reason: { status: number | null; error: unknown }) => void;
   /** Aborting it closes the stream (leaving the screen). */
   signal?: AbortSignal;
@@ -26,6 +29,9 @@ export interface WatchOptions {
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Answers a retry cannot change: the watch ends on them. */
+const FINAL = new Set([400, 401, 403, 404, 410, 422]);
+
 /**
  * Watches a channel's title live (`GET /radios/{id}/now-playing/events`), for apps without `EventSource` (React
  * Native, Node): reads the Server-Sent Events with `fetch`, and when the connection drops, reconnects after the
@@ -35,7 +41,15 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 export async function watchNowPlaying(options: WatchOptions): Promise<void> {
   const { baseUrl, id, onTitle, onEnd, signal, token } = options;
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
-  const sleep = options.sleep ?? realSleep;
+  const wait = options.sleep ?? realSleep;
+  // A wait ends early when the app aborts (a 429's Retry-After can be a minute and more).
+  const sleep = (ms: number) =>
+    signal
+      ? Promise.race([
+          wait(ms),
+          new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+        ])
+      : wait(ms);
   let lastId: string | undefined;
   let retryMs = 3_000;
   while (!signal?.aborted) {
@@ -51,15 +65,16 @@ export async function watchNowPlaying(options: WatchOptions): Promise<void> {
       await sleep(retryMs);
       continue;
     }
-    if (response.status === 429 || response.status === 503) {
-      const seconds = Number(response.headers.get('Retry-After'));
-      await response.body?.cancel();
-      await sleep(Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : retryMs);
-      continue;
-    }
-    if (!response.ok || !response.body) {
+    if (FINAL.has(response.status)) {
       onEnd?.({ status: response.status, error: await response.json().catch(() => null) });
       return;
+    }
+    if (!response.ok || !response.body) {
+      // 429, 5xx, a proxy's error page during a deploy: after Retry-After when there is one, else `retry`.
+      const seconds = Number(response.headers.get('Retry-After'));
+      await response.body?.cancel().catch(() => undefined);
+      await sleep(Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : retryMs);
+      continue;
     }
     try {
       for await (const block of eventBlocks(response.body, signal)) {
@@ -82,7 +97,8 @@ export async function watchNowPlaying(options: WatchOptions): Promise<void> {
 async function* eventBlocks(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<string> {
   const reader = body.getReader();
   // An abort while waiting for the next bytes ends the wait (the stream may be silent for 25 s).
-  signal?.addEventListener('abort', () => void reader.cancel().catch(() => undefined), { once: true });
+  const stop = () => void reader.cancel().catch(() => undefined);
+  signal?.addEventListener('abort', stop, { once: true });
   const decoder = new TextDecoder();
   let buffer = '';
   try {
@@ -97,6 +113,7 @@ async function* eventBlocks(body: ReadableStream<Uint8Array>, signal?: AbortSign
       }
     }
   } finally {
+    signal?.removeEventListener('abort', stop);
     await reader.cancel().catch(() => undefined);
   }
 }

@@ -55,11 +55,18 @@ export const nowPlayingEvents: RouteHandler<typeof routes.nowPlayingEvents, AppE
   const target = await streamOf(c.get('db'), id);
   if (!target) throw notFound('Radio channel');
   const place = await reserveLiveStream(c, clientAddress(c.req.raw, c.env));
-  const stream = await c.env.NOW_PLAYING.get(c.env.NOW_PLAYING.idFromName(String(id))).listen(target.streamUrl, {
-    ownHosts: ownHosts(c),
-    lastEventId: resume === undefined ? undefined : Number(resume),
-    lease: { ...place, ms: LIVE_LEASE_MS },
-  });
+  let stream: ReadableStream<Uint8Array> | null;
+  try {
+    stream = await c.env.NOW_PLAYING.get(c.env.NOW_PLAYING.idFromName(String(id))).listen(target.streamUrl, {
+      ownHosts: ownHosts(c),
+      lastEventId: resume === undefined ? undefined : Number(resume),
+      lease: { ...place, ms: LIVE_LEASE_MS },
+    });
+  } catch (error) {
+    // No stream reached the client: its place goes back now, not when its lease runs out.
+    await releaseLiveStream(c.env, place).catch(() => undefined);
+    throw error;
+  }
   if (!stream) {
     await releaseLiveStream(c.env, place);
     throw tooManyRequests(LIVE_RETRY_MS / 1000, 'This channel has as many live listeners as it serves; retry shortly.');
