@@ -298,6 +298,24 @@ describe('GET /api/v1/radios/{id}/now-playing/events', () => {
     expect(ended).toEqual([404]);
   });
 
+  it('counts connections as the anonymous routes do: opening and closing in a loop meets a 429 too', async () => {
+    const { id } = await cuedChannel('Loop - Again');
+    const limited = { ...env, RATE_LIMIT_ANONYMOUS_PER_MINUTE: '3' };
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i += 1) {
+      const response = await fetchWorker(
+        new Request(`${BASE}/api/v1/radios/${id}/now-playing/events`, {
+          headers: { 'CF-Connecting-IP': '192.0.2.77' },
+        }),
+        limited,
+      );
+      statuses.push(response.status);
+      await response.body?.cancel();
+    }
+    // Three connections, each closed at once, then the address's quota: the open-streams limit (10) was never reached.
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+
   it('404 for a missing channel, 422 for a Last-Event-ID that is not a number, before any stream', async () => {
     const missing = await call('GET', '/api/v1/radios/999999/now-playing/events');
     expect([missing.status, missing.body.error]).toEqual([404, 'not_found']);

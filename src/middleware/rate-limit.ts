@@ -86,6 +86,27 @@ export const userRateLimit = (policy: UserPolicy | ((c: Context<AppEnv>) => User
     for (const [name, value] of Object.entries(headers)) target.set(name, value);
   });
 
+/** A request counted as the anonymous routes count it: per client address without a token, as the user's reads with one. */
+function countAnonymousOrReads(c: Context<AppEnv>) {
+  const userId = c.get('userId');
+  const counted =
+    userId === undefined
+      ? countRequest(c.env, 'anonymous', clientAddress(c.req.raw, c.env))
+      : countRequest(c.env, 'reads', userId);
+  if (!counted.ok) throw counted.refused;
+  return counted;
+}
+
+/**
+ * Connecting to a live stream (docs/api.md#live-now-playing), after `optionalToken`: counted as the anonymous routes
+ * count (the address's 300 a minute without a token, the user's reads with one), so that opening and closing streams
+ * in a loop is bounded too, not only the streams open at once. Its `RateLimit` headers stay those of the open streams.
+ */
+export const liveConnectLimit = createMiddleware<AppEnv>(async (c, next) => {
+  countAnonymousOrReads(c);
+  await next();
+});
+
 /**
  * The limit of the anonymous routes (docs/security.md#anonymous-routes), after `optionalToken`: a request
  * without a token counts against its client address (`anonymous`), one with a token
@@ -93,12 +114,7 @@ export const userRateLimit = (policy: UserPolicy | ((c: Context<AppEnv>) => User
  * copy costs its quota like any response.
  */
 export const anonymousRateLimit = createMiddleware<AppEnv>(async (c, next) => {
-  const userId = c.get('userId');
-  const counted =
-    userId === undefined
-      ? countRequest(c.env, 'anonymous', clientAddress(c.req.raw, c.env))
-      : countRequest(c.env, 'reads', userId);
-  if (!counted.ok) throw counted.refused;
+  const counted = countAnonymousOrReads(c);
   await next();
   const target = responseHeaders(c);
   for (const [name, value] of Object.entries(counted.headers)) target.set(name, value);
