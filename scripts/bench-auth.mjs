@@ -13,12 +13,12 @@
 //   past PASSWORD_HASH_WAIT_MS), the reader's slowest and median answer during the burst,
 //   and whether the process survived (same pid, every request answered).
 // Writes bench/auth.md.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { ADMIN_TOKEN, Miniflare, applyMigrations, workerOptions, wranglerConfig } from './lib/bench-data.mjs';
 import { root } from './lib/local-api.mjs';
+import { cpuMicros, memoryKiB, workerdChildren } from './lib/workerd-stats.mjs';
 import { onShutdown, runWrangler } from './lib/local-worker.mjs';
 
 const { values: options } = parseArgs({
@@ -53,30 +53,6 @@ const mf = new Miniflare(
 );
 const forgetCleanup = onShutdown(() => mf.dispose());
 
-/** The workerd processes this script started. */
-function workerdChildren() {
-  const pids = readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(Number);
-  return pids.filter((pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const [, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return Number(ppid) === process.pid && stat.includes('(workerd)');
-    } catch {
-      return false;
-    }
-  });
-}
-
-const TICK_MICROS = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-const cpuMicros = (pid) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MICROS;
-};
-const memoryKiB = (pid, field) =>
-  Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
 const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))];
 const median = (xs) => quantile(xs, 0.5);
 

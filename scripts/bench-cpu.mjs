@@ -22,7 +22,7 @@
 // simulated here; a difference between two builds is their code's.
 // Writes bench/cpu.md.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -37,6 +37,7 @@ import {
   wranglerConfig,
 } from './lib/bench-data.mjs';
 import { root } from './lib/local-api.mjs';
+import { cpuMicros, workerdChildren } from './lib/workerd-stats.mjs';
 import { onShutdown, runWrangler } from './lib/local-worker.mjs';
 
 const { values: options } = parseArgs({
@@ -166,31 +167,6 @@ async function send(b, endpoint, count, offset) {
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, lane));
   return failures;
-}
-
-/** The workerd processes this script started (Miniflare runs one per instance). */
-function workerdChildren() {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const [, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        return Number(ppid) === process.pid && stat.includes('(workerd)');
-      } catch {
-        return false; // exited meanwhile
-      }
-    })
-    .map(Number);
-}
-
-const TICK_MICROS = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-
-/** User + system CPU time of process `pid` so far, in µs (all its threads). */
-function cpuMicros(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MICROS; // utime, stime (fields 14 and 15 of stat)
 }
 
 const median = (runs) => [...runs].sort((x, y) => x.micros - y.micros)[Math.floor(runs.length / 2)];

@@ -11,11 +11,12 @@
 //   channel, whatever the listeners);
 // - the workerd process's CPU time (user + system, /proc) and its resident memory before and with the listeners.
 // Writes bench/live.md.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ADMIN_TOKEN, Miniflare, applyMigrations, workerOptions, wranglerConfig } from './lib/bench-data.mjs';
+import { icyResponse } from './lib/fake-icy.mjs';
 import { root } from './lib/local-api.mjs';
+import { cpuMicros, memoryKiB, workerdChildren } from './lib/workerd-stats.mjs';
 import { onShutdown, runWrangler } from './lib/local-worker.mjs';
 
 const { values: options } = parseArgs({
@@ -49,13 +50,7 @@ function fakeStream(request) {
   const title = titles.get(host) ?? 'Bench - Start';
   const key = `${host}|${title}`;
   if (!firstServed.has(key)) firstServed.set(key, performance.now());
-  const meta = new TextEncoder().encode(`StreamTitle='${title}';`);
-  const padded = Math.ceil(meta.length / 16) * 16;
-  const body = new Uint8Array(16_000 + 1 + padded);
-  body.fill(0xff, 0, 16_000);
-  body[16_000] = padded / 16;
-  body.set(meta, 16_001);
-  return new Response(body, { headers: { 'content-type': 'audio/mpeg', 'icy-metaint': '16000', 'icy-br': '128' } });
+  return icyResponse(title, 16_000);
 }
 
 const config = wranglerConfig(root);
@@ -138,7 +133,7 @@ const waitFor = async (check, ms) => {
 /** One scenario: `groups` of [channel index, listener count]; `CHANGES` title changes; what it measured. */
 async function scenario(name, groups) {
   const cpuBefore = cpuMicros(pid);
-  const rssBefore = memoryKiB(pid).rss;
+  const rssBefore = memoryKiB(pid, 'VmRSS');
   const listeners = [];
   let n = 0;
   const opened = performance.now();
@@ -173,7 +168,7 @@ async function scenario(name, groups) {
   }
   const elapsed = performance.now() - started;
   const reads = groups.map(([channel], i) => (requests.get(hostOf(channel)) ?? 0) - readsBefore[i]);
-  const memory = memoryKiB(pid);
+  const memory = { rss: memoryKiB(pid, 'VmRSS'), hwm: memoryKiB(pid, 'VmHWM') };
   const cpuMs = (cpuMicros(pid) - cpuBefore) / 1000;
   for (const listener of listeners) await listener.reader.cancel().catch(() => undefined);
   await Promise.all(listeners.map((listener) => listener.done));
@@ -240,31 +235,3 @@ const lines = [
 ];
 writeFileSync(`${root}/bench/live.md`, lines.join('\n'));
 console.log(lines.join('\n'));
-
-function workerdChildren() {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(Number)
-    .filter((p) => {
-      try {
-        const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-        const [, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        return Number(ppid) === process.pid && stat.includes('(workerd)');
-      } catch {
-        return false;
-      }
-    });
-}
-
-function cpuMicros(p) {
-  const ticks = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-  const fields = readFileSync(`/proc/${p}/stat`, 'utf8')
-    .slice(readFileSync(`/proc/${p}/stat`, 'utf8').lastIndexOf(')') + 2)
-    .split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * ticks;
-}
-
-function memoryKiB(p) {
-  const status = readFileSync(`/proc/${p}/status`, 'utf8');
-  return { rss: Number(/VmRSS:\s+(\d+)/.exec(status)[1]), hwm: Number(/VmHWM:\s+(\d+)/.exec(status)[1]) };
-}

@@ -7,26 +7,19 @@
 // The station is a fake: the Worker's reads of its stream are answered in this process (Miniflare's
 // outboundService), the browser's audio request by the page's own route (silent MP3 frames). Fails on any console
 // error, page error, or request to another host; saves a screenshot (bench/out/listener.png).
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { Buffer } from 'node:buffer';
-import { chromium } from 'playwright-core';
 import { ADMIN_TOKEN, Miniflare, applyMigrations, workerOptions, wranglerConfig } from './lib/bench-data.mjs';
+import { runPageCheck, screenshotPath } from './lib/browser-check.mjs';
+import { icyResponse } from './lib/fake-icy.mjs';
 import { root } from './lib/local-api.mjs';
 import { onShutdown, runWrangler } from './lib/local-worker.mjs';
 
-const args = process.argv.slice(2);
-const screenshot = args.includes('--screenshot')
-  ? args[args.indexOf('--screenshot') + 1]
-  : `${root}/bench/out/listener.png`;
-const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const screenshot = screenshotPath(`${root}/bench/out/listener.png`);
 const STREAM = 'https://fake-radio.test/live';
 const FIRST = 'Miles Davis - So What';
 const SECOND = 'Nina Simone - Sinnerman';
 /** The most a title change may take to show: the 10-second reading interval, the fan-out, and a busy machine. */
 const LIVE_DELAY_MS = 15_000;
-let changeMs;
 
 const bundle = `${root}/bench/out/listener-bundle`;
 if (runWrangler(['deploy', '--dry-run', '--outdir', bundle], { stdio: 'ignore' }).status !== 0) {
@@ -35,16 +28,10 @@ if (runWrangler(['deploy', '--dry-run', '--outdir', bundle], { stdio: 'ignore' }
 
 /** The station's stream as the Worker reads it: ICY metadata after 64 bytes, the title of the moment. */
 let title = FIRST;
-function fakeStream(request) {
-  if (new URL(request.url).origin !== new URL(STREAM).origin) return new Response('no such host', { status: 502 });
-  const meta = new TextEncoder().encode(`StreamTitle='${title}';`);
-  const padded = Math.ceil(meta.length / 16) * 16;
-  const body = new Uint8Array(64 + 1 + padded);
-  body.fill(0xff, 0, 64);
-  body[64] = padded / 16;
-  body.set(meta, 65);
-  return new Response(body, { headers: { 'content-type': 'audio/mpeg', 'icy-metaint': '64' } });
-}
+const fakeStream = (request) =>
+  new URL(request.url).origin === new URL(STREAM).origin
+    ? icyResponse(title, 64)
+    : new Response('no such host', { status: 502 });
 
 /** What the browser plays: 100 silent MPEG-1 Layer III frames (128 kbit/s, 44.1 kHz, 417 bytes each). */
 const silence = Buffer.alloc(417 * 100);
@@ -76,34 +63,14 @@ const imported = await fetch(`${url}/api/v1/admin/radios/import`, {
 });
 if (!imported.ok) throw new Error(`import: ${imported.status} ${await imported.text()}`);
 
-const profile = mkdtempSync(join(tmpdir(), 'radio-listener-chromium-'));
-const problems = [];
-const external = new Set();
-let browser;
-try {
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-    viewport: { width: 900, height: 1000 },
-  });
-  const page = browser.pages()[0] ?? (await browser.newPage());
-  const origin = new URL(url).origin;
-  await page.route('**/*', (route) => {
-    const requested = route.request().url();
-    if (requested.startsWith(origin) || requested.startsWith('data:')) return route.continue();
-    if (requested === STREAM) return route.fulfill({ status: 200, contentType: 'audio/mpeg', body: silence });
-    external.add(requested);
-    return route.abort();
-  });
-  page.on('console', (message) => message.type() === 'error' && problems.push(`console: ${message.text()}`));
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  const response = await page.goto(`${url}/`, { waitUntil: 'load' });
-  if (!response?.ok()) problems.push(`GET / answered ${response?.status()}`);
-  const csp = response?.headers()['content-security-policy'] ?? '';
-  if (!csp.includes("script-src 'self'")) problems.push(`GET / has no strict CSP: ${csp || '(none)'}`);
-  mkdirSync(dirname(screenshot), { recursive: true });
-  try {
+let changeMs;
+await runPageCheck({
+  url,
+  path: '/',
+  viewport: { width: 900, height: 1000 },
+  screenshot,
+  fulfil: (requested) => (requested === STREAM ? { status: 200, contentType: 'audio/mpeg', body: silence } : undefined),
+  async steps(page, problems) {
     await page.getByLabel('Email').fill('listener-page@example.com');
     await page.getByLabel('Password').fill('a long passphrase');
     await page.getByRole('button', { name: 'Create account' }).click();
@@ -121,23 +88,11 @@ try {
     await page.locator('#history').getByText(FIRST).waitFor({ timeout: 10_000 });
     await page.getByRole('button', { name: 'Like' }).click();
     await page.locator('#like[aria-pressed="true"]').waitFor({ timeout: 10_000 });
-  } finally {
-    // Also when it failed: the picture shows what rendered instead.
-    await page.screenshot({ path: screenshot });
-  }
-} catch (error) {
-  problems.push(`error: ${String(error.message).split('\n').slice(0, 3).join(' | ')}`);
-} finally {
-  await browser?.close();
-  await mf.dispose();
-  forgetCleanup();
-  rmSync(profile, { recursive: true, force: true });
-}
-for (const requested of external) problems.push(`request to another host (blocked): ${requested}`);
-if (problems.length) {
-  for (const problem of problems) console.error(`PROBLEM ${problem}`);
-  process.exit(1);
-}
-console.log(
-  `The listener page played, showed a live title change ${changeMs} ms after the station made it, and liked, offline; screenshot: ${screenshot}`,
-);
+  },
+  async cleanup() {
+    await mf.dispose();
+    forgetCleanup();
+  },
+  done: () =>
+    `The listener page played, showed a live title change ${changeMs} ms after the station made it, and liked, offline; screenshot: ${screenshot}`,
+});

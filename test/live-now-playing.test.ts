@@ -298,6 +298,22 @@ describe('GET /api/v1/radios/{id}/now-playing/events', () => {
     expect(ended).toEqual([404]);
   });
 
+  it('a burst of 15 streams from one address at once gets exactly 10', async () => {
+    const { id } = await cuedChannel('Burst - Fifteen');
+    const responses = await Promise.all(
+      Array.from({ length: 15 }, () =>
+        fetchWorker(
+          new Request(`${BASE}/api/v1/radios/${id}/now-playing/events`, {
+            headers: { 'CF-Connecting-IP': '192.0.2.55' },
+          }),
+        ),
+      ),
+    );
+    const statuses = responses.map((response) => response.status).sort();
+    expect(statuses).toEqual([...Array(10).fill(200), ...Array(5).fill(429)]);
+    await Promise.all(responses.map((response) => response.body?.cancel()));
+  });
+
   it('counts connections as the anonymous routes do: opening and closing in a loop meets a 429 too', async () => {
     const { id } = await cuedChannel('Loop - Again');
     const limited = { ...env, RATE_LIMIT_ANONYMOUS_PER_MINUTE: '3' };

@@ -77,11 +77,19 @@ export const ListMetaSchema = z
 
 /**
  * A page of `rows` read with one more than `limit` (the extra one only says whether a page follows), and its meta.
- * `keyOf` gives an item's sort key, the next cursor's content.
+ * `keyOf` gives an item's sort key, the next cursor's content; `more` adds what else the cursor must name (a
+ * playlist's items: the playlist and its version).
  */
-export function keysetPage<T>(rows: T[], limit: number, list: string, keyOf: (row: T) => ListKey) {
+export function keysetPage<T>(
+  rows: T[],
+  limit: number,
+  list: string,
+  keyOf: (row: T) => ListKey,
+  more: Record<string, unknown> = {},
+) {
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   const hasMore = rows.length > limit && last !== undefined;
-  return { items, meta: { next_cursor: hasMore ? writeCursor({ l: list, k: keyOf(last) }) : null, has_more: hasMore } };
+  const next = hasMore ? writeCursor({ l: list, ...more, k: keyOf(last) }) : null;
+  return { items, meta: { next_cursor: next, has_more: hasMore } };
 }

@@ -9,7 +9,7 @@ import { playlistItems, playlists, radioChannels } from '../db/schema';
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch';
 import { bare, batchable, batchWithGuards, isUniqueViolation, jsonRows, type WriteGuards } from '../db/sql';
 import { conflict, fieldInvalid, notFound, notOwner, validationFailed } from '../lib/errors';
-import { listKey, readCursor, writeCursor, type ListKey } from '../lib/list-cursor';
+import { keysetPage, listKey, readCursor, type ListKey } from '../lib/list-cursor';
 import { apiColumns } from '../schemas/from-table';
 import { PLAYLIST_FIELDS, type PlaylistDetailSchema, type PlaylistSchema } from '../schemas/playlists';
 
@@ -146,14 +146,10 @@ export function itemsPage(detail: PlaylistDetail, limit: number, cursor: string 
     );
     if (start < 0) start = detail.items.length;
   }
-  const rows = detail.items.slice(start, start + limit + 1);
-  const items = rows.slice(0, limit);
-  const last = items.at(-1);
-  const hasMore = rows.length > limit && last !== undefined;
-  const next = hasMore
-    ? writeCursor({ l: 'items', p: detail.id, v: detail.version, k: [last.position, last.id] })
-    : null;
-  return { items, meta: { next_cursor: next, has_more: hasMore } };
+  return keysetPage(detail.items.slice(start, start + limit + 1), limit, 'items', (item) => [item.position, item.id], {
+    p: detail.id,
+    v: detail.version,
+  });
 }
 
 /** A readable playlist's detail, or 404 ('Playlist not found.'). */
