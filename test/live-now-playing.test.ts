@@ -311,7 +311,11 @@ describe('GET /api/v1/radios/{id}/now-playing/events', () => {
     );
     const statuses = responses.map((response) => response.status).sort();
     expect(statuses).toEqual([...Array(10).fill(200), ...Array(5).fill(429)]);
-    await Promise.all(responses.map((response) => response.body?.cancel()));
+    await Promise.all(
+      responses.map(async (response) => {
+        await response.body?.cancel();
+      }),
+    );
   });
 
   it('counts connections as the anonymous routes do: opening and closing in a loop meets a 429 too', async () => {
