@@ -68,6 +68,16 @@ const vars = z
     PLAY_FLUSH_MS: whole(2_000, 100, PLAY_SHOWS_WITHIN_MS, 'a counted play shows within 5 s'),
     READ_CACHE_MS: whole(1_000, 0, READ_CACHE_MAX_MS, 'a cached account row is at most 2 s old'),
     HEALTH_CHECKS_PER_RUN: whole(40, 1, 200),
+    // A Radio Browser server's base URL, https (or http for a local mirror); unset: the upstream sync is off.
+    CATALOGUE_UPSTREAM_URL: z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z
+        .url({ protocol: /^https?$/, error: 'must be an http(s) URL of a Radio Browser server' })
+        .optional()
+        .transform((url) => url?.replace(/\/+$/, '')),
+    ),
+    CATALOGUE_SYNC_BATCH: whole(1_000, 10, 5_000, 'one import request takes at most 5,000 stations'),
+    CATALOGUE_SYNC_FULL_DAYS: whole(7, 1, 365),
   })
   .superRefine((v, ctx) => {
     // Debug logs hold each request's SQL values (emails among them): local only (docs/operations.md#logs-and-observability).
@@ -118,6 +128,8 @@ export const configSchema = vars.transform((v) => ({
   playFlushMs: v.PLAY_FLUSH_MS,
   readCacheMs: v.READ_CACHE_MS,
   healthChecksPerRun: v.HEALTH_CHECKS_PER_RUN,
+  /** The upstream sync (docs/catalogue.md#upstream-sync): off without a URL. */
+  upstream: { url: v.CATALOGUE_UPSTREAM_URL, batch: v.CATALOGUE_SYNC_BATCH, fullDays: v.CATALOGUE_SYNC_FULL_DAYS },
 }));
 
 /** The parsed configuration (see `configSchema`). */
@@ -141,7 +153,11 @@ export function parseConfig(env: Partial<Record<VarName, unknown>>): Config {
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
-  return Object.freeze({ ...parsed.data, rateLimitPerMinute: Object.freeze(parsed.data.rateLimitPerMinute) });
+  return Object.freeze({
+    ...parsed.data,
+    rateLimitPerMinute: Object.freeze(parsed.data.rateLimitPerMinute),
+    upstream: Object.freeze(parsed.data.upstream),
+  });
 }
 
 /** Each env object's configuration, or the error it failed with (logged once). */

@@ -3,7 +3,7 @@ import { config, ConfigError } from './config';
 import type { Bindings } from './env';
 import { guardBindings } from './lib/dependencies';
 import { serveAnonymousCopy } from './middleware/caching';
-import { checkStreams } from './scheduled';
+import { checkStreams, syncCatalogue } from './scheduled';
 
 const app = createApp();
 
@@ -29,9 +29,11 @@ function guarded(env: Bindings): Bindings {
  */
 export default {
   fetch: (request, env, ctx) => serveAnonymousCopy(request, env) ?? app.fetch(request, guarded(env), ctx),
-  // Stream health checks ([triggers] in wrangler.toml).
+  // Stream health checks and the upstream sync ([triggers] in wrangler.toml): one failing does not stop the other.
   scheduled: async (_controller, env) => {
-    await checkStreams(env);
+    const results = await Promise.allSettled([checkStreams(env), syncCatalogue(env)]);
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
   },
 } satisfies ExportedHandler<Bindings>;
 // The Durable Object classes, by the names wrangler.toml binds. Two live beside the domain

@@ -41,6 +41,7 @@ describe('the defaults', () => {
       playFlushMs: 2_000,
       readCacheMs: 1_000,
       healthChecksPerRun: 40,
+      upstream: { url: undefined, batch: 1000, fullDays: 7 },
     });
   });
 

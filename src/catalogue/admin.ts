@@ -41,6 +41,42 @@ export interface ChannelChanges {
 
 const qb = new QueryBuilder();
 
+/**
+ * The names an operator's edits are kept under (`radio_channels.edited_fields`): the upstream sync never overwrites
+ * these fields of the channel (docs/catalogue.md#upstream-sync).
+ */
+export const EDITABLE_FIELDS = [
+  'name',
+  'slug',
+  'description',
+  'stream_url',
+  'logo',
+  'country',
+  'language',
+  'bitrate',
+  'format',
+  'is_active',
+  'is_featured',
+  'website',
+  'facebook',
+  'twitter',
+  'instagram',
+  'geo',
+  'genres',
+] as const;
+export type EditableField = (typeof EDITABLE_FIELDS)[number];
+
+/** The fields a PATCH sets, under the names edits are kept by. */
+function editedBy(changes: ChannelChanges): EditableField[] {
+  const keys = Object.keys(changes).flatMap((key): string[] =>
+    key === 'social_links' ? Object.keys(changes.social_links ?? {}) : [key],
+  );
+  const named = keys.map((key) =>
+    key === 'country_id' || key === 'country_code' ? 'country' : key === 'genre_ids' ? 'genres' : key,
+  );
+  return EDITABLE_FIELDS.filter((field) => named.includes(field));
+}
+
 interface Lookups {
   countryId: number | null;
   missingGenres: number[];
@@ -143,6 +179,8 @@ export async function createChannel(
           geoLng: input.geo?.lng ?? null,
           isActive: input.is_active ?? true,
           isFeatured: input.is_featured ?? false,
+          // An operator wrote every field: an upstream station with its stream URL may adopt it, and changes none.
+          editedFields: JSON.stringify(EDITABLE_FIELDS),
           createdAt: now,
           updatedAt: now,
         })
@@ -189,6 +227,8 @@ export async function updateChannel(db: Db, id: number, changes: ChannelChanges,
       instagram: social.instagram,
       geoLat: changes.geo === undefined ? undefined : (changes.geo?.lat ?? null),
       geoLng: changes.geo === undefined ? undefined : (changes.geo?.lng ?? null),
+      // The fields set now join those set before: the upstream sync leaves them as the operator made them.
+      editedFields: sql`(SELECT json_group_array(value) FROM (SELECT value FROM json_each(${radioChannels.editedFields}) UNION SELECT value FROM json_each(${JSON.stringify(editedBy(changes))})))`,
       updatedAt: now,
     })
     .where(eq(radioChannels.id, id));

@@ -170,17 +170,22 @@ export function mapRadioBrowserStation(
   };
 }
 
-/** `base`, or `base-<6 hex of the stream URL's hash>` when `base` is taken: stable across imports. */
-export async function chooseSlug(name: string, streamUrl: string, isTaken: (slug: string) => boolean): Promise<string> {
+/** The slugs a channel may take: `base`, then `base-<6 hex of the stream URL's hash>`, stable across imports. */
+export async function slugCandidates(name: string, streamUrl: string): Promise<[string, string]> {
   const base = slugify(name, 'station');
-  if (!isTaken(base)) return base;
-  return `${base.slice(0, 72)}-${(await sha256Hex(streamUrl)).slice(0, 6)}`;
+  return [base, `${base.slice(0, 72)}-${(await sha256Hex(streamUrl)).slice(0, 6)}`];
+}
+
+/** `base`, or the second candidate when `base` is taken. */
+export async function chooseSlug(name: string, streamUrl: string, isTaken: (slug: string) => boolean): Promise<string> {
+  const [base, hashed] = await slugCandidates(name, streamUrl);
+  return isTaken(base) ? hashed : base;
 }
 
 /** Rows per json_each statement: keeps each bound JSON well under D1's value size limit. */
 const ROWS_PER_STATEMENT = 500;
 
-function chunks<T>(items: T[], size = ROWS_PER_STATEMENT): T[][] {
+export function chunks<T>(items: T[], size = ROWS_PER_STATEMENT): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
@@ -216,8 +221,8 @@ type ImportedRow = Pick<RadioChannelRow, (typeof IMPORTED)[number]>;
 const importedFields = () =>
   fromKeys(IMPORTED, (key) => sql`${jsonField(key)}`.as(`imported_${radioChannels[key].name}`));
 
-/** What is stored of channels with these stream URLs, with their genre slugs (sorted, comma-separated). */
-function storedChannels(db: Db, urls: string[]) {
+/** A channel's genre slugs, sorted and comma-separated (null for none), as a column of a select over channels. */
+export function genreSlugsColumn() {
   const genreSlugs = qb
     .select({ slug: genres.slug })
     .from(radioChannelGenres)
@@ -225,16 +230,39 @@ function storedChannels(db: Db, urls: string[]) {
     .where(eq(radioChannelGenres.channelId, radioChannels.id))
     .orderBy(asc(genres.slug))
     .as('slugs');
+  return sql<string | null>`(SELECT group_concat(${genreSlugs.slug}, ',') FROM ${genreSlugs})`.as('genre_slugs');
+}
+
+/** What is stored of channels with these stream URLs, with their genre slugs. */
+function storedChannels(db: Db, urls: string[]) {
   return db
-    .select({
-      streamUrl: radioChannels.streamUrl,
-      ...pick(radioChannels, IMPORTED),
-      genreSlugs: sql<string | null>`(SELECT group_concat(${genreSlugs.slug}, ',') FROM ${genreSlugs})`.as(
-        'genre_slugs',
-      ),
-    })
+    .select({ streamUrl: radioChannels.streamUrl, ...pick(radioChannels, IMPORTED), genreSlugs: genreSlugsColumn() })
     .from(radioChannels)
     .where(inArray(radioChannels.streamUrl, sql`(SELECT value FROM json_each(${JSON.stringify(urls)}))`));
+}
+
+/** The writes that add the catalogue's genres of these slugs (genre-map.ts) that do not exist yet, with their search rows. */
+export function ensureGenres(db: Db, slugs: string[], now: string): BatchItem<'sqlite'>[] {
+  const used = [...new Set(slugs)].map((slug) => genreDefinition(slug)).filter((genre) => genre !== undefined);
+  if (used.length === 0) return [];
+  const genreJson = JSON.stringify(
+    used.map((g) => ({ name: g.name, slug: g.slug, description: g.description, folded: foldText(g.name) })),
+  );
+  return [
+    batchable(
+      db,
+      sql`INSERT INTO ${genres} (${bare(genres.name)}, ${bare(genres.slug)}, ${bare(genres.description)}, ${bare(genres.isActive)}, ${bare(genres.createdAt)}, ${bare(genres.updatedAt)})
+          SELECT ${jsonField('name')}, ${jsonField('slug')}, ${jsonField('description')}, 1, ${now}, ${now} FROM ${jsonRows(genreJson)} WHERE true
+          ON CONFLICT (${bare(genres.slug)}) DO NOTHING`,
+    ),
+    db.insert(genreSearch).select(
+      qb
+        .select({ rowid: genres.id, name: sql<string>`${jsonField('folded')}`.as('name') })
+        .from(jsonRows(genreJson))
+        .innerJoin(genres, eq(genres.slug, jsonField('slug')))
+        .where(sql`NOT EXISTS (SELECT 1 FROM ${genreSearch} WHERE ${genreSearch.rowid} = ${genres.id})`),
+    ),
+  ];
 }
 
 /**
@@ -331,30 +359,11 @@ export async function importStations(db: Db, records: unknown[], now: string): P
   const changed = [...toInsert, ...toUpdate];
   if (changed.length === 0) return summary;
 
-  const writes: BatchItem<'sqlite'>[] = [];
-  const usedGenres = [...new Set(changed.flatMap((row) => row.genres))]
-    .map((slug) => genreDefinition(slug))
-    .filter((genre) => genre !== undefined);
-  if (usedGenres.length > 0) {
-    const genreJson = JSON.stringify(
-      usedGenres.map((g) => ({ name: g.name, slug: g.slug, description: g.description, folded: foldText(g.name) })),
-    );
-    writes.push(
-      batchable(
-        db,
-        sql`INSERT INTO ${genres} (${bare(genres.name)}, ${bare(genres.slug)}, ${bare(genres.description)}, ${bare(genres.isActive)}, ${bare(genres.createdAt)}, ${bare(genres.updatedAt)})
-          SELECT ${jsonField('name')}, ${jsonField('slug')}, ${jsonField('description')}, 1, ${now}, ${now} FROM ${jsonRows(genreJson)} WHERE true
-          ON CONFLICT (${bare(genres.slug)}) DO NOTHING`,
-      ),
-      db.insert(genreSearch).select(
-        qb
-          .select({ rowid: genres.id, name: sql<string>`${jsonField('folded')}`.as('name') })
-          .from(jsonRows(genreJson))
-          .innerJoin(genres, eq(genres.slug, jsonField('slug')))
-          .where(sql`NOT EXISTS (SELECT 1 FROM ${genreSearch} WHERE ${genreSearch.rowid} = ${genres.id})`),
-      ),
-    );
-  }
+  const writes: BatchItem<'sqlite'>[] = ensureGenres(
+    db,
+    changed.flatMap((row) => row.genres),
+    now,
+  );
   const insertedColumns = [...IMPORTED, 'streamUrl', 'slug'] as const;
   for (const rows of chunks(toInsert)) {
     writes.push(

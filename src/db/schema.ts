@@ -176,11 +176,35 @@ export const radioChannels = sqliteTable(
     countryCode: text('country_code').notNull().default(''),
     /** The channel's active genres as `[{"id":…,"name":…}]`, by name (case-insensitive), then id. */
     genresJson: text('genres_json').notNull().default('[]'),
+    /**
+     * Where the channel's last change stands in the changes feed (docs/api.md#changes-feed): a value of
+     * `change_sequence`, taken by triggers (drizzle/migrations/0020_changes_feed.sql) whenever a field a
+     * client shows changes, never by the code. Counts and check times take none.
+     */
+    changeSeq: integer('change_seq').notNull().default(0),
+    /** The station's `stationuuid` at the upstream directory (Radio Browser), when it came from there. */
+    upstreamUuid: text('upstream_uuid'),
+    /**
+     * The fields an operator set through the admin API, as a JSON array of their names (`name`, `stream_url`,
+     * `genres`, ...): the upstream sync never overwrites them (docs/catalogue.md#upstream-sync).
+     */
+    editedFields: text('edited_fields').notNull().default('[]'),
+    /** The upstream sync's full pass that last saw the station (docs/catalogue.md#upstream-sync). */
+    upstreamPass: integer('upstream_pass'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
   (t) => [
     uniqueIndex('radio_channels_stream_url_unique').on(t.streamUrl),
+    // The changes feed: a page is a range of this index.
+    index('radio_channels_change_seq').on(t.changeSeq),
+    uniqueIndex('radio_channels_upstream_uuid')
+      .on(t.upstreamUuid)
+      .where(sql`${t.upstreamUuid} IS NOT NULL`),
+    // The stations a full pass of the upstream sync did not see, to be looked up one by one.
+    index('radio_channels_upstream_pass')
+      .on(t.upstreamPass, t.id)
+      .where(sql`${t.upstreamUuid} IS NOT NULL`),
     uniqueIndex('radio_channels_slug_unique').on(t.slug),
     // One index per sort of GET /radios, each led by is_active so a page is an index range;
     // the same four again behind a country and behind a language, for filtered lists.
@@ -460,3 +484,58 @@ export const idempotencyKeys = sqliteTable(
 export const writeGuards = sqliteTable('write_guards', { holds: integer('holds').notNull() }, () => [
   check('write_guard_holds', sql`holds <> 0`),
 ]);
+
+/**
+ * The changes feed's counter, one row: every change of a channel a client shows takes the next value
+ * (triggers of drizzle/migrations/0020_changes_feed.sql), so the feed reads in commit order.
+ */
+export const changeSequence = sqliteTable(
+  'change_sequence',
+  {
+    id: integer('id').primaryKey(),
+    value: integer('value').notNull(),
+    /**
+     * Which history of the catalogue the values count in: cursors carry it, and one of another epoch is a 410. A
+     * restore from a backup sets a new one (docs/operations.md#backups), since it takes the counter back.
+     */
+    epoch: text('epoch').notNull(),
+  },
+  (t) => [check('change_sequence_one_row', sql`${t.id} = 1`)],
+);
+
+/** What the upstream sync has done and where it stands, one row (docs/catalogue.md#upstream-sync). */
+export const upstreamSync = sqliteTable(
+  'upstream_sync',
+  {
+    id: integer('id').primaryKey(),
+    /** The upstream the cursors belong to (`CATALOGUE_UPSTREAM_URL`): another one starts a full pass. */
+    sourceUrl: text('source_url'),
+    /** `full`: paging through the upstream's whole list; `verify`: looking up stations the pass missed; `changes`: following its changes. */
+    phase: text('phase', { enum: ['full', 'verify', 'changes'] })
+      .notNull()
+      .default('full'),
+    /** The full pass under way (numbered from 1), its next offset, and when it started (ISO 8601). */
+    pass: integer('pass').notNull().default(1),
+    passOffset: integer('pass_offset').notNull().default(0),
+    passStartedAt: text('pass_started_at'),
+    /** The upstream's last change applied (`lastchangeuuid`), or the one the full pass will follow from. */
+    changeCursor: text('change_cursor'),
+    /** When the last full pass ended; the next starts `CATALOGUE_SYNC_FULL_DAYS` later. */
+    lastFullAt: text('last_full_at'),
+    /** A run holds the sync until this instant (ms): one run at a time. */
+    heldUntil: integer('held_until').notNull().default(0),
+    /** When the last request to the upstream left (ms): the next waits a second. */
+    lastRequestAt: integer('last_request_at').notNull().default(0),
+    lastRunAt: text('last_run_at'),
+    lastSuccessAt: text('last_success_at'),
+    lastError: text('last_error'),
+    lastErrorAt: text('last_error_at'),
+    /** The last run's counts, as JSON. */
+    lastRun: text('last_run'),
+    runs: integer('runs').notNull().default(0),
+    created: integer('created').notNull().default(0),
+    updated: integer('updated').notNull().default(0),
+    hidden: integer('hidden').notNull().default(0),
+  },
+  (t) => [check('upstream_sync_one_row', sql`${t.id} = 1`)],
+);

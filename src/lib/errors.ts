@@ -35,6 +35,9 @@ export const ERROR_REASONS = {
   current_password_incorrect: 'Wrong current_password.',
   idempotency_key_reused: 'Key used for another request.',
   cursor_invalid: 'Not a cursor of this list.',
+  cursor_expired: 'Cursor too old: start over.',
+  sync_disabled: 'No upstream configured.',
+  sync_in_progress: 'Sync running: retry later.',
   limit_reached: 'Limit reached: remove some.',
   location_unknown: 'Send lat and lng.',
   rate_limited: 'Wait Retry-After.',
@@ -130,8 +133,12 @@ export const methodNotAllowed = (allow: string[]) =>
     {},
     { Allow: allow.join(', '), 'Cache-Control': 'no-store' },
   );
-export const conflict = (reason: 'already_in_playlist' | 'playlist_changed', message: string) =>
-  new ApiError(409, reason, message);
+export const conflict = (
+  reason: 'already_in_playlist' | 'playlist_changed' | 'sync_disabled' | 'sync_in_progress',
+  message: string,
+  headers: Record<string, string> = {},
+) => new ApiError(409, reason, message, {}, headers);
+export const cursorExpired = (message: string) => new ApiError(410, 'cursor_expired', message);
 /** 409 for a request whose `Idempotency-Key` another request holds right now. */
 export const keyInProgress = () =>
   new ApiError(

@@ -92,6 +92,7 @@ const errorResponseTable = {
   ),
   404: json(ErrorSchema, 'The resource does not exist or is not visible to the caller.'),
   409: json(ErrorSchema, 'Conflict with the current state.'),
+  410: json(ErrorSchema, 'The cursor is older than what the list remembers: start again without it.'),
   412: json(PreconditionFailedSchema, '`If-Match` names a version that is no longer current; nothing changed.'),
   413: json(ErrorSchema, 'The body is larger than 64 KiB.'),
   415: json(ErrorSchema, 'The body is not JSON.'),

@@ -27,10 +27,12 @@
  * - `redirect.test/<n>/<target>/<name>`: a 302 to `redirect.test/<n-1>/...`, and at 0 a 302 to the
  *   target: `public` (`icy.test`), or a private one (PRIVATE_TARGETS: 127.0.0.1, 10.0.0.7, [::1],
  *   localhost, ...), relative when `<target>` is `relative`;
+ * - `rb.test/<scenario>/...`: a Radio Browser server (test/helpers/fake-radio-browser.ts);
  * - a private address (PRIVATE_HOSTS) answers a stream titled `Private - secret page`, which
  *   must never reach an answer.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fakeRadioBrowser } from './fake-radio-browser';
 
 const TITLES: Record<string, string> = {
   jazz: "StreamTitle='Miles Davis - So What';StreamUrl='';",
@@ -205,6 +207,9 @@ export function fakeStreams(req: IncomingMessage, res: ServerResponse) {
     case 'sent.test':
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(sent.get(url.pathname.slice(1)) ?? null));
+      return;
+    case 'rb.test':
+      void fakeRadioBrowser(req, res, url);
       return;
     case 'count.test':
       res.writeHead(200, { 'content-type': 'text/plain' });

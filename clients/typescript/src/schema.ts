@@ -401,6 +401,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/radios/changes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What changed in the catalogue since a cursor, for an offline copy
+     * @description Without `since`: the whole visible catalogue, a page at a time. With `since` (`meta.next_cursor` of an earlier page): every channel changed or hidden after it, in commit order, each once at its latest state, visible ones in `changed`, hidden ones (the app deletes them) in `removed`. A page may hold fewer than `limit` items, even none, while `has_more` is true. Counts (plays, likes) and check times are as of the channel's last change: their changes alone are not in the feed. `is_liked` and `is_favorited` are false. A cursor more than 30 days old is 410 `cursor_expired`: start again without `since`.
+     */
+    get: operations['listRadioChanges'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/radios/{id}': {
     parameters: {
       query?: never;
@@ -1061,6 +1081,30 @@ export interface paths {
     patch: operations['updateGenre'];
     trace?: never;
   };
+  '/api/v1/admin/sync': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The upstream sync: where it stands, what it did, its last error
+     * @description The catalogue follows a Radio Browser server when `CATALOGUE_UPSTREAM_URL` is set (docs/catalogue.md).
+     */
+    get: operations['getSync'];
+    put?: never;
+    /**
+     * Run one batch of the upstream sync now
+     * @description What a Cron Trigger run does: one batch from the upstream, applied whole or not at all. An upstream that fails is recorded in `last_error` (the answer is still 200, with the state). 409 `sync_disabled` without `CATALOGUE_UPSTREAM_URL`; 409 `sync_in_progress` (with `Retry-After`) while a run holds the sync or within a second of the last request to the upstream.
+     */
+    post: operations['runSync'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1143,6 +1187,9 @@ export interface components {
      *     - `current_password_incorrect`: Wrong current_password.
      *     - `idempotency_key_reused`: Key used for another request.
      *     - `cursor_invalid`: Not a cursor of this list.
+     *     - `cursor_expired`: Cursor too old: start over.
+     *     - `sync_disabled`: No upstream configured.
+     *     - `sync_in_progress`: Sync running: retry later.
      *     - `limit_reached`: Limit reached: remove some.
      *     - `location_unknown`: Send lat and lng.
      *     - `rate_limited`: Wait Retry-After.
@@ -1180,6 +1227,9 @@ export interface components {
       | 'current_password_incorrect'
       | 'idempotency_key_reused'
       | 'cursor_invalid'
+      | 'cursor_expired'
+      | 'sync_disabled'
+      | 'sync_in_progress'
       | 'limit_reached'
       | 'location_unknown'
       | 'rate_limited'
@@ -1581,6 +1631,19 @@ export interface components {
        */
       country: string | null;
     };
+    RadioChanges: {
+      changed: components['schemas']['RadioResource'][];
+      removed: number[];
+    };
+    ChangesMeta: {
+      /**
+       * @description pass as `since` for the next page, and after the last page (`has_more` false) keep it for the next sync
+       * @example eyJsIjoiY2hhbmdlcyIsInMiOjQyLCJoIjoxMjcsInQiOjE3OTU0OTc2MDAwMDB9
+       */
+      next_cursor: string;
+      /** @description whether more changes follow at once */
+      has_more: boolean;
+    };
     LikeState: {
       is_liked: boolean;
       /**
@@ -1938,6 +2001,123 @@ export interface components {
       logo?: string | null;
       description?: string;
       is_active?: boolean;
+    };
+    SyncState: {
+      /** @description whether CATALOGUE_UPSTREAM_URL is set */
+      enabled: boolean;
+      /**
+       * Format: uri
+       * @description the server the cursors belong to
+       * @example https://example.com/
+       */
+      upstream_url: string | null;
+      /**
+       * @description `full`: reading the whole upstream list; `verify`: looking up stations the pass missed; `changes`: following its changes
+       * @enum {string}
+       */
+      phase: 'full' | 'verify' | 'changes';
+      /**
+       * Format: int64
+       * @description the full pass under way or last made
+       * @example 3
+       */
+      pass: number;
+      /**
+       * Format: int64
+       * @description where the full pass reads next
+       * @example 4000
+       */
+      pass_offset: number;
+      /**
+       * @description the last upstream change applied (`lastchangeuuid`)
+       * @example 9642ac1c-0601-11e8-ae97-52543be04c81
+       */
+      cursor: string | null;
+      /** @description a run holds the sync now */
+      running: boolean;
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      last_full_at: string | null;
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      last_run_at: string | null;
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      last_success_at: string | null;
+      /** @example https://de1.api.radio-browser.info/json/stations did not answer within 20 s */
+      last_error: string | null;
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      last_error_at: string | null;
+      /** @description what the last successful run did */
+      last_run: {
+        /** @enum {string} */
+        phase: 'full' | 'verify' | 'changes';
+        /**
+         * Format: int64
+         * @example 1000
+         */
+        received: number;
+        /**
+         * Format: int64
+         * @example 12
+         */
+        created: number;
+        /**
+         * Format: int64
+         * @example 40
+         */
+        updated: number;
+        /**
+         * Format: int64
+         * @example 940
+         */
+        unchanged: number;
+        /**
+         * Format: int64
+         * @example 2
+         */
+        hidden: number;
+        /**
+         * Format: int64
+         * @example 6
+         */
+        skipped: number;
+      } | null;
+      totals: {
+        /**
+         * Format: int64
+         * @example 420
+         */
+        runs: number;
+        /**
+         * Format: int64
+         * @example 51000
+         */
+        created: number;
+        /**
+         * Format: int64
+         * @example 3200
+         */
+        updated: number;
+        /**
+         * Format: int64
+         * @example 140
+         */
+        hidden: number;
+      };
     };
   };
   responses: never;
@@ -5434,6 +5614,222 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  listRadioChanges: {
+    parameters: {
+      query?: {
+        /** @description `meta.next_cursor` of the previous page or sync; none for a full copy */
+        since?: string;
+        limit?: number;
+      };
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Channels changed and removed since the cursor */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Channels changed and removed since the cursor.",
+           *       "data": {
+           *         "changed": [
+           *           {
+           *             "id": 42,
+           *             "name": "Radio Swiss Jazz",
+           *             "slug": "jazz-radio",
+           *             "description": "Jazz around the clock, from Basel.",
+           *             "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *             "logo": "https://example.com/",
+           *             "country": {
+           *               "id": 41,
+           *               "name": "Switzerland",
+           *               "code": "CH"
+           *             },
+           *             "language": "de",
+           *             "bitrate": 96,
+           *             "format": "mp3",
+           *             "is_featured": true,
+           *             "play_count": 1280,
+           *             "likes": 37,
+           *             "genres": [
+           *               {
+           *                 "id": 3,
+           *                 "name": "Jazz"
+           *               }
+           *             ],
+           *             "social_links": {
+           *               "website": "https://example.com/",
+           *               "facebook": "https://example.com/",
+           *               "twitter": "https://example.com/",
+           *               "instagram": "https://example.com/"
+           *             },
+           *             "is_https": true,
+           *             "geo": {
+           *               "lat": 47.5596,
+           *               "lng": 7.5886
+           *             },
+           *             "health": {
+           *               "status": "online",
+           *               "checked_at": "2026-01-02T03:04:05.123000Z",
+           *               "online_at": "2026-01-02T03:04:05.123000Z"
+           *             },
+           *             "is_liked": true,
+           *             "is_favorited": true,
+           *             "created_at": "2026-01-02T03:04:05.123000Z",
+           *             "updated_at": "2026-01-02T03:04:05.123000Z"
+           *           }
+           *         ],
+           *         "removed": [
+           *           42
+           *         ]
+           *       },
+           *       "meta": {
+           *         "next_cursor": "eyJsIjoiY2hhbmdlcyIsInMiOjQyLCJoIjoxMjcsInQiOjE3OTU0OTc2MDAwMDB9",
+           *         "has_more": true
+           *       }
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['RadioChanges'];
+            meta: components['schemas']['ChangesMeta'];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The cursor is older than what the list remembers: start again without it. */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
         };
       };
       /** @description Validation failed; every failing field is listed. */
@@ -12667,6 +13063,294 @@ export interface operations {
       };
       /** @description The body is not JSON. */
       415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  getSync: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The sync state */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "The sync state.",
+           *       "data": {
+           *         "enabled": true,
+           *         "upstream_url": "https://example.com/",
+           *         "phase": "full",
+           *         "pass": 3,
+           *         "pass_offset": 4000,
+           *         "cursor": "9642ac1c-0601-11e8-ae97-52543be04c81",
+           *         "running": true,
+           *         "last_full_at": "2026-01-02T03:04:05.123000Z",
+           *         "last_run_at": "2026-01-02T03:04:05.123000Z",
+           *         "last_success_at": "2026-01-02T03:04:05.123000Z",
+           *         "last_error": "https://de1.api.radio-browser.info/json/stations did not answer within 20 s",
+           *         "last_error_at": "2026-01-02T03:04:05.123000Z",
+           *         "last_run": {
+           *           "phase": "full",
+           *           "received": 1000,
+           *           "created": 12,
+           *           "updated": 40,
+           *           "unchanged": 940,
+           *           "hidden": 2,
+           *           "skipped": 6
+           *         },
+           *         "totals": {
+           *           "runs": 420,
+           *           "created": 51000,
+           *           "updated": 3200,
+           *           "hidden": 140
+           *         }
+           *       }
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['SyncState'];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  runSync: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The sync state after the run */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "The sync state after the run.",
+           *       "data": {
+           *         "enabled": true,
+           *         "upstream_url": "https://example.com/",
+           *         "phase": "full",
+           *         "pass": 3,
+           *         "pass_offset": 4000,
+           *         "cursor": "9642ac1c-0601-11e8-ae97-52543be04c81",
+           *         "running": true,
+           *         "last_full_at": "2026-01-02T03:04:05.123000Z",
+           *         "last_run_at": "2026-01-02T03:04:05.123000Z",
+           *         "last_success_at": "2026-01-02T03:04:05.123000Z",
+           *         "last_error": "https://de1.api.radio-browser.info/json/stations did not answer within 20 s",
+           *         "last_error_at": "2026-01-02T03:04:05.123000Z",
+           *         "last_run": {
+           *           "phase": "full",
+           *           "received": 1000,
+           *           "created": 12,
+           *           "updated": 40,
+           *           "unchanged": 940,
+           *           "hidden": 2,
+           *           "skipped": 6
+           *         },
+           *         "totals": {
+           *           "runs": 420,
+           *           "created": 51000,
+           *           "updated": 3200,
+           *           "hidden": 140
+           *         }
+           *       }
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['SyncState'];
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state. */
+      409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];

@@ -7,7 +7,10 @@ import { forgetCatalogue } from '../../cache';
 import type { AppEnv } from '../../env';
 import { created, ok } from '../../lib/envelope';
 import { forgetAnonymousCopies } from '../../middleware/caching';
-import { notFound } from '../../lib/errors';
+import { conflict, notFound } from '../../lib/errors';
+import { config } from '../../config';
+import { createDb } from '../../db/client';
+import { runCounts, runSync as runUpstreamSync, syncState, type SyncState } from '../../catalogue/upstream-sync';
 import { isoTimestamp } from '../../lib/time';
 import { forgetCaller } from '../../services/caller';
 import { setUserStatus as storeUserStatus, toUserResource } from '../../services/users';
@@ -80,4 +83,61 @@ export const updateGenre: RouteHandler<typeof routes.updateGenre, AppEnv> = asyn
   forgetCatalogue();
   await forgetAnonymousCopies(c, [id]);
   return ok(c, genre, 'Genre updated.');
+};
+
+/** The sync state as `GET /admin/sync` shows it. */
+function syncResource(state: SyncState, enabled: boolean, now: number) {
+  return {
+    enabled,
+    upstream_url: state.sourceUrl,
+    phase: state.phase,
+    pass: state.pass,
+    pass_offset: state.passOffset,
+    cursor: state.changeCursor,
+    running: state.heldUntil > now,
+    last_full_at: state.lastFullAt,
+    last_run_at: state.lastRunAt,
+    last_success_at: state.lastSuccessAt,
+    last_error: state.lastError,
+    last_error_at: state.lastErrorAt,
+    last_run: state.lastRun === null ? null : runCounts(state.lastRun),
+    totals: { runs: state.runs, created: state.created, updated: state.updated, hidden: state.hidden },
+  };
+}
+
+export const showSync: RouteHandler<typeof routes.showSync, AppEnv> = async (c) => {
+  const state = await syncState(c.get('db'));
+  return ok(c, syncResource(state, config(c.env).upstream.url !== undefined, Date.now()), 'Sync state retrieved.');
+};
+
+export const runSync: RouteHandler<typeof routes.runSync, AppEnv> = async (c) => {
+  // Its own D1 handle: a run may wait 20 s on the upstream, longer than a request's D1 deadline (10 s from its first
+  // query); each of its queries still has its own deadline.
+  const result = await runUpstreamSync(createDb(c.env.DB), config(c.env).upstream);
+  if (!result.ran && result.reason === 'off') {
+    throw conflict('sync_disabled', 'The upstream sync is off: set CATALOGUE_UPSTREAM_URL to a Radio Browser server.');
+  }
+  if (!result.ran) {
+    throw conflict(
+      'sync_in_progress',
+      'A sync run holds the upstream now, or its last request was under a second ago.',
+      {
+        'Retry-After': String(Math.ceil(result.retryAfterMs / 1000)),
+      },
+    );
+  }
+  const { created, updated, hidden } = result.counts;
+  if (created + updated + hidden > 0) {
+    await tellCountersVisibility(c.env, 'all');
+    forgetCatalogue();
+    await forgetAnonymousCopies(c, 'all');
+  }
+  const state = syncResource(result.state, true, Date.now());
+  return ok(
+    c,
+    state,
+    state.last_error !== null && result.state.lastErrorAt === result.state.lastRunAt
+      ? `Sync run failed: ${state.last_error}`
+      : `Sync run: ${created} created, ${updated} updated, ${hidden} hidden.`,
+  );
 };

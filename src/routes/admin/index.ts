@@ -13,4 +13,6 @@ adminRouter
   .openapi(routes.createRadio, handlers.createRadio)
   .openapi(routes.updateRadio, handlers.updateRadio)
   .openapi(routes.createGenre, handlers.createGenre)
-  .openapi(routes.updateGenre, handlers.updateGenre);
+  .openapi(routes.updateGenre, handlers.updateGenre)
+  .openapi(routes.showSync, handlers.showSync)
+  .openapi(routes.runSync, handlers.runSync);

@@ -5,7 +5,7 @@ import { httpUrlField, idParam, noQuery, textField } from '../../lib/validation'
 import { AdminGenreSchema, RadioSchema, languageCode, slugField } from '../../schemas/catalogue';
 import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
 import { adminAccess } from '../../middleware/access';
-import { id, list, smallInt, text } from '../../schemas/fields';
+import { count, id, list, smallInt, text, timestamp, url } from '../../schemas/fields';
 import { UserSchema } from '../../schemas/user';
 
 const tags = ['Admin'];
@@ -202,4 +202,72 @@ export const updateGenre = createRoute({
     body: jsonBody(z.object(genreFields).partial().openapi('AdminGenreUpdate')),
   },
   responses: { 200: jsonResponse(AdminGenreSchema, 'The genre'), ...errorResponses(...BODY_ERRORS, 401, 403, 404) },
+});
+
+const syncCount = (example: number) => count(example);
+const RunSchema = z.object({
+  phase: z.enum(['full', 'verify', 'changes']),
+  received: syncCount(1000),
+  created: syncCount(12),
+  updated: syncCount(40),
+  unchanged: syncCount(940),
+  hidden: syncCount(2),
+  skipped: syncCount(6),
+});
+
+export const SyncStateSchema = z
+  .object({
+    enabled: z.boolean().openapi({ description: 'whether CATALOGUE_UPSTREAM_URL is set' }),
+    upstream_url: url.nullable().openapi({ description: 'the server the cursors belong to' }),
+    phase: z.enum(['full', 'verify', 'changes']).openapi({
+      description:
+        '`full`: reading the whole upstream list; `verify`: looking up stations the pass missed; `changes`: following its changes',
+    }),
+    pass: count(3, 'the full pass under way or last made'),
+    pass_offset: count(4000, 'where the full pass reads next'),
+    cursor: text(64, '9642ac1c-0601-11e8-ae97-52543be04c81')
+      .nullable()
+      .openapi({ description: 'the last upstream change applied (`lastchangeuuid`)' }),
+    running: z.boolean().openapi({ description: 'a run holds the sync now' }),
+    last_full_at: timestamp.nullable(),
+    last_run_at: timestamp.nullable(),
+    last_success_at: timestamp.nullable(),
+    last_error: text(400, 'https://de1.api.radio-browser.info/json/stations did not answer within 20 s').nullable(),
+    last_error_at: timestamp.nullable(),
+    last_run: RunSchema.nullable().openapi({ description: 'what the last successful run did' }),
+    totals: z.object({
+      runs: syncCount(420),
+      created: syncCount(51000),
+      updated: syncCount(3200),
+      hidden: syncCount(140),
+    }),
+  })
+  .openapi('SyncState');
+
+export const showSync = createRoute({
+  method: 'get',
+  path: '/api/v1/admin/sync',
+  operationId: 'getSync',
+  tags,
+  summary: 'The upstream sync: where it stands, what it did, its last error',
+  description: 'The catalogue follows a Radio Browser server when `CATALOGUE_UPSTREAM_URL` is set (docs/catalogue.md).',
+  ...adminAccess,
+  request: { query: noQuery },
+  responses: { 200: jsonResponse(SyncStateSchema, 'The sync state'), ...errorResponses(401, 403, 422) },
+});
+
+export const runSync = createRoute({
+  method: 'post',
+  path: '/api/v1/admin/sync',
+  operationId: 'runSync',
+  tags,
+  summary: 'Run one batch of the upstream sync now',
+  description:
+    'What a Cron Trigger run does: one batch from the upstream, applied whole or not at all. An upstream that fails is recorded in `last_error` (the answer is still 200, with the state). 409 `sync_disabled` without `CATALOGUE_UPSTREAM_URL`; 409 `sync_in_progress` (with `Retry-After`) while a run holds the sync or within a second of the last request to the upstream.',
+  ...adminAccess,
+  request: { query: noQuery },
+  responses: {
+    200: jsonResponse(SyncStateSchema, 'The sync state after the run'),
+    ...errorResponses(401, 403, 409, 422),
+  },
 });

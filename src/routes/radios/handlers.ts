@@ -12,6 +12,7 @@ import {
   visibleChannel,
   type ChannelListQuery,
 } from '../../catalogue/channels';
+import { changesPage } from '../../catalogue/changes';
 import { decodeCursor } from '../../catalogue/cursor';
 import { nearbyChannels } from '../../catalogue/nearby';
 import { likes } from '../../db/schema';
@@ -123,6 +124,13 @@ function nearbyPoint(c: Context<AppEnv>, query: { lat?: number; lng?: number }) 
   const country = typeof cf?.country === 'string' && /^[A-Z]{2}$/.test(cf.country) ? cf.country : null;
   return { shared: true, location: { source: 'network' as const, ...point, city, country } };
 }
+
+/** `GET /radios/changes`: the feed of an offline copy (docs/api.md#changes-feed), read with the caller's check. */
+export const radioChanges: RouteHandler<typeof routes.radioChanges, AppEnv> = async (c) => {
+  const { since, limit } = c.req.valid('query');
+  const page = await withAccountCheck(c, changesPage(c.get('db'), since, limit, Date.now()));
+  return okPage(c, page, 'Radio channel changes retrieved successfully.');
+};
 
 export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = async (c) => {
   const query = c.req.valid('query');

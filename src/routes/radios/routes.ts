@@ -3,7 +3,8 @@ import { CHANNEL_SORTS } from '../../catalogue/channels';
 import { flagParam, idParam, intParam, noQuery, textField } from '../../lib/validation';
 import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
-import { count, list, smallInt, text } from '../../schemas/fields';
+import { count, id, list, smallInt, text } from '../../schemas/fields';
+import { CHANGES_MEMORY_DAYS } from '../../catalogue/changes';
 import { requireToken } from '../../middleware/auth';
 import { userRateLimit } from '../../middleware/rate-limit';
 import { NullData, errorResponses, jsonResponse, jsonResponseWithMeta } from '../../schemas/common';
@@ -146,6 +147,45 @@ export const nearbyRadios = createRoute({
       'Nearby channels, and where the API looked',
     ),
     ...errorResponses(401, 403, 422, 429),
+  },
+});
+
+const ChangesMetaSchema = z
+  .object({
+    next_cursor: z.string().max(512).openapi({
+      pattern: '^[A-Za-z0-9_-]+$',
+      example: 'eyJsIjoiY2hhbmdlcyIsInMiOjQyLCJoIjoxMjcsInQiOjE3OTU0OTc2MDAwMDB9',
+      description:
+        'pass as `since` for the next page, and after the last page (`has_more` false) keep it for the next sync',
+    }),
+    has_more: z.boolean().openapi({ description: 'whether more changes follow at once' }),
+  })
+  .openapi('ChangesMeta');
+
+export const radioChanges = createRoute({
+  method: 'get',
+  path: '/api/v1/radios/changes',
+  operationId: 'listRadioChanges',
+  tags,
+  summary: 'What changed in the catalogue since a cursor, for an offline copy',
+  description: `Without \`since\`: the whole visible catalogue, a page at a time. With \`since\` (\`meta.next_cursor\` of an earlier page): every channel changed or hidden after it, in commit order, each once at its latest state, visible ones in \`changed\`, hidden ones (the app deletes them) in \`removed\`. A page may hold fewer than \`limit\` items, even none, while \`has_more\` is true. Counts (plays, likes) and check times are as of the channel's last change: their changes alone are not in the feed. \`is_liked\` and \`is_favorited\` are false. A cursor more than ${CHANGES_MEMORY_DAYS} days old is 410 \`cursor_expired\`: start again without \`since\`.`,
+  ...readAccess,
+  request: {
+    query: z.strictObject({
+      since: z.string().min(1).max(512).optional().openapi({
+        pattern: '^[A-Za-z0-9_-]+$',
+        description: '`meta.next_cursor` of the previous page or sync; none for a full copy',
+      }),
+      limit: intParam({ min: 1, max: 500 }).default(200),
+    }),
+  },
+  responses: {
+    200: jsonResponseWithMeta(
+      z.object({ changed: list(RadioSchema, 500), removed: list(id(42), 500) }).openapi('RadioChanges'),
+      ChangesMetaSchema,
+      'Channels changed and removed since the cursor',
+    ),
+    ...errorResponses(401, 403, 410, 422, 429),
   },
 });
 

@@ -1,0 +1,88 @@
+import { z } from '@hono/zod-openapi';
+import { asc, eq, gt, sql } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import { read } from '../db/read';
+import { changeSequence, radioChannels } from '../db/schema';
+import { cursorExpired } from '../lib/errors';
+import { readCursor, writeCursor } from '../lib/list-cursor';
+import { channelVisible, radioResourceColumns, type RadioResource } from './radio-resource';
+
+/** How long the feed remembers a channel's removal: an older cursor is a 410 (docs/api.md#changes-feed). */
+export const CHANGES_MEMORY_DAYS = 30;
+const MEMORY_MS = CHANGES_MEMORY_DAYS * 24 * 60 * 60 * 1000;
+
+/**
+ * A cursor of the feed: the change it leads on from (`s`), the last change before the snapshot began (`h`: a hidden
+ * channel changed at or before it was never in the snapshot, so it is no removal to report), and when the cursor was
+ * made (`t`, ms), for the 30 days, and the counter's epoch (`e`: a restored database has another).
+ */
+const changesCursor = z.object({
+  l: z.literal('changes'),
+  e: z.string().max(32),
+  s: z.number().int().min(0),
+  h: z.number().int().min(0),
+  t: z.number().int(),
+});
+type ChangesCursor = z.infer<typeof changesCursor>;
+
+export interface ChangesPage {
+  items: { changed: RadioResource[]; removed: number[] };
+  meta: { next_cursor: string; has_more: boolean };
+}
+
+/**
+ * One page of `GET /radios/changes` (docs/api.md#changes-feed), as one read (one D1 round trip with the caller's check): the channels whose last change
+ * comes after the cursor, in commit order (`change_seq`, an index range: `limit` + 1 rows whatever the catalogue's
+ * size), each at its latest state, visible ones in `changed` and hidden ones in `removed`; and the counter, which says
+ * where a snapshot begins, and its epoch, which says whether the cursor counts in this history of the catalogue. Without
+ * `since` the page starts a snapshot: the whole visible catalogue, then the changes made since it began. The last page
+ * has a cursor too: the one to come back with.
+ */
+export function changesPage(db: Db, since: string | undefined, limit: number, now: number) {
+  const cursor: ChangesCursor | null = since === undefined ? null : readCursor(since, changesCursor);
+  if (cursor && now - cursor.t > MEMORY_MS) {
+    throw cursorExpired(
+      `The cursor is more than ${CHANGES_MEMORY_DAYS} days old: read the catalogue again from the start, without since.`,
+    );
+  }
+  const after = cursor?.s ?? 0;
+  const queries = [
+    db
+      .select({
+        ...radioResourceColumns(0),
+        seq: radioChannels.changeSeq,
+        visible: sql<number>`${channelVisible}`.as('visible'),
+      })
+      .from(radioChannels)
+      .where(gt(radioChannels.changeSeq, after))
+      .orderBy(asc(radioChannels.changeSeq))
+      .limit(limit + 1),
+    db
+      .select({ value: changeSequence.value, epoch: changeSequence.epoch })
+      .from(changeSequence)
+      .where(eq(changeSequence.id, 1)),
+  ] as const;
+  return read(queries, ([rows, counter]): ChangesPage => {
+    const { value: top, epoch } = counter[0] ?? { value: 0, epoch: '' };
+    if (cursor && cursor.e !== epoch) {
+      throw cursorExpired(
+        'The cursor belongs to an earlier history of the catalogue (it was restored from a backup): read it again from the start.',
+      );
+    }
+    const snapshotEnd = cursor?.h ?? top;
+    // A read replica behind the copy that served the cursor has not seen its changes yet: nothing new here (the
+    // rows after the cursor are those changed since, on every copy that has caught up).
+    const shown = cursor && cursor.s > top ? [] : rows.slice(0, limit);
+    const changed: RadioResource[] = [];
+    const removed: number[] = [];
+    for (const { seq, visible, ...channel } of shown) {
+      if (visible) changed.push(channel);
+      else if (seq > snapshotEnd) removed.push(channel.id);
+    }
+    const next: ChangesCursor = { l: 'changes', e: epoch, s: shown.at(-1)?.seq ?? after, h: snapshotEnd, t: now };
+    return {
+      items: { changed, removed },
+      meta: { next_cursor: writeCursor(next), has_more: shown.length > 0 && rows.length > limit },
+    };
+  });
+}

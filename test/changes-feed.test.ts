@@ -1,0 +1,210 @@
+import { env } from 'cloudflare:workers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, type Json } from './helpers/client';
+import { channelId, genreId, importStations, rowsRead, station } from './helpers/catalogue';
+import { quickUser, type TestUser } from './helpers/users';
+
+/**
+ * The changes feed (docs/api.md#changes-feed), played as an app that keeps the catalogue on the device: a snapshot in
+ * pages, then only what changed, applied to its copy, which must equal the catalogue every time.
+ */
+
+let user: TestUser;
+const admin = { token: env.ADMIN_TOKEN };
+
+beforeAll(async () => {
+  user = await quickUser();
+  await importStations(
+    Array.from({ length: 12 }, (_, i) =>
+      station({ name: `Feed Station ${String(i).padStart(2, '0')}`, tags: i % 2 ? 'jazz' : 'rock' }),
+    ),
+  );
+});
+
+/** What the app keeps: channels by id, and the cursor to come back with. */
+interface Copy {
+  channels: Map<number, Json>;
+  cursor: string | null;
+}
+
+/** One sync as an app runs it: pages until `has_more` is false; answers what each page held. */
+async function sync(copy: Copy, limit = 5) {
+  const pages: { changed: Json[]; removed: number[] }[] = [];
+  for (;;) {
+    const query = new URLSearchParams({ limit: String(limit), ...(copy.cursor ? { since: copy.cursor } : {}) });
+    const res = await call('GET', `/api/v1/radios/changes?${query}`, { token: user.token });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const { changed, removed } = res.body.data;
+    for (const channel of changed) copy.channels.set(channel.id, channel);
+    for (const id of removed) copy.channels.delete(id);
+    pages.push({ changed, removed });
+    // Each channel at most once per page.
+    const ids = [...changed.map((c: Json) => c.id), ...removed];
+    expect(new Set(ids).size).toBe(ids.length);
+    copy.cursor = res.body.meta.next_cursor;
+    expect(typeof copy.cursor).toBe('string');
+    if (!res.body.meta.has_more) return pages;
+  }
+}
+
+/** The catalogue as `/radios` shows it (every visible channel), without the caller's flags and the counts. */
+async function catalogue(): Promise<Map<number, Json>> {
+  const all = new Map<number, Json>();
+  let cursor: string | undefined;
+  for (;;) {
+    const query = new URLSearchParams({ per_page: '100', sort: 'name', ...(cursor ? { cursor } : {}) });
+    const res = await call('GET', `/api/v1/radios?${query}`, { token: user.token });
+    for (const channel of res.body.data) all.set(channel.id, channel);
+    if (!res.body.meta.next_cursor) return all;
+    cursor = res.body.meta.next_cursor;
+  }
+}
+
+/** A channel without what the feed leaves out of its changes: counts and check times (as of its last change). */
+const shown = ({ play_count: _p, likes: _l, is_liked: _il, is_favorited: _if, health, ...rest }: Json) => ({
+  ...rest,
+  health: health.status,
+});
+
+async function expectExact(copy: Copy) {
+  const truth = await catalogue();
+  expect([...copy.channels.keys()].sort((a, b) => a - b)).toEqual([...truth.keys()].sort((a, b) => a - b));
+  for (const [id, channel] of truth) expect(shown(copy.channels.get(id))).toEqual(shown(channel));
+}
+
+describe('GET /radios/changes, as an app keeping an offline copy', () => {
+  it('keeps the copy exact through a snapshot, creates, updates, hides, genre and country changes', async () => {
+    const hiddenRecord = station({ name: 'Hidden Before' });
+    await importStations([hiddenRecord]);
+    const hiddenBefore = await channelId(String(hiddenRecord.url_resolved));
+    await call('PATCH', `/api/v1/admin/radios/${hiddenBefore}`, { ...admin, json: { is_active: false } });
+    const copy: Copy = { channels: new Map(), cursor: null };
+    const snapshot = await sync(copy, 5);
+    expect(snapshot.length).toBeGreaterThan(2);
+    // A snapshot reports no removals of channels hidden before it began.
+    expect(snapshot.flatMap((page) => page.removed)).toEqual([]);
+    await expectExact(copy);
+
+    // Nothing changed: an empty page, the same place, a fresh cursor.
+    const idle = await sync(copy);
+    expect(idle).toEqual([{ changed: [], removed: [] }]);
+
+    // Changes of every kind.
+    const ids = [...copy.channels.keys()].sort((a, b) => a - b);
+    const [renamed, hidden, moved, regenred] = ids;
+    await call('PATCH', `/api/v1/admin/radios/${renamed}`, { ...admin, json: { name: 'Feed Renamed' } });
+    await call('PATCH', `/api/v1/admin/radios/${hidden}`, { ...admin, json: { is_active: false } });
+    await call('PATCH', `/api/v1/admin/radios/${moved}`, { ...admin, json: { country_code: 'FR' } });
+    await call('PATCH', `/api/v1/admin/radios/${regenred}`, {
+      ...admin,
+      json: { genre_ids: [await genreId('jazz')] },
+    });
+    const created = await call('POST', '/api/v1/admin/radios', {
+      ...admin,
+      json: { name: 'Feed New', stream_url: 'https://feed.example.com/new.mp3', format: 'mp3', country_code: 'DE' },
+    });
+    expect(created.status).toBe(201);
+    // A genre's rename reaches every channel of the genre.
+    await call('PATCH', `/api/v1/admin/genres/${await genreId('rock')}`, { ...admin, json: { name: 'Rock & Roll' } });
+    const rockCount = [...copy.channels.values()].filter((c) => c.genres.some((g: Json) => g.name === 'Rock')).length;
+
+    const pages = await sync(copy, 500);
+    const changed = pages.flatMap((page) => page.changed.map((c: Json) => c.id));
+    expect(pages.flatMap((page) => page.removed)).toEqual([hidden]);
+    expect(changed).toContain(renamed);
+    expect(changed).toContain(moved);
+    expect(changed).toContain(regenred);
+    expect(changed).toContain(created.body.data.id);
+    // Each channel once, at its latest state, however many times it changed.
+    expect(new Set(changed).size).toBe(changed.length);
+    expect(changed.length).toBeGreaterThanOrEqual(rockCount);
+    await expectExact(copy);
+
+    // Plays and likes change counts only: nothing for the feed.
+    await call('POST', `/api/v1/radios/${renamed}/like`, { token: user.token });
+    expect(await sync(copy)).toEqual([{ changed: [], removed: [] }]);
+
+    // A hidden channel shown again comes back as a change.
+    await call('PATCH', `/api/v1/admin/radios/${hidden}`, { ...admin, json: { is_active: true } });
+    const back = await sync(copy);
+    expect(back.flatMap((page) => page.changed.map((c: Json) => c.id))).toEqual([hidden]);
+    await expectExact(copy);
+
+    // A country made inactive hides its channels: each is a removal.
+    const gb = await env.DB.prepare("SELECT id FROM countries WHERE code = 'GB'").first<{ id: number }>();
+    const inGb = [...copy.channels.values()].filter((c) => c.country.code === 'GB').map((c) => c.id);
+    await env.DB.prepare('UPDATE countries SET is_active = 0 WHERE id = ?').bind(gb!.id).run();
+    const gone = await sync(copy, 3);
+    // Every channel of the country, and maybe ids the copy never held (a channel hidden before, whose country
+    // changed too): the app ignores those.
+    expect(gone.flatMap((page) => page.removed)).toEqual(expect.arrayContaining(inGb));
+    expect(gone.flatMap((page) => page.changed)).toEqual([]);
+    await env.DB.prepare('UPDATE countries SET is_active = 1 WHERE id = ?').bind(gb!.id).run();
+    await sync(copy);
+    await expectExact(copy);
+  });
+
+  it('reports a removal of a channel the snapshot delivered before it was hidden mid-snapshot', async () => {
+    const copy: Copy = { channels: new Map(), cursor: null };
+    const first = await call('GET', '/api/v1/radios/changes?limit=2', { token: user.token });
+    const delivered = first.body.data.changed[0].id;
+    for (const channel of first.body.data.changed) copy.channels.set(channel.id, channel);
+    copy.cursor = first.body.meta.next_cursor;
+    await call('PATCH', `/api/v1/admin/radios/${delivered}`, { ...admin, json: { is_active: false } });
+    const rest = await sync(copy, 4);
+    expect(rest.flatMap((page) => page.removed)).toEqual([delivered]);
+    await expectExact(copy);
+    await call('PATCH', `/api/v1/admin/radios/${delivered}`, { ...admin, json: { is_active: true } });
+  });
+
+  it('answers 410 cursor_expired for a cursor older than 30 days, and the app starts again', async () => {
+    const first = await call('GET', '/api/v1/radios/changes?limit=1', { token: user.token });
+    const content = JSON.parse(atob(first.body.meta.next_cursor.replace(/-/g, '+').replace(/_/g, '/')));
+    const old = btoa(JSON.stringify({ ...content, t: Date.now() - 31 * 24 * 60 * 60 * 1000 }))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '');
+    const expired = await call('GET', `/api/v1/radios/changes?since=${old}`, { token: user.token });
+    expect(expired.status).toBe(410);
+    expect(expired.body.error).toBe('cursor_expired');
+    // A cursor ahead of the copy that reads it (a read replica behind): nothing new yet, the same place.
+    const ahead = btoa(JSON.stringify({ ...content, s: 10_000_000 })).replace(/=+$/, '');
+    const lagging = await call('GET', `/api/v1/radios/changes?since=${ahead}`, { token: user.token });
+    expect(lagging.status).toBe(200);
+    expect(lagging.body.data).toEqual({ changed: [], removed: [] });
+    expect(lagging.body.meta.has_more).toBe(false);
+    // After a restore from a backup the operator gives the counter a new epoch (docs/operations.md#backups):
+    // every cursor made before is expired.
+    await env.DB.prepare('UPDATE change_sequence SET epoch = lower(hex(randomblob(8)))').run();
+    const restored = await call('GET', `/api/v1/radios/changes?since=${first.body.meta.next_cursor}`, {
+      token: user.token,
+    });
+    expect(restored.status).toBe(410);
+    expect(restored.body.error).toBe('cursor_expired');
+    // Starting again rebuilds an exact copy.
+    const copy: Copy = { channels: new Map(), cursor: null };
+    await sync(copy, 50);
+    await expectExact(copy);
+  });
+
+  it('refuses bad input in the envelope', async () => {
+    for (const query of ['limit=0', 'limit=501', 'limit=x', 'since=', 'other=1']) {
+      const res = await call('GET', `/api/v1/radios/changes?${query}`, { token: user.token });
+      expect(res.status, query).toBe(422);
+    }
+    const bad = await call('GET', '/api/v1/radios/changes?since=bm90LWEtY3Vyc29y', { token: user.token });
+    expect(bad.body.error).toBe('cursor_invalid');
+    const list = await call('GET', '/api/v1/radios?per_page=1', { token: user.token });
+    const other = await call('GET', `/api/v1/radios/changes?since=${list.body.meta.next_cursor}`, {
+      token: user.token,
+    });
+    expect(other.body.error).toBe('cursor_invalid');
+    expect((await call('GET', '/api/v1/radios/changes')).status).toBe(401);
+  });
+
+  it('reads limit + 2 rows a page in one round trip', async () => {
+    const res = await call('GET', '/api/v1/radios/changes?limit=5', { token: user.token, debug: true });
+    expect(rowsRead(res.headers)).toBeLessThanOrEqual(5 + 1 + 1 + 1);
+    expect(res.headers.get('Server-Timing')).toContain('round_trips=1');
+  });
+});
