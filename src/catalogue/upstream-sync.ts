@@ -354,15 +354,10 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
     });
   }
   const uuids = [...new Set([...latest.keys(), ...asked])];
-  const urls = [...latest.values()].flatMap((entry) => (entry.station ? [entry.station.stream_url] : []));
+  const mapped = [...latest.values()].flatMap((entry) => (entry.station ? [entry.station] : []));
+  const urls = mapped.map((station) => station.stream_url);
   // Both slugs a new channel may take (chooseSlug: the name's, else the name's with the stream URL's hash).
-  const slugs = (
-    await Promise.all(
-      [...latest.values()].map((entry) =>
-        entry.station ? slugCandidates(entry.station.name, entry.station.stream_url) : [],
-      ),
-    )
-  ).flat();
+  const slugs = (await Promise.all(mapped.map((station) => slugCandidates(station.name, station.stream_url)))).flat();
   const columns = {
     ...pick(radioChannels, [...SYNCED, 'id', 'upstreamUuid', 'editedFields', 'description']),
     genreSlugs: genreSlugsColumn(),
