@@ -18,8 +18,12 @@ const screenshot = screenshotPath(`${root}/bench/out/listener.png`);
 const STREAM = 'https://fake-radio.test/live';
 const FIRST = 'Miles Davis - So What';
 const SECOND = 'Nina Simone - Sinnerman';
-/** The most a title change may take to show: the 10-second reading interval, the fan-out, and a busy machine. */
-const LIVE_DELAY_MS = 15_000;
+/**
+ * The most a title change may take to show: the 10-second reading interval, the fan-out, and room for a busy machine
+ * (CI runs it beside other work). A title that is not pushed never shows, so the check still fails on a broken push;
+ * how fast it shows is the bench's measure (`npm run bench:live`), and the check prints what it saw.
+ */
+const LIVE_DELAY_MS = 30_000;
 
 const bundle = `${root}/bench/out/listener-bundle`;
 if (runWrangler(['deploy', '--dry-run', '--outdir', bundle], { stdio: 'ignore' }).status !== 0) {

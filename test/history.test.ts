@@ -69,10 +69,16 @@ describe('GET /api/v1/radios/{id}/history', () => {
       await readNowPlaying(id, user.token);
       const res = await call('GET', `/api/v1/radios/${id}/history`, { token: user.token });
       expect(res.body.data.map((e: { stream_title: string }) => e.stream_title)).toEqual(['New - Song']);
-
-      // 1,005 changes: the oldest five go.
+      // Gone from the storage, not only from the answer.
       const stub = env.NOW_PLAYING.get(env.NOW_PLAYING.idFromName(String(id)));
       const { runInDurableObject } = await import('cloudflare:test');
+      const stored = await runInDurableObject(
+        stub,
+        (_object, state) => state.storage.sql.exec<{ n: number }>('SELECT count(*) AS n FROM titles').one().n,
+      );
+      expect(stored).toBe(1);
+
+      // 1,005 changes: the oldest five go.
       await runInDurableObject(stub, (object) => {
         const record = (object as unknown as { record: (t: object, at: number) => void }).record.bind(object);
         for (let i = 0; i < 1005; i += 1)

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import genreNames from '../data/genre-names.json';
 import { GENRES } from '../src/catalogue/genre-map';
 import { NAME_LOCALES } from '../src/catalogue/locales';
-import { call } from './helpers/client';
+import { BASE, call, fetchWorker } from './helpers/client';
 import { genreId, seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
 
@@ -89,6 +89,16 @@ describe('Accept-Language', () => {
     expect(classical.name).toBe(translations.classical!.fr);
     const detail = await call('GET', `/api/v1/genres/${classical.id}`, { headers: { 'Accept-Language': 'fr' } });
     expect(detail.body.data.name).toBe(translations.classical!.fr);
+    // Each language's body has its own ETag: a client that changes language never gets a 304 for the other's.
+    const english = await call('GET', `/api/v1/genres/${classical.id}`, { headers: { 'Accept-Language': 'en' } });
+    expect(english.body.data.name).not.toBe(detail.body.data.name);
+    expect(english.headers.get('ETag')).not.toBe(detail.headers.get('ETag'));
+    const stale = await fetchWorker(
+      new Request(`${BASE}/api/v1/genres/${classical.id}`, {
+        headers: { 'Accept-Language': 'fr', 'If-None-Match': english.headers.get('ETag')! },
+      }),
+    );
+    expect(stale.status).toBe(200);
   });
 
   it('falls back: pt-BR to pt, an unknown language and a genre without a translation to English', async () => {

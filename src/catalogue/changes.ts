@@ -25,7 +25,7 @@ const changesCursor = z.object({
 });
 type ChangesCursor = z.infer<typeof changesCursor>;
 
-export interface ChangesPage {
+interface ChangesPage {
   items: { changed: RadioResource[]; removed: number[] };
   meta: { next_cursor: string; has_more: boolean };
 }

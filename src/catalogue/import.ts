@@ -364,19 +364,13 @@ export async function importStations(db: Db, records: unknown[], now: string): P
     changed.flatMap((row) => row.genres),
     now,
   );
-  const insertedColumns = [...IMPORTED, 'streamUrl', 'slug'] as const;
   for (const rows of chunks(toInsert)) {
     writes.push(
-      batchable(
+      insertChannels(
         db,
-        sql`INSERT INTO ${radioChannels} (${sql.join(
-          insertedColumns.map((key) => bare(radioChannels[key])),
-          sql`, `,
-        )}, ${bare(radioChannels.isActive)}, ${bare(radioChannels.createdAt)}, ${bare(radioChannels.updatedAt)})
-          SELECT ${sql.join(
-            insertedColumns.map((key) => jsonField(key)),
-            sql`, `,
-          )}, 1, ${now}, ${now} FROM ${jsonRows(JSON.stringify(rows))}`,
+        [...IMPORTED, 'streamUrl', 'slug', 'isActive'],
+        rows.map((row) => ({ ...row, isActive: true })),
+        now,
       ),
     );
   }
@@ -394,31 +388,8 @@ export async function importStations(db: Db, records: unknown[], now: string): P
     );
   }
   for (const rows of chunks(changed)) {
-    const urls = JSON.stringify(rows.map((row) => row.streamUrl));
-    const links = JSON.stringify(rows.flatMap((row) => row.genres.map((slug) => ({ url: row.streamUrl, slug }))));
     writes.push(
-      db.delete(radioChannelGenres).where(
-        inArray(
-          radioChannelGenres.channelId,
-          qb
-            .select({ id: radioChannels.id })
-            .from(radioChannels)
-            .where(inArray(radioChannels.streamUrl, sql`(SELECT value FROM json_each(${urls}))`)),
-        ),
-      ),
-      db
-        .insert(radioChannelGenres)
-        .select(
-          qb
-            .select({
-              channelId: sql<number>`${radioChannels.id}`.as('channel_id'),
-              genreId: sql<number>`${genres.id}`.as('genre_id'),
-            })
-            .from(jsonRows(links))
-            .innerJoin(radioChannels, eq(radioChannels.streamUrl, jsonField('url')))
-            .innerJoin(genres, eq(genres.slug, jsonField('slug'))),
-        )
-        .onConflictDoNothing(),
+      ...replaceGenreLinks(db, rows),
       ...indexChannels(
         db,
         rows.map((row) => ({ url: row.streamUrl, name: row.sortName, description: row.searchDescription })),
@@ -427,6 +398,57 @@ export async function importStations(db: Db, records: unknown[], now: string): P
   }
   await db.batch(nonEmpty(writes)!);
   return summary;
+}
+
+/**
+ * The insert of new channels from JSON rows that carry a value for each of `columns` (schema keys), created and
+ * updated `now`: the import's and the upstream sync's (at most `ROWS_PER_STATEMENT` rows).
+ */
+export function insertChannels(db: Db, columns: readonly (keyof RadioChannelRow)[], rows: object[], now: string) {
+  return batchable(
+    db,
+    sql`INSERT INTO ${radioChannels} (${sql.join(
+      columns.map((key) => bare(radioChannels[key])),
+      sql`, `,
+    )}, ${bare(radioChannels.createdAt)}, ${bare(radioChannels.updatedAt)})
+      SELECT ${sql.join(
+        columns.map((key) => jsonField(key)),
+        sql`, `,
+      )}, ${now}, ${now} FROM ${jsonRows(JSON.stringify(rows))}`,
+  );
+}
+
+/**
+ * The writes that replace the genre links of channels, by stream URL, with their genres by slug (at most
+ * `ROWS_PER_STATEMENT` channels): the import's and the upstream sync's, in the batch that writes the channels.
+ */
+export function replaceGenreLinks(db: Db, rows: { streamUrl: string; genres: string[] }[]) {
+  const urls = JSON.stringify(rows.map((row) => row.streamUrl));
+  const links = JSON.stringify(rows.flatMap((row) => row.genres.map((slug) => ({ url: row.streamUrl, slug }))));
+  return [
+    db.delete(radioChannelGenres).where(
+      inArray(
+        radioChannelGenres.channelId,
+        qb
+          .select({ id: radioChannels.id })
+          .from(radioChannels)
+          .where(inArray(radioChannels.streamUrl, sql`(SELECT value FROM json_each(${urls}))`)),
+      ),
+    ),
+    db
+      .insert(radioChannelGenres)
+      .select(
+        qb
+          .select({
+            channelId: sql<number>`${radioChannels.id}`.as('channel_id'),
+            genreId: sql<number>`${genres.id}`.as('genre_id'),
+          })
+          .from(jsonRows(links))
+          .innerJoin(radioChannels, eq(radioChannels.streamUrl, jsonField('url')))
+          .innerJoin(genres, eq(genres.slug, jsonField('slug'))),
+      )
+      .onConflictDoNothing(),
+  ] as const;
 }
 
 /** What an import row carries besides the imported columns. */

@@ -7,13 +7,13 @@ import { isRecord } from '../lib/objects';
  */
 
 /** Radio Browser asks clients to name themselves (`appname/version`). */
-export const USER_AGENT = 'radio-api-catalogue-sync/1.0 (+https://github.com/radio-api)';
+const USER_AGENT = 'radio-api-catalogue-sync/1.0 (+https://github.com/radio-api)';
 /** One request's deadline: a full page of 5,000 stations is a few MB. */
-export const UPSTREAM_TIMEOUT_MS = 20_000;
+const UPSTREAM_TIMEOUT_MS = 20_000;
 /** The most one answer may be: 5,000 stations of about 1.5 KB, with room. */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 /** Between two requests of a run. */
-export const REQUEST_SPACING_MS = 1_000;
+const REQUEST_SPACING_MS = 1_000;
 
 export class UpstreamError extends Error {
   constructor(message: string) {
@@ -63,6 +63,8 @@ export class UpstreamClient {
   }
 
   private async records(path: string, form?: URLSearchParams): Promise<Record<string, unknown>[]> {
+    /** The endpoint, as errors name it. */
+    const endpoint = path.split('?')[0]!;
     const wait = this.lastAt + REQUEST_SPACING_MS - Date.now();
     if (this.lastAt > 0 && wait > 0) await this.sleep(wait);
     this.lastAt = Date.now();
@@ -82,12 +84,12 @@ export class UpstreamClient {
       response = await this.fetcher(request);
       if (!response.ok) {
         await response.body?.cancel();
-        throw new UpstreamError(`${path.split('?')[0]} answered ${response.status}`);
+        throw new UpstreamError(`${endpoint} answered ${response.status}`);
       }
       const length = Number(response.headers.get('content-length') ?? 0);
       if (length > MAX_ANSWER_BYTES) {
         await response.body?.cancel();
-        throw new UpstreamError(`${path.split('?')[0]} answered ${length} bytes, more than ${MAX_ANSWER_BYTES}`);
+        throw new UpstreamError(`${endpoint} answered ${length} bytes, more than ${MAX_ANSWER_BYTES}`);
       }
       text = await response.text();
     } catch (error) {
@@ -95,19 +97,19 @@ export class UpstreamClient {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
       throw new UpstreamError(
         timedOut
-          ? `${path.split('?')[0]} did not answer within ${UPSTREAM_TIMEOUT_MS / 1000} s`
-          : `${path.split('?')[0]} failed: ${error instanceof Error ? error.message : String(error)}`,
+          ? `${endpoint} did not answer within ${UPSTREAM_TIMEOUT_MS / 1000} s`
+          : `${endpoint} failed: ${error instanceof Error ? error.message : String(error)}`,
       );
     }
-    if (text.length > MAX_ANSWER_BYTES) throw new UpstreamError(`${path.split('?')[0]} answered too much`);
+    if (text.length > MAX_ANSWER_BYTES) throw new UpstreamError(`${endpoint} answered too much`);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      throw new UpstreamError(`${path.split('?')[0]} answered something that is not JSON`);
+      throw new UpstreamError(`${endpoint} answered something that is not JSON`);
     }
     if (!Array.isArray(parsed) || !parsed.every(isRecord)) {
-      throw new UpstreamError(`${path.split('?')[0]} answered JSON that is not a list of stations`);
+      throw new UpstreamError(`${endpoint} answered JSON that is not a list of stations`);
     }
     return parsed;
   }

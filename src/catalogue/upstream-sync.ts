@@ -3,8 +3,8 @@ import type { BatchItem } from 'drizzle-orm/batch';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
 import { nonEmpty } from '../db/read';
-import { countries, radioChannelGenres, radioChannels, upstreamSync, type RadioChannelRow } from '../db/schema';
-import { batchable, bare, guard, isGuardFailure, jsonField, jsonRows, errorText } from '../db/sql';
+import { countries, radioChannels, upstreamSync, type RadioChannelRow } from '../db/schema';
+import { guard, isGuardFailure, jsonField, jsonRows, errorText } from '../db/sql';
 import { fromKeys, isRecord, pick } from '../lib/objects';
 import { foldText } from '../lib/text';
 import { isoTimestamp } from '../lib/time';
@@ -13,10 +13,13 @@ import {
   chooseSlug,
   chunks,
   slugCandidates,
+  replaceGenreLinks,
+  insertChannels,
   ensureGenres,
   mapRadioBrowserStation,
   type StationInput,
 } from './import';
+import type { EditableField } from './admin';
 import { indexChannels } from './search-index';
 import { UpstreamClient, UpstreamError, type Fetcher } from './upstream-client';
 
@@ -74,7 +77,7 @@ const SYNCED = [
 type Synced = (typeof SYNCED)[number];
 
 /** The admin field whose edit keeps each synced column (catalogue/admin.ts EDITABLE_FIELDS). */
-const EDITED_KEY: Record<Synced, string> = {
+const EDITED_KEY: Record<Synced, EditableField> = {
   name: 'name',
   sortName: 'name',
   streamUrl: 'stream_url',
@@ -121,8 +124,9 @@ async function claim(db: Db, now: number): Promise<SyncState | null> {
 }
 
 export type RunResult =
-  | { ran: true; counts: RunCounts; state: SyncState }
-  | { ran: false; reason: 'off' | 'busy'; retryAfterMs: number; state: SyncState };
+  | { ran: true; counts: RunCounts; state: SyncState; error: string | null }
+  | { ran: false; reason: 'off' }
+  | { ran: false; reason: 'busy'; retryAfterMs: number };
 
 /**
  * Runs one batch of the sync: claims it, asks the upstream, applies what it answered with the next state in one D1
@@ -135,13 +139,14 @@ export async function runSync(
   options: { fetcher?: Fetcher; sleep?: (ms: number) => Promise<void>; now?: () => number } = {},
 ): Promise<RunResult> {
   const clock = options.now ?? Date.now;
-  if (!settings.url) return { ran: false, reason: 'off', retryAfterMs: 0, state: await syncState(db) };
+  // Off (the default): the cron's run costs nothing, not even a read of the state.
+  if (!settings.url) return { ran: false, reason: 'off' };
   const start = clock();
   const claimed = await claim(db, start);
   if (!claimed) {
     const state = await syncState(db);
     const retryAfterMs = Math.max(state.heldUntil - start, state.lastRequestAt + 1000 - start, 1000);
-    return { ran: false, reason: 'busy', retryAfterMs, state };
+    return { ran: false, reason: 'busy', retryAfterMs };
   }
   // Another upstream: its change uuids mean nothing here (they are the server's own), so a full pass starts.
   const restart =
@@ -180,7 +185,7 @@ export async function runSync(
     };
     // The state goes in the batch of the writes: the cursor moves on only with what it covers.
     await db.batch([db.update(upstreamSync).set(next).where(eq(upstreamSync.id, 1)), ...step.writes]);
-    return { ran: true, counts, state: await syncState(db) };
+    return { ran: true, counts, state: await syncState(db), error: null };
   } catch (error) {
     const message =
       error instanceof UpstreamError
@@ -201,7 +206,7 @@ export async function runSync(
       })
       .where(eq(upstreamSync.id, 1));
     if (!(error instanceof UpstreamError) && !isGuardFailure(error)) console.error('upstream sync failed', error);
-    return { ran: true, counts: emptyCounts(state.phase), state: await syncState(db) };
+    return { ran: true, counts: emptyCounts(state.phase), state: await syncState(db), error: message };
   }
 }
 
@@ -333,10 +338,12 @@ type SyncedRow = Pick<RadioChannelRow, Synced> & { upstreamUuid: string; genres:
  * the read.
  */
 async function apply(db: Db, records: Record<string, unknown>[], asked: string[], pass: number, now: string) {
+  const counts = { created: 0, updated: 0, unchanged: 0, hidden: 0, skipped: 0 };
+  // An idle run (no changes upstream) reads and writes nothing here.
+  if (records.length === 0 && asked.length === 0) return { counts, writes: [] };
   const countryIds = new Map(
     (await db.select({ id: countries.id, code: countries.code }).from(countries)).map((c) => [c.code, c.id]),
   );
-  const counts = { created: 0, updated: 0, unchanged: 0, hidden: 0, skipped: 0 };
   // The latest record of each station (a page of changes may hold several).
   const latest = new Map<string, { station: StationInput | null; checkFailed: boolean }>();
   for (const record of records) {
@@ -362,7 +369,7 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
     ...pick(radioChannels, [...SYNCED, 'id', 'upstreamUuid', 'editedFields', 'description']),
     genreSlugs: genreSlugsColumn(),
   };
-  const reads = nonEmpty([
+  const channelReads = nonEmpty([
     ...chunks(uuids).map((part) =>
       db
         .select(columns)
@@ -375,17 +382,24 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
         .from(radioChannels)
         .where(inArray(radioChannels.streamUrl, sql`(SELECT value FROM json_each(${JSON.stringify(part)}))`)),
     ),
-    ...chunks(slugs).map((part) =>
+  ]);
+  // The slugs taken, alone: the channels behind them are not compared.
+  const slugReads = nonEmpty(
+    chunks(slugs).map((part) =>
       db
-        .select({ ...columns, slug: radioChannels.slug })
+        .select({ slug: radioChannels.slug })
         .from(radioChannels)
         .where(inArray(radioChannels.slug, sql`(SELECT value FROM json_each(${JSON.stringify(part)}))`)),
     ),
+  );
+  const [channelRows, slugRows] = await Promise.all([
+    channelReads ? db.batch(channelReads) : [],
+    slugReads ? db.batch(slugReads) : [],
   ]);
-  const found: (Stored & { slug?: string })[] = reads ? (await db.batch(reads)).flat() : [];
+  const found: Stored[] = channelRows.flat();
   const byUuid = new Map(found.filter((row) => row.upstreamUuid).map((row) => [row.upstreamUuid!, row]));
   const byUrl = new Map(found.map((row) => [row.streamUrl, row]));
-  const takenSlugs = new Set(found.flatMap((row) => (row.slug ? [row.slug] : [])));
+  const takenSlugs = new Set(slugRows.flat().map((row) => row.slug));
 
   const creates: (SyncedRow & { slug: string })[] = [];
   const updates: (SyncedRow & { id: number })[] = [];
@@ -501,19 +515,13 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
       now,
     ),
   );
-  const inserted = [...SYNCED, 'streamUrl', 'slug', 'upstreamUuid', 'description'] as const;
   for (const rows of chunks(creates)) {
     writes.push(
-      batchable(
+      insertChannels(
         db,
-        sql`INSERT INTO ${radioChannels} (${sql.join(
-          [...new Set(inserted)].map((key) => bare(radioChannels[key])),
-          sql`, `,
-        )}, ${bare(radioChannels.upstreamPass)}, ${bare(radioChannels.createdAt)}, ${bare(radioChannels.updatedAt)})
-          SELECT ${sql.join(
-            [...new Set(inserted)].map((key) => jsonField(key)),
-            sql`, `,
-          )}, ${pass}, ${now}, ${now} FROM ${jsonRows(JSON.stringify(rows))}`,
+        [...SYNCED, 'slug', 'upstreamUuid', 'description', 'upstreamPass'],
+        rows.map((row) => ({ ...row, upstreamPass: pass })),
+        now,
       ),
     );
   }
@@ -546,32 +554,14 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
         .where(eq(radioChannels.id, u.id)),
     );
   }
+  const before = new Map(found.map((row) => [row.id, row]));
   const changedGenres = [...creates, ...updates].filter(
-    (row) => !('id' in row) || (found.find((f) => f.id === row.id)?.genreSlugs ?? '') !== row.genres.join(','),
+    (row) => !('id' in row) || (before.get(row.id)?.genreSlugs ?? '') !== row.genres.join(','),
   );
-  for (const rows of chunks(changedGenres)) {
-    const urlsJson = JSON.stringify(rows.map((row) => row.streamUrl));
-    const links = JSON.stringify(rows.flatMap((row) => row.genres.map((slug) => ({ url: row.streamUrl, slug }))));
-    writes.push(
-      db.delete(radioChannelGenres).where(
-        inArray(
-          radioChannelGenres.channelId,
-          qb
-            .select({ id: radioChannels.id })
-            .from(radioChannels)
-            .where(inArray(radioChannels.streamUrl, sql`(SELECT value FROM json_each(${urlsJson}))`)),
-        ),
-      ),
-      batchable(
-        db,
-        sql`INSERT OR IGNORE INTO ${radioChannelGenres} (${bare(radioChannelGenres.channelId)}, ${bare(radioChannelGenres.genreId)})
-          SELECT r.id, g.id FROM ${jsonRows(links)} JOIN ${radioChannels} r ON r.stream_url = ${jsonField('url')} JOIN genres g ON g.slug = ${jsonField('slug')}`,
-      ),
-    );
-  }
+  for (const rows of chunks(changedGenres)) writes.push(...replaceGenreLinks(db, rows));
   const renamed = [...creates, ...updates].filter((row) => {
-    const before = 'id' in row ? found.find((f) => f.id === row.id) : undefined;
-    return !before || before.sortName !== row.sortName || before.streamUrl !== row.streamUrl;
+    const stored = 'id' in row ? before.get(row.id) : undefined;
+    return !stored || stored.sortName !== row.sortName || stored.streamUrl !== row.streamUrl;
   });
   for (const rows of chunks(renamed)) {
     writes.push(

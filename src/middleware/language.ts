@@ -76,6 +76,8 @@ export const localiseNames = createMiddleware<AppEnv>(async (c, next) => {
   if (loaded) {
     const local = translate(body, c.get('language'), loaded);
     c.res = new Response(local.text, c.res);
+    // A tag made for the English text (an anonymous copy's) is not this body's: tagJsonAnswers tags it anew.
+    c.res.headers.delete('ETag');
     c.set('body', local);
   }
   if (!c.res.headers.has('Content-Language')) announceLanguage(c);

@@ -92,8 +92,9 @@ export class LiveListeners {
 
   /**
    * What the object does between reads of the stream (`nextReadInMs` the most until the next one ends): a comment line
-   * to each listener that will have had nothing for `HEARTBEAT_MS` by then, and the listeners' places renewed about as
-   * often, without waiting for the limiters (one that hangs must not stop the channel's reads).
+   * to each listener that will have had nothing for `HEARTBEAT_MS` by then, and the listeners' places renewed once per
+   * `HEARTBEAT_MS` (at most 40 s apart with the reads between, well inside the 90 s lease), without waiting for the
+   * limiters (one that hangs must not stop the channel's reads).
    */
   keepAlive(nextReadInMs: number): void {
     const now = Date.now();
@@ -101,7 +102,7 @@ export class LiveListeners {
       if (now + nextReadInMs - listener.writtenAt >= HEARTBEAT_MS)
         this.write(listener, { text: ': keep-alive\n\n', lastId: 0 });
     }
-    if (now + nextReadInMs - this.lastRenewAt < HEARTBEAT_MS) return;
+    if (now - this.lastRenewAt < HEARTBEAT_MS) return;
     this.lastRenewAt = now;
     const byKey = new Map<string, { ids: string[]; ms: number }>();
     for (const { lease } of this.listeners) {

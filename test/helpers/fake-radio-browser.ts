@@ -4,7 +4,8 @@
  * sets that scenario's data with `POST http://rb.test/<scenario>/__state` (JSON: `stations` (records as
  * `/json/stations` answers them), `changes` (records as `/json/stations/changed` answers them, oldest first), `mode`:
  * `ok`, `timeout` (never answers), `garbage` (200 with a truncated JSON), `html` (200 with a web page), `error` (500)).
- * `GET http://rb.test/<scenario>/__requests` answers what the sync asked: method, path with query, User-Agent, time.
+ * `GET http://rb.test/<scenario>/__requests` answers what the sync asked: method, path with query, User-Agent, time of
+ * arrival, body.
  *
  * What it answers, as the real server does (radiobrowser-api-rust): `GET /json/stations` (`offset`, `limit`, `order`
  * name or changetimestamp, `reverse`), `GET /json/stations/changed` (`lastchangeuuid`: the changes after it, all of
@@ -17,7 +18,7 @@ interface Scenario {
   stations: RecordLike[];
   changes: RecordLike[];
   mode: 'ok' | 'timeout' | 'garbage' | 'html' | 'error';
-  requests: { method: string; path: string; userAgent: string; at: number }[];
+  requests: { method: string; path: string; userAgent: string; at: number; body: string }[];
 }
 
 const scenarios = new Map<string, Scenario>();
@@ -47,6 +48,7 @@ export async function fakeRadioBrowser(req: IncomingMessage, res: ServerResponse
   const [name = '', ...rest] = url.pathname.split('/').slice(1);
   const path = `/${rest.join('/')}`;
   const state = scenario(name);
+  const at = Date.now(); // on arrival, before the body is read
   const body = await readBody(req);
   if (path === '/__state') {
     Object.assign(state, JSON.parse(body) as Partial<Scenario>);
@@ -61,7 +63,8 @@ export async function fakeRadioBrowser(req: IncomingMessage, res: ServerResponse
     method: req.method ?? 'GET',
     path: `${path}${url.search}`,
     userAgent: String(req.headers['user-agent'] ?? ''),
-    at: Date.now(),
+    at,
+    body,
   });
   if (state.mode === 'timeout') return; // never answers
   if (state.mode === 'error') {

@@ -43,13 +43,16 @@ export async function watchNowPlaying(options: WatchOptions): Promise<void> {
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const wait = options.sleep ?? realSleep;
   // A wait ends early when the app aborts (a 429's Retry-After can be a minute and more).
-  const sleep = (ms: number) =>
-    signal
-      ? Promise.race([
-          wait(ms),
-          new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
-        ])
-      : wait(ms);
+  const sleep = async (ms: number) => {
+    if (!signal) return wait(ms);
+    let onAbort = () => undefined as void;
+    const aborted = new Promise<void>((resolve) => {
+      onAbort = resolve;
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    // The listener goes with the wait: hours of reconnects leave none behind on the app's signal.
+    await Promise.race([wait(ms), aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+  };
   let lastId: string | undefined;
   let retryMs = 3_000;
   while (!signal?.aborted) {

@@ -136,8 +136,8 @@ export const runSync: RouteHandler<typeof routes.runSync, AppEnv> = async (c) =>
   return ok(
     c,
     state,
-    state.last_error !== null && result.state.lastErrorAt === result.state.lastRunAt
-      ? `Sync run failed: ${state.last_error}`
+    result.error !== null
+      ? `Sync run failed: ${result.error}`
       : `Sync run: ${created} created, ${updated} updated, ${hidden} hidden.`,
   );
 };
