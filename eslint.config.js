@@ -28,6 +28,7 @@ export default tseslint.config(
         setInterval: 'readonly',
         performance: 'readonly',
         Response: 'readonly',
+        AbortSignal: 'readonly',
         TextEncoder: 'readonly',
         TextDecoder: 'readonly',
       },

@@ -7,6 +7,7 @@ import { checkStream } from './streams/check';
 import { checkUpdate, checksDue, forgetOldReports } from './streams/service';
 import { runSync } from './catalogue/upstream-sync';
 import { tellCountersVisibility } from './activity/plays';
+import { recordStreamChecks } from './lib/metrics';
 
 /**
  * Checks at once: Workers allow 6 open connections per invocation, the rest queue, so
@@ -23,16 +24,18 @@ const PARALLEL = 6;
  * so its CPU stays small; the arithmetic of a full rotation is in docs/catalogue.md.
  */
 export async function checkStreams(env: Bindings, fetcher?: (request: Request) => Promise<Response>) {
+  const startedAt = Date.now();
   const db = createDb(env.DB);
   const due = await checksDue(db, config(env).healthChecksPerRun);
   const updates: ReturnType<typeof checkUpdate>['query'][] = [];
-  let changed = false;
+  const tally = { passed: 0, failed: 0, changed: 0 };
   for (let i = 0; i < due.length; i += PARALLEL) {
     const group = due.slice(i, i + PARALLEL);
     const results = await Promise.all(group.map((target) => checkStream(target.streamUrl, { fetcher })));
     group.forEach((target, j) => {
       const update = checkUpdate(db, target, results[j]!);
-      changed ||= update.status !== target.status;
+      tally[results[j]!.ok ? 'passed' : 'failed'] += 1;
+      if (update.status !== target.status) tally.changed += 1;
       updates.push(update.query);
     });
   }
@@ -40,7 +43,8 @@ export async function checkStreams(env: Bindings, fetcher?: (request: Request) =
   await db.batch([forgetOldReports(db), purgeExpiredKeys(db), ...updates]);
   // A status that changed is new catalogue data: this isolate drops its cached responses (others within
   // 1.5 × READ_CACHE_MS).
-  if (changed) forgetCatalogue();
+  if (tally.changed > 0) forgetCatalogue();
+  recordStreamChecks(env, { checked: due.length, ...tally, durationMs: Date.now() - startedAt });
   return { checked: due.length };
 }
 

@@ -12,7 +12,8 @@ import { errorResponses } from '../schemas/common';
 import { optionalAccess } from './access';
 import { clientAddress } from '../services/rate-limits';
 import { anonymousRateLimit, countRequest } from './rate-limit';
-import { logRequest, requestIdOf, responseHeaders } from './observability';
+import { recordRequest } from '../lib/metrics';
+import { coloOf, logRequest, requestIdOf, responseHeaders, routeOf } from './observability';
 
 const encoder = new TextEncoder();
 
@@ -28,6 +29,8 @@ interface AnonymousCopy {
   readAt: number;
   /** How long it may be served from its read. */
   maxAgeMs: number;
+  /** The route that made it, for the metrics of the requests it answers in front of the router. */
+  route: string;
 }
 
 /**
@@ -302,6 +305,7 @@ export const keepAnonymousCopy = createMiddleware<AppEnv>(async (c, next) => {
     tag: c.res.headers.get('ETag') ?? '',
     readAt,
     maxAgeMs: target.maxAgeMs,
+    route: routeOf(c),
   };
   // As old as its read (a write since then keeps it out: cache/namespace.ts).
   isolateCopies.set(target.key, copy, readAt);
@@ -380,6 +384,16 @@ export function serveAnonymousCopy(request: Request, env: Bindings): Response | 
     durationMs: Date.now() - startedAt,
     stats: newDbStats(logLevel),
     userId: null,
+  });
+  recordRequest(env, {
+    route: copy.route,
+    status: response.status,
+    durationMs: Date.now() - startedAt,
+    rowsRead: 0,
+    rowsWritten: 0,
+    queries: 0,
+    dbMs: 0,
+    colo: coloOf(request) ?? 'local',
   });
   return response;
 }

@@ -1,12 +1,14 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { requestId } from 'hono/request-id';
+import { matchedRoutes } from 'hono/route';
 import { setMetric } from 'hono/timing';
 import { createDb, d1Bookmark, instrumentD1, newDbStats, type DbStats } from '../db/client';
 import { config } from '../config';
 import type { AppEnv, Bindings } from '../env';
 import { constantTimeEqual } from '../lib/crypto';
 import { Deadline } from '../lib/dependencies';
+import { recordRequest } from '../lib/metrics';
 
 /**
  * The D1 row of `Server-Timing` (Hono's `timing()` writes the header, with the total):
@@ -129,7 +131,7 @@ export function logRequest(
       statements: stats.statements,
     },
     user_id: entry.userId,
-    colo: request.cf && 'colo' in request.cf && typeof request.cf.colo === 'string' ? request.cf.colo : null,
+    colo: coloOf(request),
   });
 }
 
@@ -175,4 +177,28 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     stats: dbStats,
     userId: c.get('user')?.id ?? null,
   });
+  recordRequest(c.env, {
+    route: routeOf(c),
+    status: c.res.status,
+    durationMs,
+    rowsRead: dbStats.rowsRead,
+    rowsWritten: dbStats.rowsWritten,
+    queries: dbStats.queries,
+    dbMs: dbStats.durationMs,
+    colo: coloOf(c.req.raw) ?? 'local',
+  });
 });
+
+/**
+ * The route the request was for, as registered (`GET /api/v1/radios/:id`), also when a middleware answered first
+ * (a 429, a 401); `unmatched` when no route has its path and method (a 404 or 405). Middleware is registered for
+ * every method (`ALL`), routes for theirs.
+ */
+export function routeOf(c: Context<AppEnv>): string {
+  const route = matchedRoutes(c).findLast((r) => r.method !== 'ALL');
+  return route ? `${c.req.method} ${route.path}` : 'unmatched';
+}
+
+/** The Cloudflare data centre that took the request (`request.cf.colo`); null outside Cloudflare. */
+export const coloOf = (request: Request): string | null =>
+  request.cf && 'colo' in request.cf && typeof request.cf.colo === 'string' ? request.cf.colo : null;

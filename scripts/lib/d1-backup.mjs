@@ -1,0 +1,86 @@
+// The pure part of `npm run db:export` (scripts/d1-export.mjs): which tables an export
+// carries and the order of the restore file. Rules: docs/operations.md#backups-and-restores.
+//
+// Why not `wrangler d1 export` alone: D1 refuses to export a database that holds virtual
+// tables (our two FTS5 search indexes), and with `--table` it writes the tables' CREATE
+// statements only, without their indexes and triggers. So the export takes the schema
+// from `sqlite_master` and the rows from `wrangler d1 export --no-schema --table ...`,
+// and writes them in the order SQLite's own `.dump` uses: tables, rows, then indexes and
+// triggers. Triggers created after the rows do not fire on them, so counters the triggers
+// keep (catalogue_counts, channel cards, the changes feed's numbers) come back as they were.
+
+/** A schema object as `SELECT type, name, tbl_name, sql FROM sqlite_master` answers it. */
+/** @typedef {{ type: string, name: string, tbl_name: string, sql: string | null }} SchemaObject */
+
+const isVirtual = (object) => object.type === 'table' && /^CREATE VIRTUAL TABLE/i.test(object.sql ?? '');
+
+/** D1's own bookkeeping tables and SQLite's, which a new database makes itself (sqlite_sequence is data). */
+const isInternal = (name) => name.startsWith('_cf_') || (name.startsWith('sqlite_') && name !== 'sqlite_sequence');
+
+/** The columns an FTS5 table declares (`fts5(name, description, tokenize = 'trigram')` → name, description). */
+export function ftsColumns(sql) {
+  const inside = /USING\s+fts5\s*\(([\s\S]*)\)\s*$/i.exec(sql)?.[1];
+  if (!inside) throw new Error(`Not an FTS5 table: ${sql}`);
+  return inside
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part && !part.includes('='))
+    .map((part) => part.split(/\s+/)[0].replace(/^["`[]|["`\]]$/g, ''));
+}
+
+/**
+ * What an export reads: `tables`, the ordinary tables whose rows it carries (with
+ * sqlite_sequence, and d1_migrations so that the restored database knows its migrations),
+ * and `fts`, each search index with the shadow table that holds its text (`<name>_content`).
+ * The other shadow tables (`_data`, `_idx`, ...) are rebuilt by FTS5 as the text is inserted.
+ */
+export function plan(objects) {
+  const virtual = objects.filter(isVirtual);
+  const shadowOf = (name) => virtual.some((v) => name.startsWith(`${v.name}_`));
+  const tables = objects
+    .filter((o) => o.type === 'table' && !isVirtual(o) && !isInternal(o.name) && !shadowOf(o.name))
+    .map((o) => o.name);
+  const fts = virtual.map((v) => ({ name: v.name, content: `${v.name}_content`, columns: ftsColumns(v.sql) }));
+  return { tables, fts };
+}
+
+/**
+ * The restore file: `objects` (sqlite_master of the source) and `data` (the text of
+ * `wrangler d1 export --no-schema` of the plan's tables and content tables), in `.dump`'s
+ * order. The FTS text rows are turned into inserts into the search tables themselves.
+ */
+export function restoreSql(objects, data, { source = 'D1' } = {}) {
+  const { fts } = plan(objects);
+  const created = objects.filter(
+    (o) => o.type === 'table' && o.sql && !isInternal(o.name) && !fts.some((f) => o.name.startsWith(`${f.name}_`)),
+  );
+  const rows = data
+    .split('\n')
+    // wrangler's own first line; the file starts with it already. Blank lines may be inside a quoted value: kept.
+    .filter((line) => line !== 'PRAGMA defer_foreign_keys=TRUE;')
+    .map((line) => {
+      for (const f of fts) {
+        const prefix = `INSERT INTO "${f.content}" VALUES(`;
+        // The content table's columns are (id, c0, c1, ...): the rowid, then the declared columns in order.
+        if (line.startsWith(prefix))
+          return `INSERT INTO "${f.name}"(rowid, ${f.columns.join(', ')}) VALUES(${line.slice(prefix.length)}`;
+      }
+      return line;
+    });
+  // SQLite numbered the AUTOINCREMENT tables as their rows went in: the source's numbers replace its own.
+  const sequence = rows.filter((line) => line.startsWith('INSERT INTO "sqlite_sequence" '));
+  const later = (type) => objects.filter((o) => o.type === type && o.sql).map((o) => `${o.sql};`);
+  return [
+    `-- Export of ${source} (npm run db:export): schema, rows, then indexes and triggers.`,
+    `-- Restore into an empty database: docs/operations.md#backups-and-restores.`,
+    'PRAGMA defer_foreign_keys=TRUE;',
+    // sqlite_sequence exists once a table with AUTOINCREMENT does: created by SQLite, never by us.
+    ...created.filter((o) => o.name !== 'sqlite_sequence').map((o) => `${o.sql};`),
+    ...rows.filter((line) => !sequence.includes(line)),
+    ...(sequence.length > 0 ? ['DELETE FROM sqlite_sequence;', ...sequence] : []),
+    ...later('index'),
+    ...later('view'),
+    ...later('trigger'),
+    '',
+  ].join('\n');
+}

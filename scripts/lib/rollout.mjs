@@ -1,0 +1,90 @@
+// The pure part of the production rollout (scripts/rollout.mjs): the metrics query it
+// reads and the rule that promotes or rolls back a new version. Why these numbers:
+// docs/operations.md#gradual-rollout-and-rollback.
+import { spawnSync } from 'node:child_process';
+import { root, wranglerBin } from './local-worker.mjs';
+
+/**
+ * Runs wrangler for a deploy step (CI=true: no prompts). Tests put a script of their own in
+ * its place (ROLLOUT_WRANGLER), which records the calls and answers as wrangler would.
+ */
+export function deployWrangler(args, options = {}) {
+  return spawnSync(process.execPath, [process.env.ROLLOUT_WRANGLER ?? wranglerBin, ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    ...options,
+    env: { ...process.env, CI: 'true' },
+  });
+}
+
+/** The gate's defaults: a new version at 10% is watched 5 minutes, read every 30 seconds. */
+export const GATE = {
+  percent: 10,
+  watchMs: 5 * 60_000,
+  everyMs: 30_000,
+  /** Below this many requests to the new version, a rate says little (one 5xx in 20 is 5%). */
+  minRequests: 200,
+  /** The new version's 5xx rate above which it is rolled back whatever the old one does. */
+  maxErrorRate: 0.02,
+  /** ... or, below that, when it exceeds the old version's by this much (absolute) and doubles it. */
+  maxIncrease: 0.01,
+};
+
+/** The Analytics Engine dataset of an environment (wrangler.toml `analytics_engine_datasets`). */
+export const datasetOf = (env) => `radio_api_${env}`;
+
+/**
+ * Requests and 5xx answers per Worker version in the last `seconds` (the time since the
+ * split began), from the request points of src/lib/metrics.ts (blob3 version, blob5 kind,
+ * double1 status). `_sample_interval` weighs each stored point by the requests it stands for.
+ */
+export function errorRateQuery(dataset, seconds) {
+  return `SELECT blob3 AS version, SUM(_sample_interval) AS requests, sumIf(_sample_interval, double1 >= 500) AS errors
+FROM ${dataset}
+WHERE blob5 = 'request' AND timestamp > NOW() - INTERVAL '${Math.ceil(seconds)}' SECOND
+GROUP BY version
+FORMAT JSON`;
+}
+
+/** `{ requests, errors }` of a version in the query's answer (`{ data: [...] }`); zeros when it has no row. */
+export function versionCounts(answer, version) {
+  const row = (answer?.data ?? []).find((r) => r.version === version);
+  return { requests: Number(row?.requests ?? 0), errors: Number(row?.errors ?? 0) };
+}
+
+/**
+ * What to do with the new version now: `rollback` (its error rate is too high), `promote`
+ * (the watch is over and it held), or `wait`. `done` says the watch time is over.
+ */
+export function judge({ candidate, current }, { done }, gate = GATE) {
+  const rate = (c) => (c.requests > 0 ? c.errors / c.requests : 0);
+  const enough = candidate.requests >= gate.minRequests;
+  const worse =
+    rate(candidate) > gate.maxErrorRate ||
+    (rate(candidate) > rate(current) + gate.maxIncrease && rate(candidate) > 2 * rate(current));
+  if (enough && worse) return { action: 'rollback', reason: describe(candidate, current, rate) };
+  if (!done) return { action: 'wait', reason: describe(candidate, current, rate) };
+  // Too little traffic to judge a rate: any 5xx of the new version is one too many.
+  if (!enough && candidate.errors > 0)
+    return { action: 'rollback', reason: `${describe(candidate, current, rate)}; too few requests to judge` };
+  return { action: 'promote', reason: describe(candidate, current, rate) };
+}
+
+function describe(candidate, current, rate) {
+  const pct = (x) => `${(x * 100).toFixed(2)}%`;
+  return `new version ${candidate.errors}/${candidate.requests} 5xx (${pct(rate(candidate))}), previous ${current.errors}/${current.requests} (${pct(rate(current))})`;
+}
+
+/** The version id `wrangler versions upload` printed ("Worker Version ID: <uuid>"). */
+export function uploadedVersion(output) {
+  const id = /Version ID:\s*([0-9a-f-]{36})/i.exec(output)?.[1];
+  if (!id) throw new Error(`No version id in the output of wrangler versions upload:\n${output}`);
+  return id;
+}
+
+/** The version serving 100% (or most) of the traffic, from `wrangler deployments status --json`. */
+export function currentVersion(statusJson) {
+  const versions = JSON.parse(statusJson).versions ?? [];
+  const top = [...versions].sort((a, b) => b.percentage - a.percentage)[0];
+  return top?.version_id ?? null;
+}

@@ -1,0 +1,95 @@
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { checkStreams } from '../src/scheduled';
+import { BASE, fetchWorker } from './helpers/client';
+import { channelId, importStations, station } from './helpers/catalogue';
+import { quickUser } from './helpers/users';
+
+/** A METRICS binding that keeps what it is given. */
+function recorder() {
+  const points: AnalyticsEngineDataPoint[] = [];
+  return { points, binding: { writeDataPoint: (point?: AnalyticsEngineDataPoint) => void points.push(point!) } };
+}
+
+const version = { id: 'b9f1c3e0-version', tag: '', timestamp: '2026-11-24T00:00:00Z' };
+
+/** One request with a recording METRICS binding; the points it wrote. */
+async function pointsOf(input: Request | string) {
+  const { points, binding } = recorder();
+  const response = await fetchWorker(input, { ...env, METRICS: binding, CF_VERSION_METADATA: version });
+  await response.arrayBuffer();
+  return { response, points };
+}
+
+describe('metrics (docs/operations.md#metrics)', () => {
+  it('writes one point per request: the route as registered, status, version, timings and D1 counts', async () => {
+    const url = 'https://streams.example.com/metrics-one.mp3';
+    await importStations([station({ url, url_resolved: url })]);
+    const id = await channelId(url);
+    const { token } = await quickUser();
+    const { response, points } = await pointsOf(
+      new Request(`${BASE}/api/v1/radios/${id}`, { headers: { Authorization: `Bearer ${token}` } }),
+    );
+    expect(response.status).toBe(200);
+    expect(points).toHaveLength(1);
+    const [point] = points;
+    expect(point!.indexes).toEqual(['GET /api/v1/radios/:id']);
+    expect(point!.blobs).toEqual([
+      'GET /api/v1/radios/:id',
+      `${Math.floor(response.status / 100)}xx`,
+      version.id,
+      'local',
+      'request',
+    ]);
+    const [status, duration, rowsRead, rowsWritten, queries, dbMs] = point!.doubles!;
+    expect(status).toBe(response.status);
+    expect(duration).toBeGreaterThanOrEqual(0);
+    // The channel's first read (no cache holds it yet) reads D1.
+    expect(queries).toBeGreaterThanOrEqual(1);
+    expect(rowsRead).toBeGreaterThanOrEqual(1);
+    expect(rowsWritten).toBe(0);
+    expect(dbMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('names the route a middleware refused (401), and `unmatched` for no route', async () => {
+    const refused = await pointsOf(`${BASE}/api/v1/auth/me`);
+    expect(refused.response.status).toBe(401);
+    expect(refused.points.map((p) => p.blobs!.slice(0, 2))).toEqual([['GET /api/v1/auth/me', '4xx']]);
+    const missing = await pointsOf(`${BASE}/api/v1/nothing-here`);
+    expect(missing.response.status).toBe(404);
+    expect(missing.points.map((p) => p.blobs![0])).toEqual(['unmatched']);
+  });
+
+  it('counts the anonymous copies served in front of the router under their route', async () => {
+    const first = await pointsOf(`${BASE}/api/v1/genres`);
+    const second = await pointsOf(`${BASE}/api/v1/genres`);
+    expect(second.response.headers.get('X-Cache')).toBe('HIT');
+    expect([...first.points, ...second.points].map((p) => [p.blobs![0], p.doubles![0], p.doubles![4]])).toEqual([
+      ['GET /api/v1/genres', 200, first.points[0]!.doubles![4]],
+      ['GET /api/v1/genres', 200, 0],
+    ]);
+  });
+
+  it('never fails a request: no binding, or a binding that throws', async () => {
+    const { METRICS: _unbound, ...without } = env;
+    const unbound = await fetchWorker(`${BASE}/api/v1/openapi.json`, without as Cloudflare.Env);
+    expect(unbound.status).toBe(200);
+    const throwing = {
+      writeDataPoint: () => {
+        throw new Error('over the limit');
+      },
+    };
+    const refused = await fetchWorker(`${BASE}/api/v1/openapi.json`, { ...env, METRICS: throwing });
+    expect(refused.status).toBe(200);
+  });
+
+  it("writes a point per Cron run with the stream checks' results", async () => {
+    const { points, binding } = recorder();
+    const { checked } = await checkStreams({ ...env, METRICS: binding, CF_VERSION_METADATA: version });
+    expect(points).toHaveLength(1);
+    expect(points[0]!.blobs).toEqual(['cron:stream-checks', '', version.id, 'cron', 'cron']);
+    const [runs, , , , , , passed, failed] = points[0]!.doubles!;
+    expect(runs).toBe(checked);
+    expect(passed! + failed!).toBe(checked);
+  });
+});
