@@ -133,7 +133,9 @@ export function createApp() {
       // guards), and past the read caches: the read shows the write, on any replica.
       const bookmark = c.get('sessionBookmark')?.();
       if (bookmark) headers.set('X-D1-Bookmark', bookmark);
-      return Promise.resolve(app.request(new URL(path, c.req.url).href, { headers }, c.env, c.executionCtx));
+      // Without the metrics binding: the replay is part of this request, which writes its own point.
+      const env = { ...c.env, METRICS: undefined };
+      return Promise.resolve(app.request(new URL(path, c.req.url).href, { headers }, env, c.executionCtx));
     });
     await next();
   });

@@ -55,9 +55,16 @@ describe('metrics (docs/operations.md#metrics)', () => {
     const refused = await pointsOf(`${BASE}/api/v1/auth/me`);
     expect(refused.response.status).toBe(401);
     expect(refused.points.map((p) => p.blobs!.slice(0, 2))).toEqual([['GET /api/v1/auth/me', '4xx']]);
-    const missing = await pointsOf(`${BASE}/api/v1/nothing-here`);
-    expect(missing.response.status).toBe(404);
-    expect(missing.points.map((p) => p.blobs![0])).toEqual(['unmatched']);
+    for (const [method, path, status] of [
+      ['GET', '/api/v1/nothing-here', 404],
+      // Writes pass a wildcard middleware of their own (`POST /api/v1/*`): still no route.
+      ['POST', '/api/v1/nothing-here', 404],
+      ['DELETE', '/api/v1/genres', 405],
+    ] as const) {
+      const missing = await pointsOf(new Request(`${BASE}${path}`, { method }));
+      expect(missing.response.status).toBe(status);
+      expect(missing.points.map((p) => p.blobs![0])).toEqual(['unmatched']);
+    }
   });
 
   it('counts the anonymous copies served in front of the router under their route', async () => {

@@ -28,6 +28,8 @@ export const GATE = {
   maxErrorRate: 0.02,
   /** ... or, below that, when it exceeds the old version's by this much (absolute) and doubles it. */
   maxIncrease: 0.01,
+  /** At the end, a new version with no requests while the previous one served this many wrote no metrics: broken. */
+  silentAfter: 500,
 };
 
 /** The Analytics Engine dataset of an environment (wrangler.toml `analytics_engine_datasets`). */
@@ -53,10 +55,16 @@ export function versionCounts(answer, version) {
 }
 
 /**
- * What to do with the new version now: `rollback` (its error rate is too high), `promote`
- * (the watch is over and it held), or `wait`. `done` says the watch time is over.
+ * What to do with the new version now: `rollback` (its error rate is too high, or the
+ * metrics cannot vouch for it), `promote` (the watch is over and it held), or `wait`.
+ * `reading` is null when the metrics could not be read; `done` says the watch time is over.
  */
-export function judge({ candidate, current }, { done }, gate = GATE) {
+export function judge(reading, { done }, gate = GATE) {
+  if (!reading)
+    return done
+      ? { action: 'rollback', reason: 'the metrics could not be read at the end of the watch: nothing vouches for it' }
+      : { action: 'wait', reason: 'the metrics could not be read; the next read decides' };
+  const { candidate, current } = reading;
   const rate = (c) => (c.requests > 0 ? c.errors / c.requests : 0);
   const enough = candidate.requests >= gate.minRequests;
   const worse =
@@ -64,6 +72,9 @@ export function judge({ candidate, current }, { done }, gate = GATE) {
     (rate(candidate) > rate(current) + gate.maxIncrease && rate(candidate) > 2 * rate(current));
   if (enough && worse) return { action: 'rollback', reason: describe(candidate, current, rate) };
   if (!done) return { action: 'wait', reason: describe(candidate, current, rate) };
+  // A version that writes no points (one that fails before its first middleware) must not pass for a quiet one.
+  if (candidate.requests === 0 && current.requests >= gate.silentAfter)
+    return { action: 'rollback', reason: `${describe(candidate, current, rate)}; the new version recorded nothing` };
   // Too little traffic to judge a rate: any 5xx of the new version is one too many.
   if (!enough && candidate.errors > 0)
     return { action: 'rollback', reason: `${describe(candidate, current, rate)}; too few requests to judge` };
@@ -82,9 +93,12 @@ export function uploadedVersion(output) {
   return id;
 }
 
+/** The JSON in a wrangler output (it may print lines before it). */
+const jsonIn = (text) => JSON.parse(text.slice(text.search(/[[{]/)));
+
 /** The version serving 100% (or most) of the traffic, from `wrangler deployments status --json`. */
 export function currentVersion(statusJson) {
-  const versions = JSON.parse(statusJson).versions ?? [];
+  const versions = jsonIn(statusJson).versions ?? [];
   const top = [...versions].sort((a, b) => b.percentage - a.percentage)[0];
   return top?.version_id ?? null;
 }

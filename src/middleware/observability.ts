@@ -191,11 +191,12 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
 
 /**
  * The route the request was for, as registered (`GET /api/v1/radios/:id`), also when a middleware answered first
- * (a 429, a 401); `unmatched` when no route has its path and method (a 404 or 405). Middleware is registered for
- * every method (`ALL`), routes for theirs.
+ * (a 429, a 401); `unmatched` when no route has its path and method (a 404, a 405, a CORS preflight). Middleware
+ * is registered for every method (`ALL`) or under a wildcard, routes for their method and path.
  */
 export function routeOf(c: Context<AppEnv>): string {
-  const route = matchedRoutes(c).findLast((r) => r.method !== 'ALL');
+  // A method-specific middleware under a wildcard (`POST /api/v1/*`) is no route either.
+  const route = matchedRoutes(c).findLast((r) => r.method !== 'ALL' && !r.path.includes('*'));
   return route ? `${c.req.method} ${route.path}` : 'unmatched';
 }
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -32,6 +32,17 @@ describe('the error-rate gate', () => {
     expect(judge({ candidate: counts(1000, 15), current: counts(9000, 18) }, { done: false }).action).toBe('rollback');
     // A point worse but not twice as bad: the previous version fails as much (an outage of D1, not the code).
     expect(judge({ candidate: counts(1000, 19), current: counts(9000, 99) }, { done: true }).action).toBe('promote');
+  });
+
+  it('rolls back what the metrics cannot vouch for: unreadable at the end, or a new version that recorded nothing', () => {
+    expect(judge(null, { done: false }).action).toBe('wait');
+    expect(judge(null, { done: true }).action).toBe('rollback');
+    expect(judge({ candidate: counts(0, 0), current: counts(GATE.silentAfter, 0) }, { done: true }).action).toBe(
+      'rollback',
+    );
+    expect(judge({ candidate: counts(0, 0), current: counts(GATE.silentAfter - 1, 0) }, { done: true }).action).toBe(
+      'promote',
+    );
   });
 
   it('does not judge a rate on too few requests, but any 5xx then is one too many at the end', () => {
@@ -70,20 +81,25 @@ describe('scripts/rollout.mjs, with a fake wrangler and a fake metrics API', () 
   const dir = mkdtempSync(join(tmpdir(), 'radio-rollout-'));
   const calls = join(dir, 'calls.log');
   const fakeWrangler = join(dir, 'wrangler.mjs');
+  const stateFile = join(dir, '.rollout-production.json');
   let server: Server;
   let sqlUrl = '';
-  /** What the fake SQL API answers for the new version: its requests and 5xx. */
-  let candidate = counts(0, 0);
+  /** What the fake SQL API answers for the new version (null: a 500). */
+  let candidate: { requests: number; errors: number } | null = counts(0, 0);
   const queries: string[] = [];
 
   beforeAll(async () => {
-    // Answers like wrangler: the deployment serving now, a version id on upload; records every call.
+    // Answers like wrangler: the deployment serving now (or none: FAKE_FIRST_DEPLOY), a version id on upload; records
+    // every call.
     writeFileSync(
       fakeWrangler,
       `import { appendFileSync } from 'node:fs';
 const args = process.argv.slice(2);
 appendFileSync(${JSON.stringify(calls)}, JSON.stringify(args) + '\\n');
-if (args[0] === 'deployments') console.log(JSON.stringify({ versions: [{ version_id: '${OLD}', percentage: 100 }] }));
+if (args[0] === 'deployments') {
+  if (process.env.FAKE_FIRST_DEPLOY) { console.error('✘ [ERROR] Worker radio-api-production has no deployments.'); process.exit(1); }
+  console.log(JSON.stringify({ versions: [{ version_id: '${OLD}', percentage: 100 }] }));
+}
 if (args[0] === 'versions' && args[1] === 'upload') console.log('Worker Version ID: ${NEW}');
 `,
     );
@@ -92,6 +108,11 @@ if (args[0] === 'versions' && args[1] === 'upload') console.log('Worker Version 
       request.on('data', (chunk) => (body += chunk));
       request.on('end', () => {
         queries.push(`${request.headers.authorization} ${body}`);
+        if (!candidate) {
+          response.statusCode = 500;
+          response.end('{"errors":["boom"]}');
+          return;
+        }
         response.setHeader('content-type', 'application/json');
         response.end(
           JSON.stringify({
@@ -112,36 +133,52 @@ if (args[0] === 'versions' && args[1] === 'upload') console.log('Worker Version 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Runs the rollout with a 2-second watch read every half second; its exit code and wrangler's calls. */
-  async function rollout() {
+  /** Starts the rollout (`args` after the script) with a 2-second watch read every half second. */
+  function start(args: string[] = [], env: Record<string, string> = {}) {
     writeFileSync(calls, '');
     queries.length = 0;
     const child = spawn(
       process.execPath,
-      ['scripts/rollout.mjs', '--env', 'production', '--watch-minutes', String(2 / 60), '--every-seconds', '0.5'],
+      [
+        'scripts/rollout.mjs',
+        '--env',
+        'production',
+        '--watch-minutes',
+        String(2 / 60),
+        '--every-seconds',
+        '0.5',
+        ...args,
+      ],
       {
         cwd: root,
         env: {
           ...process.env,
           ROLLOUT_WRANGLER: fakeWrangler,
           ROLLOUT_SQL_URL: sqlUrl,
+          ROLLOUT_STATE_DIR: dir,
           CLOUDFLARE_API_TOKEN: 'test-token',
           GITHUB_SHA: 'abcdef1234567890',
+          ...env,
         },
       },
     );
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    const made = readFileSync(calls, 'utf8')
+    const finished = new Promise<{ code: number | null; output: string; calls: string[][] }>((resolve) =>
+      child.on('close', (code) => resolve({ code, output, calls: wranglerCalls() })),
+    );
+    return { child, finished };
+  }
+  const rollout = (args: string[] = [], env: Record<string, string> = {}) => start(args, env).finished;
+  const wranglerCalls = () =>
+    readFileSync(calls, 'utf8')
       .trim()
       .split('\n')
+      .filter(Boolean)
       .map((line) => JSON.parse(line) as string[]);
-    return { code, output, calls: made };
-  }
 
-  it('uploads, splits 10/90, and promotes a version that holds', async () => {
+  it('uploads, splits 10/90, promotes a version that holds, then deploys the triggers', async () => {
     candidate = counts(1000, 1);
     const { code, output, calls: made } = await rollout();
     expect(code, output).toBe(0);
@@ -157,10 +194,12 @@ if (args[0] === 'versions' && args[1] === 'upload') console.log('Worker Version 
       'production',
     ]);
     expect(made[2]).toEqual(['versions', 'deploy', `${NEW}@10%`, `${OLD}@90%`, '-y', '--env', 'production']);
-    expect(made.at(-1)!.slice(0, 3)).toEqual(['versions', 'deploy', `${NEW}@100%`]);
-    expect(made).toHaveLength(4);
-    // The gate read the production dataset with the token, more than once during the watch.
-    expect(queries.length).toBeGreaterThanOrEqual(2);
+    expect(made[3]!.slice(0, 3)).toEqual(['versions', 'deploy', `${NEW}@100%`]);
+    expect(made[4]).toEqual(['triggers', 'deploy', '--env', 'production']);
+    expect(made).toHaveLength(5);
+    expect(existsSync(stateFile)).toBe(false);
+    // The gate read the production dataset with the token.
+    expect(queries.length).toBeGreaterThanOrEqual(1);
     expect(queries[0]).toMatch(/^Bearer test-token SELECT .*\sFROM radio_api_production\s/s);
   }, 30_000);
 
@@ -171,8 +210,64 @@ if (args[0] === 'versions' && args[1] === 'upload') console.log('Worker Version 
     expect(made.at(-1)!.slice(0, 3)).toEqual(['versions', 'deploy', `${OLD}@100%`]);
     expect(made.flat()).not.toContain(`${NEW}@100%`);
     expect(output).toContain('rolled back');
+    expect(existsSync(stateFile)).toBe(false);
     // At the first read: the watch did not run to its end.
     expect(queries).toHaveLength(1);
+  }, 30_000);
+
+  it('rolls back when the metrics cannot be read by the end of the watch', async () => {
+    candidate = null;
+    const { code, output, calls: made } = await rollout();
+    expect(code, output).toBe(1);
+    expect(made.at(-1)!.slice(0, 3)).toEqual(['versions', 'deploy', `${OLD}@100%`]);
+    expect(output).toContain('nothing vouches for it');
+  }, 30_000);
+
+  it('gives the previous version everything back when stopped mid-watch, and --restore does after a dead job', async () => {
+    candidate = counts(10, 0);
+    const run = start(['--watch-minutes', '5']);
+    while (!existsSync(stateFile)) await new Promise((resolve) => setTimeout(resolve, 50));
+    run.child.kill('SIGTERM');
+    const { code, output, calls: made } = await run.finished;
+    expect(code, output).toBe(1);
+    expect(made.at(-1)!.slice(0, 3)).toEqual(['versions', 'deploy', `${OLD}@100%`]);
+    expect(existsSync(stateFile)).toBe(false);
+
+    // A job killed without a chance to clean up leaves the split recorded: the workflow's --restore step undoes it.
+    writeFileSync(stateFile, JSON.stringify({ previous: OLD, uploaded: NEW }));
+    const restored = await rollout(['--restore']);
+    expect(restored.code, restored.output).toBe(0);
+    expect(restored.calls).toEqual([
+      [
+        'versions',
+        'deploy',
+        `${OLD}@100%`,
+        '-y',
+        '--message',
+        'rolled back: the rollout job failed or was cancelled',
+        '--env',
+        'production',
+      ],
+    ]);
+    // Nothing recorded (the job failed before the split, or after it ended): --restore changes nothing.
+    const nothing = await rollout(['--restore']);
+    expect(nothing.code).toBe(0);
+    expect(nothing.calls).toEqual([]);
+  }, 30_000);
+
+  it('deploys the first version at 100% when the Worker has none yet', async () => {
+    const { code, output, calls: made } = await rollout([], { FAKE_FIRST_DEPLOY: '1' });
+    expect(code, output).toBe(0);
+    expect(made.slice(1).map((c) => c.slice(0, 3))).toEqual([
+      ['versions', 'upload', '--tag'],
+      ['versions', 'deploy', `${NEW}@100%`],
+      ['triggers', 'deploy', '--env'],
+    ]);
+  }, 30_000);
+
+  it('refuses options that would never end the watch', async () => {
+    const { code } = await rollout(['--every-seconds', 'soon']);
+    expect(code).toBe(2);
   }, 30_000);
 
   it('npm run rollback calls wrangler rollback for the environment', async () => {
