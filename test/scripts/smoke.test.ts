@@ -7,14 +7,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error -- plain .mjs modules of the scripts, without type declarations
-import { devVar, ensureDevVars, migrateLocal, startLocalWorker } from '../../scripts/lib/local-api.mjs';
+import { devVar, ensureDevVars } from '../../scripts/lib/local-api.mjs';
 // @ts-expect-error -- as above
-import { seedDemoCatalogue } from '../../scripts/seed.mjs';
+import { freePort, spawnGroup, waitForApi } from '../../scripts/lib/local-worker.mjs';
 
 /**
- * `npm run smoke` (scripts/smoke.mjs) as a user runs it, a child process of plain Node: it passes against a
- * working local Worker, again and again, and fails against an API that answers 500, so it cannot pass on a broken
- * deploy.
+ * `npm run smoke` (scripts/smoke.mjs) as a user runs it: it passes against `npm run dev`, again and again, and fails
+ * against an API that answers 500, so it cannot pass on a broken deploy.
  */
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -43,13 +42,13 @@ interface Run {
   stderr: string;
 }
 
-/** Runs `node scripts/smoke.mjs --base <base>` to its end; SMOKE_ADMIN_TOKEN only when given. */
+/** Runs `npm run smoke -- --base <base>` to its end; SMOKE_ADMIN_TOKEN only when given. */
 function smoke(base: string, adminToken?: string): Promise<Run> {
   const env = { ...process.env };
   delete env.SMOKE_ADMIN_TOKEN;
   if (adminToken !== undefined) env.SMOKE_ADMIN_TOKEN = adminToken;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['scripts/smoke.mjs', '--base', base], { cwd: root, env });
+    const child = spawn('npm', ['run', '--silent', 'smoke', '--', '--base', base], { cwd: root, env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -68,19 +67,25 @@ function outcomes(stdout: string): [string, string][] {
     .map((match) => [match[1]!, match[2]!]);
 }
 
-describe('against a local Worker', () => {
+describe('against npm run dev', () => {
   const state = mkdtempSync(join(tmpdir(), 'radio-smoke-'));
-  let worker: { url: string; stop: () => Promise<void> };
+  let dev: { child: { exitCode: number | null }; stop: () => Promise<void> };
+  let url: string;
 
   beforeAll(async () => {
     ensureDevVars();
-    migrateLocal(['--persist-to', state]);
-    worker = await startLocalWorker(['--persist-to', state]);
-    await seedDemoCatalogue(worker.url);
+    const port: number = await freePort();
+    url = `http://localhost:${port}`;
+    // The command a developer runs (migrations, the demo catalogue, then wrangler dev), in a process group of its own
+    // so that stopping it stops wrangler and workerd too; its own state directory.
+    dev = spawnGroup('npm', ['run', '--silent', 'dev', '--', '--port', String(port), '--persist-to', state], {
+      env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
+    });
+    await waitForApi(url, { timeoutMs: 170_000, child: dev.child });
   }, 180_000);
 
   afterAll(async () => {
-    await worker?.stop();
+    await dev?.stop();
     rmSync(state, { recursive: true, force: true });
   });
 
@@ -88,7 +93,7 @@ describe('against a local Worker', () => {
   // (a like, a public playlist, a token) does not trip the next.
   it('passes every step, three runs in a row', async () => {
     for (let attempt = 1; attempt <= 3; attempt += 1) {
-      const run = await smoke(worker.url, devVar('ADMIN_TOKEN'));
+      const run = await smoke(url, devVar('ADMIN_TOKEN'));
       const context = `run ${attempt}:\n${run.stdout}${run.stderr}`;
       expect(outcomes(run.stdout), context).toEqual(STEPS.map((step) => ['ok', step]));
       expect(run.stdout, context).toMatch(/^passed: 15 ok, 0 failed, 0 skipped in [\d.]+ s$/m);
