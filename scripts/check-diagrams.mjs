@@ -9,12 +9,10 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { screenshotPath } from './lib/browser-check.mjs';
 import { root } from './lib/local-worker.mjs';
 
-const args = process.argv.slice(2);
-const screenshot = args.includes('--screenshot')
-  ? args[args.indexOf('--screenshot') + 1]
-  : `${root}/bench/out/architecture.png`;
+const screenshot = screenshotPath(`${root}/bench/out/architecture.png`);
 const files = ['README.md', ...readdirSync(`${root}/docs`).map((f) => `docs/${f}`)].filter((f) => f.endsWith('.md'));
 const blocks = files.flatMap((file) =>
   [...readFileSync(`${root}/${file}`, 'utf8').matchAll(/```mermaid\n([\s\S]*?)```/g)].map((m) => ({

@@ -5,19 +5,14 @@
 // writes their ids into wrangler.toml. CI runs it before migrating and deploying, so a
 // fresh account needs nothing but the two repository secrets. Safe to run again.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { root, runWrangler } from './lib/local-worker.mjs';
+import { root, wranglerJson as json, wranglerOutput } from './lib/local-worker.mjs';
 
 const env = process.argv[2];
 if (!env) {
   console.error('Usage: node scripts/cloudflare-provision.mjs ENV');
   process.exit(2);
 }
-const wrangler = (...args) => {
-  const run = runWrangler(args, { encoding: 'utf8', env: { ...process.env, CI: 'true' } });
-  if (run.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed:\n${run.stdout}${run.stderr}`);
-  return run.stdout;
-};
-const json = (text) => JSON.parse(text.slice(text.search(/[[{]/)));
+const wrangler = (...args) => wranglerOutput(args);
 
 const file = `${root}/wrangler.toml`;
 let toml = readFileSync(file, 'utf8');

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { plan, restoreSql } from './lib/d1-backup.mjs';
-import { runWrangler } from './lib/local-worker.mjs';
+import { wranglerJson, wranglerOutput } from './lib/local-worker.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -32,16 +32,8 @@ const where = [
   ...(options.config ? ['--config', resolve(options.config)] : []),
 ];
 
-/** Runs wrangler (CI=true: no prompts); its output, or an exit with wrangler's own message. */
-function wrangler(args) {
-  const run = runWrangler([...args, ...where], { encoding: 'utf8', env: { ...process.env, CI: 'true' } });
-  if (run.status !== 0) {
-    process.stderr.write(`${run.stdout ?? ''}${run.stderr ?? ''}`);
-    console.error(`wrangler ${args.slice(0, 2).join(' ')} failed.`);
-    process.exit(1);
-  }
-  return run.stdout;
-}
+/** Runs wrangler on the database the options name; its output (a failure throws with wrangler's own message). */
+const wrangler = (args) => wranglerOutput([...args, ...where]);
 
 const listing = wrangler([
   'd1',
@@ -51,7 +43,7 @@ const listing = wrangler([
   '--command',
   'SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid',
 ]);
-const objects = JSON.parse(listing)[0].results;
+const objects = wranglerJson(listing)[0].results;
 const { tables, fts } = plan(objects);
 
 const scratch = mkdtempSync(join(tmpdir(), 'radio-export-'));

@@ -6,7 +6,7 @@
 // (docs/operations.md#gradual-rollout-and-rollback), so the rolled-back code runs on the
 // migrated database. `wrangler deployments list --env <env>` shows the versions.
 import { parseArgs } from 'node:util';
-import { deployWrangler } from './lib/rollout.mjs';
+import { runWrangler } from './lib/local-worker.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -19,7 +19,7 @@ if (!['staging', 'production'].includes(options.env ?? '')) {
   console.error('Usage: npm run rollback -- --env staging|production [--version <id>] [--message "why"]');
   process.exit(2);
 }
-const run = deployWrangler(
+const run = runWrangler(
   [
     'rollback',
     ...(options.version ? [options.version] : []),
@@ -29,6 +29,6 @@ const run = deployWrangler(
     options.message,
     '--yes',
   ],
-  { stdio: 'inherit' },
+  { stdio: 'inherit', env: { ...process.env, CI: 'true' } },
 );
 process.exit(run.status ?? 1);

@@ -14,7 +14,7 @@
 // D1 migrations are applied before this runs and must suit both versions
 // (`npm run migrations:check`). Needs CLOUDFLARE_API_TOKEN (with Account Analytics Read)
 // and CLOUDFLARE_ACCOUNT_ID. `--dry-run` uploads nothing: it builds and prints the steps.
-// Tests replace wrangler (ROLLOUT_WRANGLER, a script), the SQL API (ROLLOUT_SQL_URL) and the state's directory.
+// Tests replace wrangler (WRANGLER_SCRIPT, a script), the SQL API (ROLLOUT_SQL_URL) and the state's directory.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,13 +22,12 @@ import {
   GATE,
   currentVersion,
   datasetOf,
-  deployWrangler,
   errorRateQuery,
   judge,
   uploadedVersion,
   versionCounts,
 } from './lib/rollout.mjs';
-import { root } from './lib/local-worker.mjs';
+import { root, runWrangler, sleep, wranglerOutput } from './lib/local-worker.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -59,24 +58,15 @@ if (
 const log = (line) => console.log(`[rollout ${env}] ${line}`);
 // Tests keep it in a directory of their own (ROLLOUT_STATE_DIR).
 const stateFile = join(process.env.ROLLOUT_STATE_DIR ?? root, `.rollout-${env}.json`);
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs wrangler once; `{ ok, output }`. */
 function attempt(args) {
-  const run = deployWrangler([...args, '--env', env]);
+  const run = runWrangler([...args, '--env', env], { encoding: 'utf8', env: { ...process.env, CI: 'true' } });
   return { ok: run.status === 0, output: `${run.stdout ?? ''}${run.stderr ?? ''}` };
 }
 
-/** Runs wrangler; its output, or an exit with its output. */
-function wrangler(args) {
-  const run = attempt(args);
-  if (!run.ok) {
-    process.stderr.write(run.output);
-    console.error(`wrangler ${args.slice(0, 2).join(' ')} failed.`);
-    process.exit(1);
-  }
-  return run.output;
-}
+/** Runs wrangler; its output (a failure throws with wrangler's own message, and the script exits 1). */
+const wrangler = (args) => wranglerOutput([...args, '--env', env]);
 
 /** A deploy that must happen (the end of a split): three tries; on failure the command a human runs. */
 async function mustDeploy(spec, message) {
@@ -95,9 +85,9 @@ async function mustDeploy(spec, message) {
 /** Gives the previous version 100% again if a split is recorded; true when nothing is left split. */
 async function restoreSplit(reason) {
   if (!existsSync(stateFile)) return true;
-  const { previous, uploaded } = JSON.parse(readFileSync(stateFile, 'utf8'));
-  log(`${reason}: giving ${previous} 100% again (${uploaded} was at ${percent}%).`);
-  if (!(await mustDeploy(`${previous}@100%`, `rolled back: ${reason}`))) return false;
+  const split = JSON.parse(readFileSync(stateFile, 'utf8'));
+  log(`${reason}: giving ${split.previous} 100% again (${split.uploaded} was at ${split.percent}%).`);
+  if (!(await mustDeploy(`${split.previous}@100%`, `rolled back: ${reason}`))) return false;
   rmSync(stateFile);
   return true;
 }
@@ -136,9 +126,14 @@ if (!previous) {
   process.exit(0);
 }
 
+/** Set once a signal asked to stop: the watch then decides nothing more (it could promote while the restore retries). */
+let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'])
-  process.on(signal, async () => process.exit((await restoreSplit(`stopped by ${signal}`)) ? 1 : 2));
-writeFileSync(stateFile, JSON.stringify({ previous, uploaded }));
+  process.on(signal, async () => {
+    stopping = true;
+    process.exit((await restoreSplit(`stopped by ${signal}`)) ? 1 : 2);
+  });
+writeFileSync(stateFile, JSON.stringify({ previous, uploaded, percent }));
 wrangler(['versions', 'deploy', `${uploaded}@${percent}%`, `${previous}@${100 - percent}%`, '-y']);
 log(`${uploaded} at ${percent}%, ${previous} at ${100 - percent}%. Watching for ${watchMs / 60_000} min.`);
 
@@ -164,8 +159,9 @@ async function read() {
   }
 }
 
-for (;;) {
+while (!stopping) {
   await sleep(everyMs);
+  if (stopping) break;
   const done = Date.now() - startedAt >= watchMs;
   const verdict = judge(await read(), { done });
   log(`${verdict.action}: ${verdict.reason}`);

@@ -17,7 +17,7 @@ import { timing } from 'hono/timing';
 import { conditionalGet, keepAnonymousCopy, tagJsonAnswers } from './middleware/caching';
 import { corsHeaders, securityHeaders } from './middleware/headers';
 import { localiseNames, negotiateLanguage } from './middleware/language';
-import { assignRequestId, checkBookmark, logLine, requestContext } from './middleware/observability';
+import { assignRequestId, checkBookmark, innerRequest, logLine, requestContext } from './middleware/observability';
 import { adminRouter } from './routes/admin';
 import { authRouter } from './routes/auth';
 import { favoritesRouter } from './routes/favorites';
@@ -133,9 +133,9 @@ export function createApp() {
       // guards), and past the read caches: the read shows the write, on any replica.
       const bookmark = c.get('sessionBookmark')?.();
       if (bookmark) headers.set('X-D1-Bookmark', bookmark);
-      // Without the metrics binding: the replay is part of this request, which writes its own point.
-      const env = { ...c.env, METRICS: undefined };
-      return Promise.resolve(app.request(new URL(path, c.req.url).href, { headers }, env, c.executionCtx));
+      // Part of this request: its D1 work counts in this request's figures, its log line and metrics point.
+      const inner = innerRequest(c, new Request(new URL(path, c.req.url).href, { headers }));
+      return Promise.resolve(app.request(inner, undefined, c.env, c.executionCtx));
     });
     await next();
   });

@@ -20,6 +20,8 @@ export interface Variables extends TimingVariables, LanguageVariables {
   /** The caller's id, from the token: known before the account is checked. */
   userId: number;
   dbStats: DbStats;
+  /** The route the request is for, as registered (`GET /api/v1/radios/:id`), once routing found one (routes/router.ts). */
+  route?: string;
   /** The caller's account row, once checked (middleware/auth.ts). */
   user: UserRow;
   /** True once the caller's account was checked for this request. */

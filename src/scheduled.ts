@@ -5,8 +5,7 @@ import type { Bindings } from './env';
 import { purgeExpiredKeys } from './services/idempotency-keys';
 import { checkStream } from './streams/check';
 import { checkUpdate, checksDue, forgetOldReports } from './streams/service';
-import { runSync } from './catalogue/upstream-sync';
-import { tellCountersVisibility } from './activity/plays';
+import { publishSync, runSync } from './catalogue/upstream-sync';
 import { recordStreamChecks } from './lib/metrics';
 
 /**
@@ -52,11 +51,8 @@ export async function checkStreams(env: Bindings, fetcher?: (request: Request) =
  * The Cron Trigger's upstream sync (docs/catalogue.md#upstream-sync): one batch when `CATALOGUE_UPSTREAM_URL` is set,
  * nothing otherwise. A batch that changed channels drops this isolate's cached catalogue and tells the play counters.
  */
-export async function syncCatalogue(env: Bindings, fetcher?: (request: Request) => Promise<Response>) {
-  const result = await runSync(createDb(env.DB), config(env).upstream, { fetcher });
-  if (result.ran && result.counts.created + result.counts.updated + result.counts.hidden > 0) {
-    await tellCountersVisibility(env, 'all');
-    forgetCatalogue();
-  }
+export async function syncCatalogue(env: Bindings) {
+  const result = await runSync(createDb(env.DB), config(env).upstream);
+  await publishSync(env, result);
   return result;
 }

@@ -1,7 +1,9 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { config } from '../src/config';
+import { checkStreams } from '../src/scheduled';
 import { call, type Json } from './helpers/client';
-import { channelId, genreId, importStations, roundTrips, rowsRead, station } from './helpers/catalogue';
+import { channelId, genreId, importStations, roundTrips, rowsRead, seedChannels, station } from './helpers/catalogue';
 import { quickUser, type TestUser } from './helpers/users';
 
 /**
@@ -198,6 +200,8 @@ describe('GET /radios/changes, as an app keeping an offline copy', () => {
     }
     const bad = await call('GET', '/api/v1/radios/changes?since=bm90LWEtY3Vyc29y', { token: user.token });
     expect(bad.body.error).toBe('cursor_invalid');
+    // The 422 names the parameter that carried the cursor.
+    expect(Object.keys(bad.body.data.errors)).toEqual(['since']);
     const list = await call('GET', '/api/v1/radios?per_page=1', { token: user.token });
     const other = await call('GET', `/api/v1/radios/changes?since=${list.body.meta.next_cursor}`, {
       token: user.token,
@@ -213,5 +217,87 @@ describe('GET /radios/changes, as an app keeping an offline copy', () => {
     const res = await call('GET', '/api/v1/radios/changes?limit=5', { token: fresh.token, debug: true });
     expect(rowsRead(res.headers)).toBeLessThanOrEqual(5 + 1 + 1 + 1);
     expect(roundTrips(res.headers)).toBe(1);
+  });
+});
+
+/** A channel whose stream is on a fake host of test/helpers/fake-streams.ts, at a URL of its own. */
+const onHost = (host: string) => {
+  const url = `http://${host}/jazz/feed-${crypto.randomUUID().slice(0, 8)}`;
+  return station({ url, url_resolved: url });
+};
+
+/** When the checks last looked at each channel, straight from D1. */
+async function checkedAt(ids: number[]): Promise<(string | null)[]> {
+  return Promise.all(
+    ids.map(async (id) => {
+      const row = await env.DB.prepare('SELECT health_checked_at FROM radio_channels WHERE id = ?')
+        .bind(id)
+        .first<{ health_checked_at: string | null }>();
+      return row!.health_checked_at;
+    }),
+  );
+}
+
+describe('GET /radios/changes, writes that leave every shown field as it was', () => {
+  it('stream checks that keep a status add nothing; the check that takes a channel offline adds only it', async () => {
+    const [live, dead, failing] = await seedChannels([onHost('icy.test'), onHost('html.test'), onHost('icy.test')]);
+    // Every active channel of the file at the status a check gives: one passed check makes a channel online, two
+    // failed ones offline. A run checks all of them (fewer than a run's checks), so every later run checks each again.
+    const { checked } = await checkStreams(env);
+    expect(checked).toBeLessThan(config(env).healthChecksPerRun);
+    await checkStreams(env);
+    const copy: Copy = { channels: new Map(), cursor: null };
+    await sync(copy, 50);
+    expect(copy.channels.get(live!).health.status).toBe('online');
+    expect(copy.channels.get(dead!).health.status).toBe('offline');
+    expect(copy.channels.get(failing!).health.status).toBe('online');
+
+    // Two more runs check every channel again (each check writes its status, the same one): nothing for the feed.
+    const before = await checkedAt([live!, dead!, failing!]);
+    await checkStreams(env);
+    await checkStreams(env);
+    const after = await checkedAt([live!, dead!, failing!]);
+    after.forEach((at, i) => expect(at! > before[i]!, 'checked again').toBe(true));
+    expect(await sync(copy)).toEqual([{ changed: [], removed: [] }]);
+
+    // A stream that stops answering: its first failed check keeps it online (nothing new), the second takes it
+    // offline, and that channel alone is the change.
+    const broken = await call('PATCH', `/api/v1/admin/radios/${failing}`, {
+      ...admin,
+      json: { stream_url: onHost('html.test').url },
+    });
+    expect(broken.status, JSON.stringify(broken.body)).toBe(200);
+    const moved = await sync(copy);
+    expect(moved.flatMap((page) => page.changed.map((c: Json) => c.id))).toEqual([failing]);
+    await checkStreams(env);
+    expect(await sync(copy)).toEqual([{ changed: [], removed: [] }]);
+    await checkStreams(env);
+    const offline = await sync(copy);
+    expect(offline.flatMap((page) => page.removed)).toEqual([]);
+    expect(offline.flatMap((page) => page.changed.map((c: Json) => [c.id, c.health.status]))).toEqual([
+      [failing, 'offline'],
+    ]);
+    await expectExact(copy);
+  });
+
+  it('an admin edit that sets fields to their current values adds nothing; one that changes a field adds that channel', async () => {
+    const [id] = await seedChannels([station({ name: 'Feed Unchanged' })]);
+    const copy: Copy = { channels: new Map(), cursor: null };
+    await sync(copy, 50);
+    const current = copy.channels.get(id!);
+    const same = await call('PATCH', `/api/v1/admin/radios/${id}`, {
+      ...admin,
+      json: { name: current.name, country_code: current.country.code, is_active: true },
+    });
+    expect(same.status, JSON.stringify(same.body)).toBe(200);
+    expect(await sync(copy)).toEqual([{ changed: [], removed: [] }]);
+
+    const renamed = await call('PATCH', `/api/v1/admin/radios/${id}`, { ...admin, json: { name: 'Feed Changed' } });
+    expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+    const pages = await sync(copy);
+    expect(pages.flatMap((page) => page.removed)).toEqual([]);
+    expect(pages.flatMap((page) => page.changed.map((c: Json) => c.id))).toEqual([id]);
+    expect(copy.channels.get(id!).name).toBe('Feed Changed');
+    await expectExact(copy);
   });
 });

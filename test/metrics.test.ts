@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { checkStreams } from '../src/scheduled';
-import { BASE, fetchWorker } from './helpers/client';
-import { channelId, importStations, station } from './helpers/catalogue';
+import { BASE, call, fetchWorker } from './helpers/client';
+import { channelId, importStations, seedChannels, station } from './helpers/catalogue';
 import { quickUser } from './helpers/users';
 
 /** A METRICS binding that keeps what it is given. */
@@ -60,6 +60,8 @@ describe('metrics (docs/operations.md#metrics)', () => {
       // Writes pass a wildcard middleware of their own (`POST /api/v1/*`): still no route.
       ['POST', '/api/v1/nothing-here', 404],
       ['DELETE', '/api/v1/genres', 405],
+      // A path one template owns (a playlist's export) though another matches it too (`PUT /playlists/{id}`).
+      ['PUT', '/api/v1/playlists/5.m3u', 405],
     ] as const) {
       const missing = await pointsOf(new Request(`${BASE}${path}`, { method }));
       expect(missing.response.status).toBe(status);
@@ -68,13 +70,45 @@ describe('metrics (docs/operations.md#metrics)', () => {
   });
 
   it('counts the anonymous copies served in front of the router under their route', async () => {
-    const first = await pointsOf(`${BASE}/api/v1/genres`);
+    // The operators' debug token: Server-Timing then tells the D1 queries the point must carry.
+    const first = await pointsOf(
+      new Request(`${BASE}/api/v1/genres`, { headers: { 'X-Debug-Token': env.ADMIN_TOKEN } }),
+    );
+    const queries = Number(/queries=(\d+)/.exec(first.response.headers.get('Server-Timing') ?? '')?.[1]);
     const second = await pointsOf(`${BASE}/api/v1/genres`);
     expect(second.response.headers.get('X-Cache')).toBe('HIT');
     expect([...first.points, ...second.points].map((p) => [p.blobs![0], p.doubles![0], p.doubles![4]])).toEqual([
-      ['GET /api/v1/genres', 200, first.points[0]!.doubles![4]],
+      ['GET /api/v1/genres', 200, queries],
       ['GET /api/v1/genres', 200, 0],
     ]);
+  });
+
+  it('counts a replay that reads its resource again as one request, with the D1 work of the replay', async () => {
+    // A playlist answer too large for its idempotency key (middleware/idempotency.ts): its replay reads it again.
+    const { token } = await quickUser();
+    const ids = await seedChannels(Array.from({ length: 40 }, () => station()));
+    const created = await call('POST', '/api/v1/playlists', { token, json: { name: 'Long enough' } });
+    const playlist = created.body.data.id as number;
+    for (const id of ids.slice(0, -1))
+      await call('POST', `/api/v1/playlists/${playlist}/items`, { token, json: { radio_channel_id: id } });
+    const add = () =>
+      pointsOf(
+        new Request(`${BASE}/api/v1/playlists/${playlist}/items`, {
+          method: 'POST',
+          headers: {
+            Authorization: `Bearer ${token}`,
+            'Content-Type': 'application/json',
+            'Idempotency-Key': 'metrics-replay',
+          },
+          body: JSON.stringify({ radio_channel_id: ids.at(-1) }),
+        }),
+      );
+    expect((await add()).response.status).toBe(201);
+    const replay = await add();
+    expect(replay.response.headers.get('Idempotent-Replayed')).toBe('true');
+    expect(replay.points.map((p) => p.blobs![0])).toEqual(['POST /api/v1/playlists/:id/items']);
+    // The read of the playlist's 40 items is in the point.
+    expect(replay.points[0]!.doubles![2]).toBeGreaterThanOrEqual(ids.length);
   });
 
   it('never fails a request: no binding, or a binding that throws', async () => {

@@ -17,8 +17,11 @@ const isVirtual = (object) => object.type === 'table' && /^CREATE VIRTUAL TABLE/
 /** D1's own bookkeeping tables and SQLite's, which a new database makes itself (sqlite_sequence is data). */
 const isInternal = (name) => name.startsWith('_cf_') || (name.startsWith('sqlite_') && name !== 'sqlite_sequence');
 
+/** The tables FTS5 keeps for each search table, which it creates and fills itself (sqlite.org/fts5.html). */
+const FTS_SHADOWS = ['data', 'idx', 'content', 'docsize', 'config'];
+
 /** The columns an FTS5 table declares (`fts5(name, description, tokenize = 'trigram')` → name, description). */
-export function ftsColumns(sql) {
+function ftsColumns(sql) {
   const inside = /USING\s+fts5\s*\(([\s\S]*)\)\s*$/i.exec(sql)?.[1];
   if (!inside) throw new Error(`Not an FTS5 table: ${sql}`);
   return inside
@@ -29,19 +32,22 @@ export function ftsColumns(sql) {
 }
 
 /**
- * What an export reads: `tables`, the ordinary tables whose rows it carries (with
- * sqlite_sequence, and d1_migrations so that the restored database knows its migrations),
- * and `fts`, each search index with the shadow table that holds its text (`<name>_content`).
- * The other shadow tables (`_data`, `_idx`, ...) are rebuilt by FTS5 as the text is inserted.
+ * What an export reads and writes: `tables`, the ordinary tables whose rows it carries
+ * (with sqlite_sequence, and d1_migrations so that the restored database knows its
+ * migrations); `fts`, each search table with the shadow table that holds its text
+ * (`<name>_content`; FTS5 rebuilds the others as the text is inserted); `created`, the
+ * tables the restore file creates, search tables included, in the source's order.
  */
 export function plan(objects) {
   const virtual = objects.filter(isVirtual);
-  const shadowOf = (name) => virtual.some((v) => name.startsWith(`${v.name}_`));
-  const tables = objects
-    .filter((o) => o.type === 'table' && !isVirtual(o) && !isInternal(o.name) && !shadowOf(o.name))
-    .map((o) => o.name);
-  const fts = virtual.map((v) => ({ name: v.name, content: `${v.name}_content`, columns: ftsColumns(v.sql) }));
-  return { tables, fts };
+  const shadows = new Set(virtual.flatMap((v) => FTS_SHADOWS.map((suffix) => `${v.name}_${suffix}`)));
+  const kept = objects.filter((o) => o.type === 'table' && !isInternal(o.name) && !shadows.has(o.name));
+  return {
+    tables: kept.filter((o) => !isVirtual(o)).map((o) => o.name),
+    fts: virtual.map((v) => ({ name: v.name, content: `${v.name}_content`, columns: ftsColumns(v.sql) })),
+    // sqlite_sequence exists once a table with AUTOINCREMENT does: created by SQLite, never by us.
+    created: kept.filter((o) => o.name !== 'sqlite_sequence'),
+  };
 }
 
 /**
@@ -50,33 +56,33 @@ export function plan(objects) {
  * order. The FTS text rows are turned into inserts into the search tables themselves.
  */
 export function restoreSql(objects, data, { source = 'D1' } = {}) {
-  const { fts } = plan(objects);
-  const created = objects.filter(
-    (o) => o.type === 'table' && o.sql && !isInternal(o.name) && !fts.some((f) => o.name.startsWith(`${f.name}_`)),
-  );
-  const rows = data
-    .split('\n')
-    // wrangler's own first line; the file starts with it already. Blank lines may be inside a quoted value: kept.
-    .filter((line) => line !== 'PRAGMA defer_foreign_keys=TRUE;')
-    .map((line) => {
-      for (const f of fts) {
-        const prefix = `INSERT INTO "${f.content}" VALUES(`;
-        // The content table's columns are (id, c0, c1, ...): the rowid, then the declared columns in order.
-        if (line.startsWith(prefix))
-          return `INSERT INTO "${f.name}"(rowid, ${f.columns.join(', ')}) VALUES(${line.slice(prefix.length)}`;
-      }
-      return line;
-    });
-  // SQLite numbered the AUTOINCREMENT tables as their rows went in: the source's numbers replace its own.
-  const sequence = rows.filter((line) => line.startsWith('INSERT INTO "sqlite_sequence" '));
+  const { fts, created } = plan(objects);
+  const rows = [];
+  // SQLite numbers the AUTOINCREMENT tables as their rows go in: the source's numbers replace its own, last.
+  const sequence = [];
+  // wrangler's own first line is dropped (the file starts with it already); blank lines may be inside a quoted
+  // value: kept.
+  for (const line of data.split('\n')) {
+    if (line === 'PRAGMA defer_foreign_keys=TRUE;') continue;
+    if (line.startsWith('INSERT INTO "sqlite_sequence" ')) {
+      sequence.push(line);
+      continue;
+    }
+    // The content table's columns are (id, c0, c1, ...): the rowid, then the declared columns in order.
+    const search = fts.find((f) => line.startsWith(`INSERT INTO "${f.content}" VALUES(`));
+    rows.push(
+      search
+        ? `INSERT INTO "${search.name}"(rowid, ${search.columns.join(', ')}) VALUES(${line.slice(`INSERT INTO "${search.content}" VALUES(`.length)}`
+        : line,
+    );
+  }
   const later = (type) => objects.filter((o) => o.type === type && o.sql).map((o) => `${o.sql};`);
   return [
     `-- Export of ${source} (npm run db:export): schema, rows, then indexes and triggers.`,
     `-- Restore into an empty database: docs/operations.md#backups-and-restores.`,
     'PRAGMA defer_foreign_keys=TRUE;',
-    // sqlite_sequence exists once a table with AUTOINCREMENT does: created by SQLite, never by us.
-    ...created.filter((o) => o.name !== 'sqlite_sequence').map((o) => `${o.sql};`),
-    ...rows.filter((line) => !sequence.includes(line)),
+    ...created.map((o) => `${o.sql};`),
+    ...rows,
     ...(sequence.length > 0 ? ['DELETE FROM sqlite_sequence;', ...sequence] : []),
     ...later('index'),
     ...later('view'),

@@ -19,10 +19,23 @@ export const root = fileURLToPath(new URL('../..', import.meta.url));
 /** wrangler's CLI entry, run with this Node directly (no `npx` in between). */
 export const wranglerBin = createRequire(`${root}/package.json`).resolve('wrangler/bin/wrangler.js');
 
-/** Runs a wrangler command to completion (migrations, dry-run deploys, types). */
+/**
+ * Runs a wrangler command to completion (migrations, dry-run deploys, types, deploys). Tests of the deploy scripts
+ * put a script of their own in wrangler's place (WRANGLER_SCRIPT), which records the calls and answers as wrangler.
+ */
 export function runWrangler(args, options = {}) {
-  return spawnSync(process.execPath, [wranglerBin, ...args], { cwd: root, ...options });
+  return spawnSync(process.execPath, [process.env.WRANGLER_SCRIPT ?? wranglerBin, ...args], { cwd: root, ...options });
 }
+
+/** Runs a wrangler command (CI=true: no prompts) and answers what it printed; throws with its output when it fails. */
+export function wranglerOutput(args) {
+  const run = runWrangler(args, { encoding: 'utf8', env: { ...process.env, CI: 'true' } });
+  if (run.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed:\n${run.stdout}${run.stderr}`);
+  return run.stdout;
+}
+
+/** The JSON a wrangler command printed with `--json` (it may print other lines before it). */
+export const wranglerJson = (text) => JSON.parse(text.slice(text.search(/[[{]/)));
 
 /** How long a stopped group gets to exit on SIGTERM before it is killed. */
 const GRACE_MS = 5000;
@@ -57,7 +70,7 @@ export function groupMembers(pgid) {
   return members;
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitForGroupExit(pgid, ms) {
   const deadline = Date.now() + ms;

@@ -61,7 +61,7 @@ const key = (name) => name.toLowerCase();
  * The SQL with comments removed and the text of string literals emptied, so that
  * `-- DROP TABLE x` or a row of data holding those words is not read as a statement.
  */
-export function stripCommentsAndStrings(sql) {
+function stripCommentsAndStrings(sql) {
   const parts = [];
   let start = 0;
   let i = 0;
@@ -99,7 +99,7 @@ export function stripCommentsAndStrings(sql) {
  * The statements of one migration that create, drop or rename a table, view or column
  * (and the `INSERT ... SELECT` copies that a table rebuild makes), in the order they run.
  */
-export function tableStatements(sql) {
+function tableStatements(sql) {
   const text = stripCommentsAndStrings(sql);
   const found = [];
   for (const { kind, pattern } of STATEMENTS) {
@@ -133,7 +133,7 @@ function rebuiltTables(statements) {
 }
 
 /** The `-- migrations:check allow-drop <table>[.<column>] <reason>` lines of one migration. */
-export function allowLines(sql) {
+function allowLines(sql) {
   return [...sql.matchAll(ALLOW_LINE)].map((match) => {
     const [target = '', ...reason] = match[1].trim().split(/\s+/);
     const [table = '', column] = target.split('.');

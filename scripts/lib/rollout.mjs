@@ -1,21 +1,7 @@
 // The pure part of the production rollout (scripts/rollout.mjs): the metrics query it
 // reads and the rule that promotes or rolls back a new version. Why these numbers:
 // docs/operations.md#gradual-rollout-and-rollback.
-import { spawnSync } from 'node:child_process';
-import { root, wranglerBin } from './local-worker.mjs';
-
-/**
- * Runs wrangler for a deploy step (CI=true: no prompts). Tests put a script of their own in
- * its place (ROLLOUT_WRANGLER), which records the calls and answers as wrangler would.
- */
-export function deployWrangler(args, options = {}) {
-  return spawnSync(process.execPath, [process.env.ROLLOUT_WRANGLER ?? wranglerBin, ...args], {
-    cwd: root,
-    encoding: 'utf8',
-    ...options,
-    env: { ...process.env, CI: 'true' },
-  });
-}
+import { wranglerJson } from './local-worker.mjs';
 
 /** The gate's defaults: a new version at 10% is watched 5 minutes, read every 30 seconds. */
 export const GATE = {
@@ -59,21 +45,21 @@ export function versionCounts(answer, version) {
  * metrics cannot vouch for it), `promote` (the watch is over and it held), or `wait`.
  * `reading` is null when the metrics could not be read; `done` says the watch time is over.
  */
-export function judge(reading, { done }, gate = GATE) {
+export function judge(reading, { done }) {
   if (!reading)
     return done
       ? { action: 'rollback', reason: 'the metrics could not be read at the end of the watch: nothing vouches for it' }
       : { action: 'wait', reason: 'the metrics could not be read; the next read decides' };
   const { candidate, current } = reading;
   const rate = (c) => (c.requests > 0 ? c.errors / c.requests : 0);
-  const enough = candidate.requests >= gate.minRequests;
+  const enough = candidate.requests >= GATE.minRequests;
   const worse =
-    rate(candidate) > gate.maxErrorRate ||
-    (rate(candidate) > rate(current) + gate.maxIncrease && rate(candidate) > 2 * rate(current));
+    rate(candidate) > GATE.maxErrorRate ||
+    (rate(candidate) > rate(current) + GATE.maxIncrease && rate(candidate) > 2 * rate(current));
   if (enough && worse) return { action: 'rollback', reason: describe(candidate, current, rate) };
   if (!done) return { action: 'wait', reason: describe(candidate, current, rate) };
   // A version that writes no points (one that fails before its first middleware) must not pass for a quiet one.
-  if (candidate.requests === 0 && current.requests >= gate.silentAfter)
+  if (candidate.requests === 0 && current.requests >= GATE.silentAfter)
     return { action: 'rollback', reason: `${describe(candidate, current, rate)}; the new version recorded nothing` };
   // Too little traffic to judge a rate: any 5xx of the new version is one too many.
   if (!enough && candidate.errors > 0)
@@ -93,12 +79,9 @@ export function uploadedVersion(output) {
   return id;
 }
 
-/** The JSON in a wrangler output (it may print lines before it). */
-const jsonIn = (text) => JSON.parse(text.slice(text.search(/[[{]/)));
-
 /** The version serving 100% (or most) of the traffic, from `wrangler deployments status --json`. */
 export function currentVersion(statusJson) {
-  const versions = jsonIn(statusJson).versions ?? [];
+  const versions = wranglerJson(statusJson).versions ?? [];
   const top = [...versions].sort((a, b) => b.percentage - a.percentage)[0];
   return top?.version_id ?? null;
 }

@@ -8,7 +8,7 @@ import { notFound, validationFailed, type FieldErrors } from '../lib/errors';
 import { foldText, slugify } from '../lib/text';
 import { anyChannel } from './channels';
 import { anyGenre } from './genres';
-import { chooseSlug } from './import';
+import { chooseSlug, slugCandidates } from './import';
 import type { RadioResource } from './radio-resource';
 import { indexChannels, indexGenre } from './search-index';
 
@@ -154,7 +154,8 @@ export async function createChannel(
 ): Promise<RadioResource> {
   const found = await lookUp(db, input, input.slug ?? slugify(input.name, 'station'));
   checkLookups(input, found, null, input.slug !== undefined);
-  const slug = input.slug ?? (await chooseSlug(input.name, input.stream_url, () => found.slugOwner !== null));
+  const slug =
+    input.slug ?? chooseSlug(await slugCandidates(input.name, input.stream_url), () => found.slugOwner !== null);
   const social = input.social_links ?? {};
   try {
     const [inserted] = await db.batch([

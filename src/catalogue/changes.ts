@@ -39,7 +39,7 @@ interface ChangesPage {
  * has a cursor too: the one to come back with.
  */
 export function changesPage(db: Db, since: string | undefined, limit: number, now: number) {
-  const cursor: ChangesCursor | null = since === undefined ? null : readCursor(since, changesCursor);
+  const cursor: ChangesCursor | null = since === undefined ? null : readCursor(since, changesCursor, 'since');
   if (cursor && now - cursor.t > MEMORY_MS) {
     throw cursorExpired(
       `The cursor is more than ${CHANGES_MEMORY_DAYS} days old: read the catalogue again from the start, without since.`,
@@ -70,9 +70,9 @@ export function changesPage(db: Db, since: string | undefined, limit: number, no
       );
     }
     const snapshotEnd = cursor?.h ?? top;
-    // A read replica behind the copy that served the cursor has not seen its changes yet: nothing new here (the
-    // rows after the cursor are those changed since, on every copy that has caught up).
-    const shown = cursor && cursor.s > top ? [] : rows.slice(0, limit);
+    // The counter and the rows are read together, so no row is past `top`: on a read replica behind the copy that
+    // served the cursor (its place past `top`), there are none, and the next cursor stays at that place.
+    const shown = rows.slice(0, limit);
     const changed: RadioResource[] = [];
     const removed: number[] = [];
     for (const { seq, visible, ...channel } of shown) {
@@ -82,7 +82,7 @@ export function changesPage(db: Db, since: string | undefined, limit: number, no
     const next: ChangesCursor = { l: 'changes', e: epoch, s: shown.at(-1)?.seq ?? after, h: snapshotEnd, t: now };
     return {
       items: { changed, removed },
-      meta: { next_cursor: writeCursor(next), has_more: shown.length > 0 && rows.length > limit },
+      meta: { next_cursor: writeCursor(next), has_more: rows.length > limit },
     };
   });
 }

@@ -176,11 +176,9 @@ export async function slugCandidates(name: string, streamUrl: string): Promise<[
   return [base, `${base.slice(0, 72)}-${(await sha256Hex(streamUrl)).slice(0, 6)}`];
 }
 
-/** `base`, or the second candidate when `base` is taken. */
-export async function chooseSlug(name: string, streamUrl: string, isTaken: (slug: string) => boolean): Promise<string> {
-  const [base, hashed] = await slugCandidates(name, streamUrl);
-  return isTaken(base) ? hashed : base;
-}
+/** The first of a channel's `slugCandidates`, or the second when the first is taken. */
+export const chooseSlug = ([base, hashed]: [string, string], isTaken: (slug: string) => boolean): string =>
+  isTaken(base) ? hashed : base;
 
 /** Rows per json_each statement: keeps each bound JSON well under D1's value size limit. */
 const ROWS_PER_STATEMENT = 500;
@@ -265,6 +263,10 @@ export function ensureGenres(db: Db, slugs: string[], now: string): BatchItem<'s
   ];
 }
 
+/** Country ids by ISO code, for mapping stations (the import's and the upstream sync's). */
+export const countryIdsByCode = async (db: Db) =>
+  new Map((await db.select({ id: countries.id, code: countries.code }).from(countries)).map((c) => [c.code, c.id]));
+
 /**
  * Upserts stations by stream URL. One round trip reads what exists; one `db.batch`
  * writes genres, channels, genre links and the search index (the list totals follow by
@@ -272,9 +274,7 @@ export function ensureGenres(db: Db, slugs: string[], now: string): BatchItem<'s
  * are not written: importing the same file twice changes nothing.
  */
 export async function importStations(db: Db, records: unknown[], now: string): Promise<ImportSummary> {
-  const countryIds = new Map(
-    (await db.select({ id: countries.id, code: countries.code }).from(countries)).map((c) => [c.code, c.id]),
-  );
+  const countryIds = await countryIdsByCode(db);
 
   const summary: ImportSummary = {
     received: records.length,
@@ -342,7 +342,7 @@ export async function importStations(db: Db, records: unknown[], now: string): P
       searchDescription: foldText(station.description),
     };
     if (!current) {
-      const slug = await chooseSlug(station.name, station.stream_url, (s) => takenSlugs.has(s));
+      const slug = chooseSlug(await slugCandidates(station.name, station.stream_url), (s) => takenSlugs.has(s));
       takenSlugs.add(slug);
       toInsert.push({ ...row, slug });
     } else if (

@@ -1,9 +1,12 @@
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
+import { tellCountersVisibility } from '../activity/plays';
+import { forgetCatalogue } from '../cache/shared';
 import type { Db } from '../db/client';
+import type { Bindings } from '../env';
 import { nonEmpty } from '../db/read';
-import { countries, radioChannels, upstreamSync, type RadioChannelRow } from '../db/schema';
+import { radioChannels, upstreamSync, type RadioChannelRow } from '../db/schema';
 import { guard, isGuardFailure, jsonField, jsonRows, errorText } from '../db/sql';
 import { fromKeys, isRecord, pick } from '../lib/objects';
 import { foldText } from '../lib/text';
@@ -12,6 +15,7 @@ import {
   genreSlugsColumn,
   chooseSlug,
   chunks,
+  countryIdsByCode,
   slugCandidates,
   replaceGenreLinks,
   insertChannels,
@@ -129,6 +133,18 @@ export type RunResult =
   | { ran: false; reason: 'busy'; retryAfterMs: number };
 
 /**
+ * What a run that created, updated or hid channels owes the rest of the app: the play counters learn what can be
+ * played, and this isolate drops its cached catalogue (other isolates within 1.5 × READ_CACHE_MS). True when the run
+ * changed channels.
+ */
+export async function publishSync(env: Bindings, result: RunResult): Promise<boolean> {
+  if (!result.ran || result.counts.created + result.counts.updated + result.counts.hidden === 0) return false;
+  await tellCountersVisibility(env, 'all');
+  forgetCatalogue();
+  return true;
+}
+
+/**
  * Runs one batch of the sync: claims it, asks the upstream, applies what it answered with the next state in one D1
  * batch. An upstream that fails, times out or answers garbage, or a write that fails, changes nothing but the
  * state's error and the hold, which it gives back: the next run retries from the same place.
@@ -161,6 +177,8 @@ export async function runSync(
           lastFullAt: null,
         };
   const state: SyncState = { ...claimed, ...restart };
+  // Still this run's hold: a run that outlived it (HOLD_MS) must not write over the run that claimed the sync next.
+  const ours = and(eq(upstreamSync.id, 1), eq(upstreamSync.heldUntil, claimed.heldUntil));
   const nowIso = () => isoTimestamp(clock());
   const client = new UpstreamClient(settings.url, options.fetcher, options.sleep);
   try {
@@ -184,14 +202,24 @@ export async function runSync(
       hidden: sql`${upstreamSync.hidden} + ${counts.hidden}`,
     };
     // The state goes in the batch of the writes: the cursor moves on only with what it covers.
-    await db.batch([db.update(upstreamSync).set(next).where(eq(upstreamSync.id, 1)), ...step.writes]);
+    await db.batch([
+      guard(
+        db,
+        sql`NOT EXISTS (${qb
+          .select({ one: sql`1` })
+          .from(upstreamSync)
+          .where(ours)})`,
+      ),
+      db.update(upstreamSync).set(next).where(eq(upstreamSync.id, 1)),
+      ...step.writes,
+    ]);
     return { ran: true, counts, state: await syncState(db), error: null };
   } catch (error) {
     const message =
       error instanceof UpstreamError
         ? error.message
         : isGuardFailure(error)
-          ? 'an operator changed a channel of this batch meanwhile: the next run applies it again'
+          ? 'an operator changed a channel of this batch meanwhile, or the run outlived its hold: the next run applies it again'
           : `the batch could not be written: ${errorText(error).slice(0, 300)}`;
     const failed = nowIso();
     await db
@@ -204,7 +232,7 @@ export async function runSync(
         lastErrorAt: failed,
         runs: sql`${upstreamSync.runs} + 1`,
       })
-      .where(eq(upstreamSync.id, 1));
+      .where(ours);
     if (!(error instanceof UpstreamError) && !isGuardFailure(error)) console.error('upstream sync failed', error);
     return { ran: true, counts: emptyCounts(state.phase), state: await syncState(db), error: message };
   }
@@ -341,9 +369,7 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
   const counts = { created: 0, updated: 0, unchanged: 0, hidden: 0, skipped: 0 };
   // An idle run (no changes upstream) reads and writes nothing here.
   if (records.length === 0 && asked.length === 0) return { counts, writes: [] };
-  const countryIds = new Map(
-    (await db.select({ id: countries.id, code: countries.code }).from(countries)).map((c) => [c.code, c.id]),
-  );
+  const countryIds = await countryIdsByCode(db);
   // The latest record of each station (a page of changes may hold several).
   const latest = new Map<string, { station: StationInput | null; checkFailed: boolean }>();
   for (const record of records) {
@@ -363,8 +389,15 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
   const uuids = [...new Set([...latest.keys(), ...asked])];
   const mapped = [...latest.values()].flatMap((entry) => (entry.station ? [entry.station] : []));
   const urls = mapped.map((station) => station.stream_url);
-  // Both slugs a new channel may take (chooseSlug: the name's, else the name's with the stream URL's hash).
-  const slugs = (await Promise.all(mapped.map((station) => slugCandidates(station.name, station.stream_url)))).flat();
+  // Both slugs a new channel may take (chooseSlug: the name's, else the name's with the stream URL's hash), by URL.
+  const candidates = new Map(
+    await Promise.all(
+      mapped.map(
+        async (station) => [station.stream_url, await slugCandidates(station.name, station.stream_url)] as const,
+      ),
+    ),
+  );
+  const slugs = [...candidates.values()].flat();
   const columns = {
     ...pick(radioChannels, [...SYNCED, 'id', 'upstreamUuid', 'editedFields', 'description']),
     genreSlugs: genreSlugsColumn(),
@@ -455,7 +488,7 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
         counts.skipped += 1;
         continue;
       }
-      const slug = await chooseSlug(station.name, station.stream_url, (s) => takenSlugs.has(s));
+      const slug = chooseSlug(candidates.get(station.stream_url)!, (s) => takenSlugs.has(s));
       takenSlugs.add(slug);
       creates.push({ ...upstream, slug });
       continue;

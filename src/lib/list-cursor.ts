@@ -25,8 +25,11 @@ export const writeCursor = (content: unknown) => toBase64Url(JSON.stringify(cont
 /** A sort key in a cursor: the sort column's value and the id that breaks its ties. */
 export const listKey = z.tuple([z.union([z.string(), z.number()]), z.number().int()]);
 
-/** The content of a cursor, as `schema` parses it; 422 `cursor_invalid` for any text that is not one. */
-export function readCursor<T>(cursor: string, schema: z.ZodType<T>): T {
+/**
+ * The content of a cursor, as `schema` parses it; 422 `cursor_invalid` for any text that is not one, naming the query
+ * parameter that carried it (`field`).
+ */
+export function readCursor<T>(cursor: string, schema: z.ZodType<T>, field = 'cursor'): T {
   let content: unknown;
   try {
     content = JSON.parse(fromBase64Url(cursor));
@@ -36,7 +39,7 @@ export function readCursor<T>(cursor: string, schema: z.ZodType<T>): T {
   const parsed = schema.safeParse(content);
   if (!parsed.success) {
     throw fieldInvalid(
-      'cursor',
+      field,
       'The cursor is not valid: take it from meta.next_cursor of the previous page.',
       'cursor_invalid',
     );

@@ -12,8 +12,7 @@ import { errorResponses } from '../schemas/common';
 import { optionalAccess } from './access';
 import { clientAddress } from '../services/rate-limits';
 import { anonymousRateLimit, countRequest } from './rate-limit';
-import { recordRequest } from '../lib/metrics';
-import { coloOf, logRequest, requestIdOf, responseHeaders, routeOf } from './observability';
+import { reportRequest, requestIdOf, responseHeaders, routeOf } from './observability';
 
 const encoder = new TextEncoder();
 
@@ -377,23 +376,13 @@ export function serveAnonymousCopy(request: Request, env: Bindings): Response | 
   if (fresh) response.headers.delete('Content-Type');
   // A copy exists only once the app responded with this config, so it parses.
   const { logLevel } = config(env);
-  logRequest(logLevel, request, {
+  reportRequest(logLevel, env, request, {
     requestId,
-    status: response.status,
-    startedAt,
-    durationMs: Date.now() - startedAt,
-    stats: newDbStats(logLevel),
-    userId: null,
-  });
-  recordRequest(env, {
     route: copy.route,
     status: response.status,
-    durationMs: Date.now() - startedAt,
-    rowsRead: 0,
-    rowsWritten: 0,
-    queries: 0,
-    dbMs: 0,
-    colo: coloOf(request) ?? 'local',
+    startedAt,
+    stats: newDbStats(logLevel),
+    userId: null,
   });
   return response;
 }

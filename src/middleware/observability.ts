@@ -1,7 +1,6 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { requestId } from 'hono/request-id';
-import { matchedRoutes } from 'hono/route';
 import { setMetric } from 'hono/timing';
 import { createDb, d1Bookmark, instrumentD1, newDbStats, type DbStats } from '../db/client';
 import { config } from '../config';
@@ -97,31 +96,45 @@ export function requestIdOf(request: Request): string {
 }
 
 /**
- * The request's log line (`LOG_LEVEL` info: every request; error: 5xx only; debug: every
- * request with the SQL it ran, parameters included, so never in production).
+ * What a finished request leaves behind, its duration and place read once: the log line (`LOG_LEVEL` info: every
+ * request; error: 5xx only; debug: every request with the SQL it ran, parameters included, so never in production)
+ * and its metrics point (lib/metrics.ts).
  */
-export function logRequest(
+export function reportRequest(
   level: string,
+  env: Bindings,
   request: Request,
   entry: {
     requestId: string;
+    route: string;
     status: number;
     startedAt: number;
-    durationMs: number;
     stats: DbStats;
     userId: number | null;
   },
 ): void {
-  if (level === 'silent' || (level === 'error' && entry.status < 500)) return;
-  const { stats } = entry;
+  const { stats, status } = entry;
+  const durationMs = Date.now() - entry.startedAt;
+  const colo = coloOf(request);
+  recordRequest(env, {
+    route: entry.route,
+    status,
+    durationMs,
+    rowsRead: stats.rowsRead,
+    rowsWritten: stats.rowsWritten,
+    queries: stats.queries,
+    dbMs: stats.durationMs,
+    colo: colo ?? 'local',
+  });
+  if (level === 'silent' || (level === 'error' && status < 500)) return;
   logLine(level, {
-    level: entry.status >= 500 ? 'error' : 'info',
+    level: status >= 500 ? 'error' : 'info',
     time: new Date(entry.startedAt).toISOString(),
     request_id: entry.requestId,
     method: request.method,
     path: new URL(request.url).pathname,
-    status: entry.status,
-    duration_ms: entry.durationMs,
+    status,
+    duration_ms: durationMs,
     db: {
       queries: stats.queries,
       round_trips: stats.roundTrips,
@@ -131,7 +144,7 @@ export function logRequest(
       statements: stats.statements,
     },
     user_id: entry.userId,
-    colo: coloOf(request),
+    colo,
   });
 }
 
@@ -143,6 +156,18 @@ export function logRequest(
 export const assignRequestId = requestId({ headerName: '', generator: (c) => requestIdOf(c.req.raw) });
 
 /**
+ * Requests the app makes to itself while serving one (a replay reading its resource again, middleware/idempotency.ts),
+ * with the D1 figures of the request they belong to.
+ */
+const innerRequests = new WeakMap<Request, DbStats>();
+
+/** Marks `request` as part of the request `c` serves: its D1 work counts there, and it has no log line or point. */
+export function innerRequest(c: Context<AppEnv>, request: Request): Request {
+  innerRequests.set(request, c.get('dbStats'));
+  return request;
+}
+
+/**
  * Gives the request a D1 handle that counts what it asks of D1 (the D1 session opens
  * at the first query); on the way out the D1 row of `Server-Timing` (inside Hono's
  * `timing()`), the `X-Request-Id` and `X-D1-Bookmark` headers and the request's log line.
@@ -152,7 +177,8 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   const requestId = c.get('requestId');
   // The first read of the config in a request: a bad one fails here, before any route (src/config.ts).
   const { logLevel, dependencyTimeoutMs } = config(c.env);
-  const dbStats = newDbStats(logLevel);
+  const outer = innerRequests.get(c.req.raw);
+  const dbStats = outer ?? newDbStats(logLevel);
   c.set('dbStats', dbStats);
   let session: D1DatabaseSession | undefined;
   const openOnce = () => (session ??= openSession(c.env.DB, c.req.header('x-d1-bookmark')));
@@ -162,44 +188,31 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 
   reportDbTiming(c, dbStats);
-  const durationMs = Date.now() - startedAt;
   const headers = responseHeaders(c);
   // The envelope's content type names the charset (docs/api.md#the-envelope-and-errors); Hono's c.json() leaves it out.
   if (headers.get('content-type') === 'application/json')
     headers.set('Content-Type', 'application/json; charset=UTF-8');
   const bookmark = session && dbStats.roundTrips > 0 ? session.getBookmark() : null;
   if (bookmark) headers.set('X-D1-Bookmark', bookmark);
-  logRequest(logLevel, c.req.raw, {
+  // A request the app made to itself is reported in the one it belongs to.
+  if (outer) return;
+  reportRequest(logLevel, c.env, c.req.raw, {
     requestId,
-    status: c.res.status,
-    startedAt,
-    durationMs,
-    stats: dbStats,
-    userId: c.get('user')?.id ?? null,
-  });
-  recordRequest(c.env, {
     route: routeOf(c),
     status: c.res.status,
-    durationMs,
-    rowsRead: dbStats.rowsRead,
-    rowsWritten: dbStats.rowsWritten,
-    queries: dbStats.queries,
-    dbMs: dbStats.durationMs,
-    colo: coloOf(c.req.raw) ?? 'local',
+    startedAt,
+    stats: dbStats,
+    userId: c.get('user')?.id ?? null,
   });
 });
 
 /**
- * The route the request was for, as registered (`GET /api/v1/radios/:id`), also when a middleware answered first
- * (a 429, a 401); `unmatched` when no route has its path and method (a 404, a 405, a CORS preflight). Middleware
- * is registered for every method (`ALL`) or under a wildcard, routes for their method and path.
+ * The route the request was for, as registered (`GET /api/v1/radios/:id`), also when a middleware after routing
+ * answered (a 429, a 401); `unmatched` when no route has its path and method (a 404, a 405) or the request was
+ * answered before routing (a CORS preflight, a malformed `X-D1-Bookmark`). Routing names it: routes/router.ts.
  */
-export function routeOf(c: Context<AppEnv>): string {
-  // A method-specific middleware under a wildcard (`POST /api/v1/*`) is no route either.
-  const route = matchedRoutes(c).findLast((r) => r.method !== 'ALL' && !r.path.includes('*'));
-  return route ? `${c.req.method} ${route.path}` : 'unmatched';
-}
+export const routeOf = (c: Context<AppEnv>): string => c.get('route') ?? 'unmatched';
 
 /** The Cloudflare data centre that took the request (`request.cf.colo`); null outside Cloudflare. */
-export const coloOf = (request: Request): string | null =>
+const coloOf = (request: Request): string | null =>
   request.cf && 'colo' in request.cf && typeof request.cf.colo === 'string' ? request.cf.colo : null;

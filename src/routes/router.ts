@@ -90,12 +90,18 @@ export function exactPathMethods(options: {
     table ??= pathTable(options.app.routes);
     const routed = routePath(c, -1);
     // The last route matched may be middleware on the path (`use`), not a handler of this method.
-    if (table.methods.get(routed)?.has(c.req.method) && !table.shadowable.has(routed)) return next();
+    // The template a handler answers is the request's route (its metrics' name: middleware/observability.ts).
+    const toRoute = (template: string) => {
+      c.set('route', `${c.req.method} ${template}`);
+      return next();
+    };
+    if (table.methods.get(routed)?.has(c.req.method) && !table.shadowable.has(routed)) return toRoute(routed);
     const [matches] = table.trie.match('ALL', c.req.path);
     let own: string | undefined;
     for (const [template] of matches) if (own === undefined || moreSpecific(template, own)) own = template;
     const allowed = own === undefined ? undefined : table.methods.get(own)!;
-    if (allowed === undefined || allowed.has(c.req.method)) return next();
+    if (allowed === undefined) return next();
+    if (allowed.has(c.req.method)) return toRoute(own!);
     c.res = await options.onMethodNotAllowed(c, [...allowed]);
   };
 }

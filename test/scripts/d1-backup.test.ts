@@ -8,7 +8,7 @@ import { plan, restoreSql } from '../../scripts/lib/d1-backup.mjs';
 // @ts-expect-error -- as above
 import { devVar, ensureDevVars, migrateLocal, registerUser, startLocalWorker } from '../../scripts/lib/local-api.mjs';
 // @ts-expect-error -- as above
-import { root, runWrangler } from '../../scripts/lib/local-worker.mjs';
+import { root, wranglerJson, wranglerOutput } from '../../scripts/lib/local-worker.mjs';
 // @ts-expect-error -- as above
 import { seedDemoCatalogue } from '../../scripts/seed.mjs';
 
@@ -32,12 +32,9 @@ const restored = project('restored');
 
 /** Rows of a query on a project's local D1. */
 function query(config: string, sql: string): Record<string, unknown>[] {
-  const run = runWrangler(['d1', 'execute', 'DB', '--local', '--config', config, '--json', '--command', sql], {
-    encoding: 'utf8',
-    env: { ...process.env, CI: 'true' },
-  });
-  if (run.status !== 0) throw new Error(`${sql}: ${run.stdout}${run.stderr}`);
-  return JSON.parse(run.stdout)[0].results;
+  return wranglerJson(
+    wranglerOutput(['d1', 'execute', 'DB', '--local', '--config', config, '--json', '--command', sql]),
+  )[0].results;
 }
 
 let tables: string[] = [];
@@ -67,8 +64,9 @@ beforeAll(async () => {
     await api('POST', '/favorites', { radio_channel_id: 4 });
     const playlist = await api('POST', '/playlists', { name: 'Backed up', is_public: true });
     await api('POST', `/playlists/${playlist.data.id}/items`, { radio_channel_id: 2 });
-    // The plays reach D1 at the counters' next flush (200 ms here).
-    for (let i = 0; i < 100 && query(source.config, 'SELECT count(*) AS n FROM user_plays')[0]!.n !== 3; i += 1)
+    // The plays reach D1 at the counters' next flush (200 ms here); each look starts wrangler, so the wait is by time.
+    const deadline = Date.now() + 90_000;
+    while (query(source.config, 'SELECT count(*) AS n FROM user_plays')[0]!.n !== 3 && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 200));
   } finally {
     await worker.stop();
@@ -79,11 +77,7 @@ beforeAll(async () => {
     cwd: root,
     stdio: 'pipe',
   });
-  const restore = runWrangler(['d1', 'execute', 'DB', '--local', '--config', restored.config, '--file', file], {
-    encoding: 'utf8',
-    env: { ...process.env, CI: 'true' },
-  });
-  if (restore.status !== 0) throw new Error(`restore failed: ${restore.stdout}${restore.stderr}`);
+  wranglerOutput(['d1', 'execute', 'DB', '--local', '--config', restored.config, '--file', file]);
 }, 300_000);
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -125,11 +119,9 @@ describe('export and restore', { timeout: 120_000 }, () => {
     const schema =
       "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY type, name";
     expect(query(restored.config, schema)).toEqual(query(source.config, schema));
-    const pending = runWrangler(['d1', 'migrations', 'list', 'DB', '--local', '--config', restored.config], {
-      encoding: 'utf8',
-      env: { ...process.env, CI: 'true' },
-    });
-    expect(pending.stdout).toContain('No migrations to apply');
+    expect(wranglerOutput(['d1', 'migrations', 'list', 'DB', '--local', '--config', restored.config])).toContain(
+      'No migrations to apply',
+    );
   });
 
   it('after a restore: every token refused, user ids continue past the old ones, a new epoch for the feed', () => {
@@ -137,20 +129,16 @@ describe('export and restore', { timeout: 120_000 }, () => {
       restored.config,
       "SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'users') AS seq, (SELECT epoch FROM change_sequence) AS epoch, (SELECT group_concat(credential_generation) FROM users) AS generations",
     )[0]!;
-    const run = runWrangler(
-      [
-        'd1',
-        'execute',
-        'DB',
-        '--local',
-        '--config',
-        restored.config,
-        '--file',
-        join(root, 'scripts/after-restore.sql'),
-      ],
-      { encoding: 'utf8', env: { ...process.env, CI: 'true' } },
-    );
-    expect(run.status, `${run.stdout}${run.stderr}`).toBe(0);
+    wranglerOutput([
+      'd1',
+      'execute',
+      'DB',
+      '--local',
+      '--config',
+      restored.config,
+      '--file',
+      join(root, 'scripts/after-restore.sql'),
+    ]);
     const after = query(
       restored.config,
       "SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'users') AS seq, (SELECT epoch FROM change_sequence) AS epoch, (SELECT group_concat(credential_generation) FROM users) AS generations",

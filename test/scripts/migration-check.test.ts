@@ -149,6 +149,25 @@ describe('migration check rules', () => {
     );
   });
 
+  it('refuses a dropped view', () => {
+    const activeUsers = {
+      name: 'active_users',
+      columns: { id: { name: 'id', type: 'integer', primaryKey: false, notNull: true } },
+      definition: 'select "id" from "users" where "users"."nickname" is not null',
+      isExisting: false,
+    };
+    const view: Migration = {
+      tag: '0002_active_users',
+      sql: 'CREATE VIEW `active_users` AS select "id" from "users" where "users"."nickname" is not null;',
+      snapshot: { ...snapshot(baseTables), views: { active_users: activeUsers } },
+    };
+    const result = check(
+      [{ tag: '0003_drop_active_users', sql: 'DROP VIEW `active_users`;', snapshot: snapshot(baseTables) }],
+      [...base, view],
+    );
+    expect(rulesOf(result)).toEqual([['0003_drop_active_users.sql', 'view-dropped', 'active_users', undefined]]);
+  });
+
   it('refuses a dropped column', () => {
     const result = check([
       {
@@ -207,6 +226,37 @@ describe('migration check rules', () => {
     );
   });
 
+  it('refuses a raw RENAME TO of an FTS table a previous migration made, though no snapshot has it', () => {
+    const result = check([
+      {
+        tag: '0002_rename_search',
+        sql: 'ALTER TABLE user_search RENAME TO user_search_old;',
+        snapshot: snapshot(baseTables),
+      },
+    ]);
+    expect(rulesOf(result)).toEqual([['0002_rename_search.sql', 'raw-rename', 'user_search', undefined]]);
+    expect(formatIssue(result.errors[0])).toBe(
+      "0002_rename_search.sql: table user_search: RENAME TO user_search_old outside drizzle's table rebuild, of a " +
+        `table the previous release has (made by 0001_search.sql). [raw-rename] ${CONTRACT_RULE}`,
+    );
+  });
+
+  it('refuses a raw RENAME COLUMN that the snapshot does not show (a drizzle-kit generate --custom migration)', () => {
+    // --custom copies the previous snapshot unchanged: only the SQL says that the column went.
+    const result = check([
+      {
+        tag: '0002_display_name',
+        sql: 'ALTER TABLE `users` RENAME COLUMN `nickname` TO `display_name`;',
+        snapshot: snapshot(baseTables),
+      },
+    ]);
+    expect(rulesOf(result)).toEqual([['0002_display_name.sql', 'raw-rename-column', 'users', 'nickname']]);
+    expect(formatIssue(result.errors[0])).toBe(
+      "0002_display_name.sql: users.nickname: RENAME COLUMN to display_name outside drizzle's table rebuild, on a " +
+        `table the previous release has (made by 0000_init.sql). [raw-rename-column] ${CONTRACT_RULE}`,
+    );
+  });
+
   it('accepts dropping a table that only the new migrations made', () => {
     const sql = 'CREATE TABLE scratch (id integer);\n--> statement-breakpoint\nDROP TABLE IF EXISTS "scratch";';
     expect(check([{ tag: '0002_scratch', sql, snapshot: snapshot(baseTables) }]).errors).toEqual([]);
@@ -224,6 +274,13 @@ describe('migration check rules', () => {
 
     it('accepts a rebuild that keeps every column (defaults added)', () => {
       expect(check([defaults!], [init!])).toEqual({ newTags: ['0001_defaults'], errors: [], warnings: [] });
+    });
+
+    it('refuses a rebuild that never copies the rows into the new table (every row lost)', () => {
+      const sql = defaults!.sql.replace(/^INSERT INTO .*\n/m, '');
+      expect(sql).not.toMatch(/INSERT/);
+      const result = check([{ ...defaults!, sql }], [init!]);
+      expect(rulesOf(result)).toEqual([['0001_defaults.sql', 'raw-drop', 'users', undefined]]);
     });
 
     it('refuses a rebuild that loses a column, and lets a column with a default become NOT NULL', () => {
@@ -290,6 +347,24 @@ describe('migration check rules', () => {
     expect(rulesOf(result)).toEqual([['0001_by_hand.sql', 'not-in-journal', undefined, undefined]]);
   });
 
+  it('refuses a new migration whose snapshot is missing: nothing to compare the schema with', () => {
+    const [init, search] = base;
+    const playlists = 'CREATE TABLE `playlists` (\n\t`id` integer PRIMARY KEY NOT NULL\n);';
+    const result = checkMigrations({
+      base: {
+        journal: journal(['0000_init', '0001_search']),
+        snapshot: search!.snapshot,
+        sql: { '0000_init': init!.sql, '0001_search': search!.sql },
+      },
+      current: {
+        journal: journal(['0000_init', '0001_search', '0002_playlists']),
+        snapshots: { '0001_search': search!.snapshot },
+        sql: { '0000_init': init!.sql, '0001_search': search!.sql, '0002_playlists': playlists },
+      },
+    });
+    expect(rulesOf(result)).toEqual([['meta/0002_snapshot.json', 'snapshot-missing', undefined, undefined]]);
+  });
+
   describe('allow-drop lines', () => {
     const dropStats = (line: string): Migration => ({
       tag: '0002_drop_stats',
@@ -321,6 +396,15 @@ describe('migration check rules', () => {
       const result = check([{ tag: '0002_users', sql, snapshot: snapshot({ ...baseTables, users: [id] }) }]);
       expect(rulesOf(result)).toEqual([['0002_users.sql', 'column-dropped', 'users', 'email']]);
       expect(result.warnings.map((w) => [w.rule, w.column])).toEqual([['column-dropped', 'nickname']]);
+    });
+
+    it('warn when they waive nothing (a misspelt table): the error stays', () => {
+      const result = check([dropStats('-- migrations:check allow-drop listen_stat read by nobody since 1.4')]);
+      expect(rulesOf(result)).toEqual([['0002_drop_stats.sql', 'table-dropped', 'listen_stats', undefined]]);
+      expect(result.warnings.map((w) => formatIssue(w))).toEqual([
+        '0002_drop_stats.sql: "-- migrations:check allow-drop listen_stat read by nobody since 1.4" allows nothing. ' +
+          '[allow-unused]',
+      ]);
     });
   });
 });

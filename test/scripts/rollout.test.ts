@@ -133,7 +133,7 @@ if (args[0] === 'versions' && args[1] === 'upload') console.log('Worker Version 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Starts the rollout (`args` after the script) with a 2-second watch read every half second. */
+  /** Starts the rollout (`args` after the script) with a 3-second watch read every half second. */
   function start(args: string[] = [], env: Record<string, string> = {}) {
     writeFileSync(calls, '');
     queries.length = 0;
@@ -144,7 +144,7 @@ if (args[0] === 'versions' && args[1] === 'upload') console.log('Worker Version 
         '--env',
         'production',
         '--watch-minutes',
-        String(2 / 60),
+        String(3 / 60),
         '--every-seconds',
         '0.5',
         ...args,
@@ -153,7 +153,7 @@ if (args[0] === 'versions' && args[1] === 'upload') console.log('Worker Version 
         cwd: root,
         env: {
           ...process.env,
-          ROLLOUT_WRANGLER: fakeWrangler,
+          WRANGLER_SCRIPT: fakeWrangler,
           ROLLOUT_SQL_URL: sqlUrl,
           ROLLOUT_STATE_DIR: dir,
           CLOUDFLARE_API_TOKEN: 'test-token',
@@ -198,6 +198,9 @@ if (args[0] === 'versions' && args[1] === 'upload') console.log('Worker Version 
     expect(made[4]).toEqual(['triggers', 'deploy', '--env', 'production']);
     expect(made).toHaveLength(5);
     expect(existsSync(stateFile)).toBe(false);
+    // The whole watch ran: a good version waits for its end before it is promoted.
+    expect(output.indexOf('wait: new version'), output).toBeGreaterThan(-1);
+    expect(output.indexOf('promote: new version')).toBeGreaterThan(output.indexOf('wait: new version'));
     // The gate read the production dataset with the token.
     expect(queries.length).toBeGreaterThanOrEqual(1);
     expect(queries[0]).toMatch(/^Bearer test-token SELECT .*\sFROM radio_api_production\s/s);
@@ -226,7 +229,9 @@ if (args[0] === 'versions' && args[1] === 'upload') console.log('Worker Version 
   it('gives the previous version everything back when stopped mid-watch, and --restore does after a dead job', async () => {
     candidate = counts(10, 0);
     const run = start(['--watch-minutes', '5']);
-    while (!existsSync(stateFile)) await new Promise((resolve) => setTimeout(resolve, 50));
+    // Until the split is recorded (or the script ended early, which the assertions below then show).
+    while (!existsSync(stateFile) && run.child.exitCode === null)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     run.child.kill('SIGTERM');
     const { code, output, calls: made } = await run.finished;
     expect(code, output).toBe(1);
@@ -234,7 +239,7 @@ if (args[0] === 'versions' && args[1] === 'upload') console.log('Worker Version 
     expect(existsSync(stateFile)).toBe(false);
 
     // A job killed without a chance to clean up leaves the split recorded: the workflow's --restore step undoes it.
-    writeFileSync(stateFile, JSON.stringify({ previous: OLD, uploaded: NEW }));
+    writeFileSync(stateFile, JSON.stringify({ previous: OLD, uploaded: NEW, percent: 10 }));
     const restored = await rollout(['--restore']);
     expect(restored.code, restored.output).toBe(0);
     expect(restored.calls).toEqual([
@@ -274,7 +279,7 @@ if (args[0] === 'versions' && args[1] === 'upload') console.log('Worker Version 
     writeFileSync(calls, '');
     const child = spawn(process.execPath, ['scripts/rollback.mjs', '--env', 'production'], {
       cwd: root,
-      env: { ...process.env, ROLLOUT_WRANGLER: fakeWrangler },
+      env: { ...process.env, WRANGLER_SCRIPT: fakeWrangler },
     });
     expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
     expect(JSON.parse(readFileSync(calls, 'utf8').trim())).toEqual([

@@ -1,19 +1,21 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error -- plain .mjs modules of the scripts, without type declarations
 import { devVar, ensureDevVars } from '../../scripts/lib/local-api.mjs';
 // @ts-expect-error -- as above
 import { freePort, spawnGroup, waitForApi } from '../../scripts/lib/local-worker.mjs';
 
 /**
- * `npm run smoke` (scripts/smoke.mjs) as a user runs it: it passes against `npm run dev`, again and again, and fails
- * against an API that answers 500, so it cannot pass on a broken deploy.
+ * `npm run smoke` (scripts/smoke.mjs) as a user runs it: it passes against `npm run dev`, again and again, and takes
+ * back what it wrote; it fails against an API that answers 500, so it cannot pass on a broken deploy; and each of its
+ * finer checks (a replayed like, a refused stale write, the M3U's content) fails its step when the API gets it wrong,
+ * shown through a proxy in front of the dev Worker that breaks one answer at a time.
  */
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -67,39 +69,279 @@ function outcomes(stdout: string): [string, string][] {
     .map((match) => [match[1]!, match[2]!]);
 }
 
-describe('against npm run dev', () => {
+/** `npm run dev` in its process group (spawnGroup). */
+interface DevProcess {
+  child: { exitCode: number | null };
+  stop: () => Promise<void>;
+}
+
+/** What the proxy can break, one at a time. */
+type Fault = 'no Idempotent-Replayed' | 'stale write accepted' | 'empty export';
+
+/** What the smoke wrote through the proxy, so that the test can check it was taken back. */
+interface Written {
+  /** Channels it sent a like to. */
+  liked: Set<number>;
+  /** Playlists it created. */
+  playlists: Set<number>;
+  /** Tokens its registrations answered. */
+  tokens: Set<string>;
+}
+
+interface Proxy {
+  url: string;
+  written: Written;
+  /** The answer the proxy breaks; none when undefined. */
+  fault: Fault | undefined;
+  close(): Promise<void>;
+}
+
+/** Headers of one hop, which a proxy does not pass on (and fetch refuses to send). */
+const HOP_HEADERS = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect', 'te']);
+
+/**
+ * An HTTP proxy on 127.0.0.1 in front of `target`: every request goes through to the Worker as it came, and its
+ * answer comes back as the Worker gave it, except for the one thing `fault` breaks. It notes what the smoke wrote.
+ */
+async function startProxy(target: string): Promise<Proxy> {
+  const written: Written = { liked: new Set(), playlists: new Set(), tokens: new Set() };
+  const proxy: Proxy = { url: '', written, fault: undefined, close: async () => {} };
+
+  async function forward(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const method = request.method ?? 'GET';
+    const path = request.url ?? '/';
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const requestBody = Buffer.concat(chunks);
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value !== undefined && !HOP_HEADERS.has(name))
+        headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const answer = await fetch(new URL(path, target), {
+      method,
+      headers,
+      body: method === 'GET' || method === 'HEAD' ? undefined : requestBody,
+      redirect: 'manual',
+    });
+    let status = answer.status;
+    let body = Buffer.from(await answer.arrayBuffer());
+    // fetch has undone any compression, and the length is the proxy's to set.
+    const responseHeaders = new Headers(answer.headers);
+    for (const name of ['content-encoding', 'content-length', ...HOP_HEADERS]) responseHeaders.delete(name);
+    const json = (): { data?: { id?: unknown; token?: unknown } } | undefined => {
+      try {
+        return JSON.parse(body.toString());
+      } catch {
+        return undefined;
+      }
+    };
+
+    const like = /^\/api\/v1\/radios\/(\d+)\/like$/.exec(path);
+    if (method === 'POST' && like) written.liked.add(Number(like[1]));
+    if (method === 'POST' && path === '/api/v1/playlists' && status === 201) {
+      const id = json()?.data?.id;
+      if (typeof id === 'number') written.playlists.add(id);
+    }
+    if (method === 'POST' && path === '/api/v1/auth/register' && status === 201) {
+      const token = json()?.data?.token;
+      if (typeof token === 'string') written.tokens.add(token);
+    }
+
+    if (proxy.fault === 'no Idempotent-Replayed') responseHeaders.delete('idempotent-replayed');
+    // The stale write went to the Worker and was refused there (nothing changed); the client is told it succeeded.
+    const playlist = /^\/api\/v1\/playlists\/(\d+)$/.exec(path);
+    if (proxy.fault === 'stale write accepted' && method === 'PUT' && playlist && status === 412) {
+      status = 200;
+      const { name } = JSON.parse(requestBody.toString()) as { name?: string };
+      body = Buffer.from(
+        JSON.stringify({ success: true, message: 'Playlist updated.', data: { id: Number(playlist[1]), name } }),
+      );
+      responseHeaders.set('content-type', 'application/json; charset=UTF-8');
+    }
+    if (proxy.fault === 'empty export' && method === 'GET' && /^\/api\/v1\/playlists\/\d+\.m3u$/.test(path)) {
+      body = Buffer.alloc(0);
+    }
+
+    response.writeHead(status, Object.fromEntries(responseHeaders));
+    response.end(body);
+  }
+
+  const server = createServer((request, response) => {
+    forward(request, response).catch((error: unknown) => {
+      if (response.headersSent) return void response.destroy();
+      response.writeHead(502, { 'Content-Type': 'text/plain' });
+      response.end(`proxy: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  proxy.close = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  };
+  return proxy;
+}
+
+/**
+ * Reads until `done` holds of the value, or `timeoutMs` passed, and answers the last value: the Worker's read caches
+ * may answer a value up to 1.5 x READ_CACHE_MS (and an account row 2 s) old, so a write shows within seconds, not at
+ * once. The caller asserts on what comes back; a check that never holds fails after the wait, whatever the speed.
+ */
+async function settled<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() >= deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+describe('against npm run dev, through a proxy', () => {
   const state = mkdtempSync(join(tmpdir(), 'radio-smoke-'));
-  let dev: { child: { exitCode: number | null }; stop: () => Promise<void> };
-  let url: string;
+  let dev: DevProcess | undefined;
+  let api: string;
+  let proxy: Proxy | undefined;
+  /** A token of the test's own account, to read what the smoke's runs left behind. */
+  let token: string;
+  /** The like counts of the channels a run can pick (the first of the popular ones), before any run. */
+  const likesBefore = new Map<number, number>();
+
+  /** A GET of the dev Worker, with the test's own token: the status and the envelope's data. */
+  async function read(path: string, bearer = token): Promise<{ status: number; data: unknown }> {
+    const response = await fetch(`${api}${path}`, { headers: { Authorization: `Bearer ${bearer}` } });
+    const body = await response.json<{ data?: unknown }>();
+    return { status: response.status, data: body.data };
+  }
+
+  /** Everything the smoke wrote through the proxy so far has been taken back: likes, playlists, tokens. */
+  async function expectCleanedUp(): Promise<void> {
+    const { liked, playlists, tokens } = proxy!.written;
+    expect(liked.size).toBeGreaterThan(0);
+    for (const id of liked) {
+      expect([...likesBefore.keys()], `channel ${id} was liked, but not one of the popular ones`).toContain(id);
+      const before = likesBefore.get(id);
+      const likes = await settled(
+        async () => ((await read(`/api/v1/radios/${id}`)).data as { likes?: number }).likes,
+        (count) => count === before,
+      );
+      expect(likes, `the likes of channel ${id}`).toBe(before);
+    }
+    expect(playlists.size).toBeGreaterThan(0);
+    for (const id of playlists) {
+      const { status } = await settled(
+        () => read(`/api/v1/playlists/${id}`),
+        (answer) => answer.status === 404,
+      );
+      expect(status, `GET /api/v1/playlists/${id}, a public playlist of a smoke run`).toBe(404);
+    }
+    expect(tokens.size).toBeGreaterThan(0);
+    for (const smokeToken of tokens) {
+      const { status } = await settled(
+        () => read('/api/v1/auth/me', smokeToken),
+        (answer) => answer.status === 401,
+      );
+      expect(status, 'GET /api/v1/auth/me with the token of a smoke run').toBe(401);
+    }
+  }
 
   beforeAll(async () => {
     ensureDevVars();
     const port: number = await freePort();
-    url = `http://localhost:${port}`;
+    api = `http://localhost:${port}`;
     // The command a developer runs (migrations, the demo catalogue, then wrangler dev), in a process group of its own
-    // so that stopping it stops wrangler and workerd too; its own state directory.
-    dev = spawnGroup('npm', ['run', '--silent', 'dev', '--', '--port', String(port), '--persist-to', state], {
+    // so that stopping it stops wrangler and workerd too; its own state directory, and a devtools port of its own:
+    // wrangler otherwise reaches for 9229, which a Worker of another test file started at the same time may hold.
+    const inspectorPort: number = await freePort();
+    const args = ['--port', String(port), '--persist-to', state, '--inspector-port', String(inspectorPort)];
+    const started: DevProcess = spawnGroup('npm', ['run', '--silent', 'dev', '--', ...args], {
       env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
     });
-    await waitForApi(url, { timeoutMs: 170_000, child: dev.child });
-  }, 180_000);
+    dev = started;
+    await waitForApi(api, { timeoutMs: 170_000, child: started.child });
+    proxy = await startProxy(api);
 
-  afterAll(async () => {
-    await dev?.stop();
-    rmSync(state, { recursive: true, force: true });
+    const password = 'the smoke test reads what it left';
+    const registered = await fetch(`${api}/api/v1/auth/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        name: 'Smoke test reader',
+        email: 'smoke-reader@example.test',
+        password,
+        password_confirmation: password,
+      }),
+    });
+    expect(registered.status).toBe(201);
+    token = (await registered.json<{ data: { token: string } }>()).data.token;
+    // What `list radios` of the smoke reads; it takes the first, and only its plays can move another one up.
+    const popular = await read('/api/v1/radios?sort=popular&per_page=5');
+    for (const channel of popular.data as { id: number; likes: number }[]) likesBefore.set(channel.id, channel.likes);
+    expect(likesBefore.size).toBeGreaterThan(0);
+  }, 200_000);
+
+  afterEach(() => {
+    if (proxy) proxy.fault = undefined;
   });
 
+  afterAll(async () => {
+    await proxy?.close();
+    await dev?.stop();
+    rmSync(state, { recursive: true, force: true });
+  }, 30_000);
+
   // Three runs in a row on one Worker: each registers its own account, and what one run wrote and took back
-  // (a like, a public playlist, a token) does not trip the next.
-  it('passes every step, three runs in a row', async () => {
+  // (a like, a public playlist, a token) does not trip the next. Each run's account is new, so a run cannot see
+  // what an earlier one left: the test reads it instead, with an account of its own.
+  it('passes every step, three runs in a row, and leaves no like, playlist or token behind', async () => {
     for (let attempt = 1; attempt <= 3; attempt += 1) {
-      const run = await smoke(url, devVar('ADMIN_TOKEN'));
+      const run = await smoke(proxy!.url, devVar('ADMIN_TOKEN'));
       const context = `run ${attempt}:\n${run.stdout}${run.stderr}`;
       expect(outcomes(run.stdout), context).toEqual(STEPS.map((step) => ['ok', step]));
       expect(run.stdout, context).toMatch(/^passed: 15 ok, 0 failed, 0 skipped in [\d.]+ s$/m);
       expect(run.code, context).toBe(0);
     }
-  }, 180_000);
+    expect(proxy!.written.tokens.size).toBe(3);
+    expect(proxy!.written.playlists.size).toBe(3);
+    await expectCleanedUp();
+  }, 300_000);
+
+  // One answer broken at a time: the step that checks it fails with its reason, every other step passes (clean-up
+  // included, so these runs leave nothing behind either), and the run exits 1.
+  const faults: { fault: Fault; step: string; reason: RegExp }[] = [
+    {
+      fault: 'no Idempotent-Replayed',
+      step: 'like, retried',
+      reason:
+        /^FAIL like, retried: POST \/api\/v1\/radios\/\d+\/like again with the same Idempotency-Key: no Idempotent-Replayed: true$/m,
+    },
+    {
+      fault: 'stale write accepted',
+      step: 'stale If-Match refused',
+      reason:
+        /^FAIL stale If-Match refused: PUT \/api\/v1\/playlists\/\d+ answered 200, expected 412: \{"success":true,/m,
+    },
+    {
+      fault: 'empty export',
+      step: 'anonymous export',
+      reason: /^FAIL anonymous export: GET \/api\/v1\/playlists\/\d+\.m3u: not an M3U with the channel added: ?$/m,
+    },
+  ];
+  it.each(faults)(
+    'fails $step when the API answers with $fault',
+    async ({ fault, step, reason }) => {
+      proxy!.fault = fault;
+      const run = await smoke(proxy!.url, devVar('ADMIN_TOKEN'));
+      proxy!.fault = undefined;
+      const context = `${run.stdout}${run.stderr}`;
+      expect(outcomes(run.stdout), context).toEqual(STEPS.map((name) => [name === step ? 'FAIL' : 'ok', name]));
+      expect(run.stdout, context).toMatch(reason);
+      expect(run.stdout, context).toMatch(/^FAILED: 14 ok, 1 failed, 0 skipped in [\d.]+ s$/m);
+      expect(run.code, context).toBe(1);
+      await expectCleanedUp();
+    },
+    180_000,
+  );
 });
 
 describe('against a broken API', () => {

@@ -10,7 +10,13 @@ import { forgetAnonymousCopies } from '../../middleware/caching';
 import { conflict, notFound } from '../../lib/errors';
 import { config } from '../../config';
 import { createDb } from '../../db/client';
-import { runCounts, runSync as runUpstreamSync, syncState, type SyncState } from '../../catalogue/upstream-sync';
+import {
+  publishSync,
+  runCounts,
+  runSync as runUpstreamSync,
+  syncState,
+  type SyncState,
+} from '../../catalogue/upstream-sync';
 import { isoTimestamp } from '../../lib/time';
 import { forgetCaller } from '../../services/caller';
 import { setUserStatus as storeUserStatus, toUserResource } from '../../services/users';
@@ -126,18 +132,13 @@ export const runSync: RouteHandler<typeof routes.runSync, AppEnv> = async (c) =>
       },
     );
   }
-  const { created, updated, hidden } = result.counts;
-  if (created + updated + hidden > 0) {
-    await tellCountersVisibility(c.env, 'all');
-    forgetCatalogue();
-    await forgetAnonymousCopies(c, 'all');
-  }
+  if (await publishSync(c.env, result)) await forgetAnonymousCopies(c, 'all');
   const state = syncResource(result.state, true, Date.now());
   return ok(
     c,
     state,
     result.error !== null
       ? `Sync run failed: ${result.error}`
-      : `Sync run: ${created} created, ${updated} updated, ${hidden} hidden.`,
+      : `Sync run: ${result.counts.created} created, ${result.counts.updated} updated, ${result.counts.hidden} hidden.`,
   );
 };
