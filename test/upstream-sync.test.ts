@@ -1,7 +1,11 @@
 import { env } from 'cloudflare:workers';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { runSync } from '../src/catalogue/upstream-sync';
+import { config } from '../src/config';
+import { createDb, type Db } from '../src/db/client';
+import { syncCatalogue } from '../src/scheduled';
 import fixture from './fixtures/radio-browser/stations.json';
-import { BASE, fetchWorker, type Json } from './helpers/client';
+import { BASE, call, fetchWorker, type Json } from './helpers/client';
 import { quickUser, type TestUser } from './helpers/users';
 
 /**
@@ -11,9 +15,13 @@ import { quickUser, type TestUser } from './helpers/users';
  * HLS stream with an unknown codec, a duplicate stream, a failed check, a missing country). Runs go through
  * `POST /admin/sync` with the upstream set in the bindings. Runs are a second apart in production; the tests let the
  * next run start at once by clearing `last_request_at` (a run still waits a second between its own requests).
+ * Where a test must control what the run does between its steps (the time between its requests, an operator's edit
+ * between its read and its write), it calls `runSync` itself with its own `sleep` or database handle.
  */
 
-const SCENARIO = 'sync-main';
+// The fake's Node process serves every test file (and outlives a run in watch mode): a scenario of this run's own
+// starts with an empty log, and a copy of this file running at the same time does not share it.
+const SCENARIO = `sync-${crypto.randomUUID()}`;
 const UPSTREAM = `http://rb.test/${SCENARIO}`;
 const bindings: Cloudflare.Env = { ...env, CATALOGUE_UPSTREAM_URL: UPSTREAM, CATALOGUE_SYNC_BATCH: '10' };
 let user: TestUser;
@@ -54,7 +62,13 @@ function changeOf(station: Station): Station {
   };
 }
 
-async function setUpstream(state: { stations?: Station[]; changes?: Station[]; mode?: string; requests?: [] }) {
+async function setUpstream(state: {
+  stations?: Station[];
+  changes?: Station[];
+  mode?: string;
+  hold?: boolean;
+  requests?: [];
+}) {
   await fetch(`${UPSTREAM}/__state`, { method: 'POST', body: JSON.stringify(state) });
 }
 
@@ -81,6 +95,19 @@ async function run() {
 const channelByUuid = (station: string) =>
   env.DB.prepare('SELECT * FROM radio_channels WHERE upstream_uuid = ?').bind(station).first<Json>();
 
+/** The first `n` of `promises` to settle, in the order they settled. */
+function firstSettled<T>(promises: Promise<T>[], n: number): Promise<T[]> {
+  return new Promise((resolve, reject) => {
+    const settled: T[] = [];
+    for (const promise of promises) {
+      promise.then((value) => {
+        settled.push(value);
+        if (settled.length === n) resolve(settled);
+      }, reject);
+    }
+  });
+}
+
 const genresOf = async (id: number) =>
   (
     await env.DB.prepare(
@@ -90,10 +117,94 @@ const genresOf = async (id: number) =>
       .all<{ slug: string }>()
   ).results.map((row) => row.slug);
 
+/** Stations of a single test's own (see `upstreamChanges`), by uuid: the upstream holds them besides `upstream`. */
+const own = new Map<string, Station>();
+let ownNumber = 0;
+
+/** A station for one test: the fixture's first, with a uuid, a name and a stream of its own. */
+function ownStation(fields: Station = {}): Station & { stationuuid: string } {
+  ownNumber += 1;
+  const n = 200 + ownNumber;
+  return {
+    ...fixture[0],
+    stationuuid: uuid(n),
+    name: `Own Station ${n}`,
+    url: `https://own.example.com/${n}.mp3`,
+    url_resolved: `https://own.example.com/${n}.mp3`,
+    tags: 'jazz',
+    countrycode: 'GB',
+    ...fields,
+  };
+}
+
+/**
+ * Sets the upstream's changes to `changed` (their current records) and `deleted` (gone from it), and puts the sync
+ * just before them: the changes phase, its last full pass just ended, at a change cursor of its own. The next run
+ * applies exactly these, whatever the tests before did.
+ */
+async function upstreamChanges(changed: Station[], deleted: Station[] = []) {
+  for (const station of changed) own.set(String(station.stationuuid), station);
+  for (const station of deleted) own.delete(String(station.stationuuid));
+  changeNumber += 1;
+  const cursor = uuid(60_000 + changeNumber);
+  await env.DB.prepare(
+    "UPDATE upstream_sync SET phase = 'changes', change_cursor = ?, last_full_at = ?, source_url = ?, held_until = 0, last_request_at = 0",
+  )
+    .bind(cursor, new Date().toISOString(), UPSTREAM)
+    .run();
+  await setUpstream({
+    stations: [...upstream, ...own.values()],
+    changes: [{ changeuuid: cursor }, ...[...changed, ...deleted].map(changeOf)],
+    mode: 'ok',
+    hold: false,
+  });
+}
+
+/** A request of the admin API (checked against the OpenAPI document). */
+const asAdmin = (method: string, path: string, json?: unknown) => call(method, path, { token: env.ADMIN_TOKEN, json });
+
+async function newGenre(name: string): Promise<{ id: number; slug: string }> {
+  const created = await asAdmin('POST', '/api/v1/admin/genres', { name });
+  expect(created.status).toBe(201);
+  return created.body.data;
+}
+
+/** A channel as apps see it. */
+const radio = async (id: number) => {
+  const res = await call('GET', `/api/v1/radios/${id}`, { token: user.token });
+  expect(res.status).toBe(200);
+  return res.body.data;
+};
+
+/** What the sync may never change of a channel whose every field an operator set: all but `updated_at`. */
+const fieldsOf = ({ updated_at: _updatedAt, ...fields }: Json) => fields;
+
+/**
+ * A database handle for `runSync` that lets `meanwhile` (an operator's edit) run between the run's read of its
+ * channels and its write: it is awaited before the batch that moves the sync's state, once.
+ */
+function editBeforeWrite(meanwhile: () => Promise<void>): Db {
+  const db = createDb(env.DB);
+  let done = false;
+  const movesState = (item: Json) =>
+    typeof item?.toSQL === 'function' && /^update "upstream_sync"/i.test(item.toSQL().sql);
+  return new Proxy(db, {
+    get(target, key, receiver) {
+      if (key !== 'batch') return Reflect.get(target, key, receiver);
+      return async (items: Parameters<Db['batch']>[0]) => {
+        if (!done && items.some(movesState)) {
+          done = true;
+          await meanwhile();
+        }
+        return target.batch(items);
+      };
+    },
+  });
+}
+
 beforeAll(async () => {
   user = await quickUser();
-  // The fake's log lives in the Node process across runs of this file: start it empty.
-  await setUpstream({ stations: upstream, changes: [], mode: 'ok', requests: [] });
+  await setUpstream({ stations: upstream, changes: [], mode: 'ok' });
 });
 
 describe('the upstream sync', () => {
@@ -159,11 +270,9 @@ describe('the upstream sync', () => {
     );
     expect(((await list.json()) as Json).data.map((c: Json) => c.name)).toEqual(['📻 Radio Caffè Milano']);
 
-    // Politely: a User-Agent naming the service, at most one request a second within a run.
+    // Politely: a User-Agent naming the service (the second between requests: 'waits a second between a run’s requests').
     const requests = await (await fetch(`${UPSTREAM}/__requests`)).json<Json[]>();
     expect(requests.every((r) => r.userAgent.startsWith('radio-api-catalogue-sync/'))).toBe(true);
-    // Taken on arrival at the fake, whose Node process serves every test file: a little under the Worker's 1,000 ms.
-    expect(requests[1].at - requests[0].at).toBeGreaterThanOrEqual(900);
     expect(requests.map((r: Json) => r.path.split('?')[0])).toEqual([
       '/json/stations',
       '/json/stations',
@@ -173,7 +282,7 @@ describe('the upstream sync', () => {
 
   it('applies a page of changes, keeps what an operator edited, hides a station deleted upstream', async () => {
     const latina = await channelByUuid(fixture[0]!.stationuuid);
-    // The operator renames the station and sets its genres; the upstream later renames it too.
+    // The operator renames the station; the upstream later renames it too, and changes its logo.
     const edited = await admin('PATCH', `/api/v1/admin/radios/${latina.id}`, { name: 'Ñandú (editors’ name)' });
     expect(edited.status).toBe(200);
     const renamedUpstream = { ...upstream[0]!, name: 'Radio Ñandú 2', favicon: 'https://latina.example.com/new.png' };
@@ -278,16 +387,32 @@ describe('the upstream sync', () => {
   }, 60_000);
 
   it('runs one batch at a time: of 6 requests at once, one runs and the others are 409 sync_in_progress', async () => {
-    await env.DB.prepare('UPDATE upstream_sync SET last_request_at = 0').run();
-    const results = await Promise.all(Array.from({ length: 6 }, () => admin('POST', '/api/v1/admin/sync')));
-    expect(results.filter((r) => r.status === 200)).toHaveLength(1);
-    const refused = results.filter((r) => r.status === 409);
-    expect(refused).toHaveLength(5);
+    await upstreamChanges([]);
+    // The upstream holds the winner's request until the others have their answers: they certainly come while it runs.
+    await setUpstream({ hold: true });
+    const posts = Array.from({ length: 6 }, () => admin('POST', '/api/v1/admin/sync'));
+    expect(await (await fetch(`${UPSTREAM}/__held`)).json()).toEqual({ held: 1 });
+    const refused = await firstSettled(posts, 5);
     for (const r of refused) {
+      expect(r.status).toBe(409);
       expect(r.body.error).toBe('sync_in_progress');
+      // Until the winner's hold ends at the latest (2 minutes).
       expect(Number(r.headers.get('Retry-After'))).toBeGreaterThanOrEqual(1);
+      expect(Number(r.headers.get('Retry-After'))).toBeLessThanOrEqual(120);
     }
-    // Under a second since the last request to the upstream: the next run waits.
+    // However long ago the last request to the upstream left, a run that holds the sync refuses another.
+    await env.DB.prepare('UPDATE upstream_sync SET last_request_at = 0').run();
+    const whileHeld = await admin('POST', '/api/v1/admin/sync');
+    expect(whileHeld.status).toBe(409);
+    expect(whileHeld.body.error).toBe('sync_in_progress');
+    // The hold's end, not the second after a request (this test ends within a minute).
+    expect(Number(whileHeld.headers.get('Retry-After'))).toBeGreaterThanOrEqual(60);
+    expect(Number(whileHeld.headers.get('Retry-After'))).toBeLessThanOrEqual(120);
+    expect(await (await fetch(`${UPSTREAM}/__release`, { method: 'POST' })).json()).toEqual({ released: 1 });
+    const results = await Promise.all(posts);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+    expect(results.find((r) => r.status === 200)!.body.data.last_error).toBeNull();
+    // Under a second since the last request to the upstream: the next waits.
     // A last request that stays "under a second ago" however slowly this test runs.
     await env.DB.prepare('UPDATE upstream_sync SET last_request_at = ?')
       .bind(Date.now() + 60_000)
@@ -295,6 +420,55 @@ describe('the upstream sync', () => {
     const tooSoon = await admin('POST', '/api/v1/admin/sync');
     expect(tooSoon.status).toBe(409);
     expect(tooSoon.body.error).toBe('sync_in_progress');
+  });
+
+  it('waits a second between a run’s requests, counted from when the last one left', async () => {
+    await upstreamChanges([ownStation({ name: 'Spacing FM' })]);
+    // A clock that moves only while the run waits: the spacing is read off it exactly, and neither a busy machine
+    // nor a timer's jitter counts. The run's steps, in order: when each request left, and each wait it asked for.
+    const start = Date.now();
+    let now = start;
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => now);
+    const steps: ({ left: number } | { waited: number })[] = [];
+    try {
+      const result = await runSync(createDb(env.DB), config(bindings).upstream, {
+        fetcher: (request) => {
+          steps.push({ left: Date.now() });
+          return fetch(request);
+        },
+        sleep: async (ms) => {
+          steps.push({ waited: ms });
+          now += ms;
+        },
+      });
+      expect(result).toMatchObject({ ran: true, error: null, counts: { phase: 'changes', received: 1, created: 1 } });
+    } finally {
+      clock.mockRestore();
+    }
+    // The changes, a second, then their records.
+    expect(steps).toEqual([{ left: start }, { waited: 1000 }, { left: start + 1000 }]);
+  });
+
+  it('a run that outlived its hold writes nothing over the run that claimed the sync next', async () => {
+    await upstreamChanges([ownStation({ name: 'Outlived FM' })]);
+    const before = await env.DB.prepare('SELECT change_cursor, runs, last_error FROM upstream_sync').first();
+    await setUpstream({ hold: true });
+    const slow = runSync(createDb(env.DB), config(bindings).upstream);
+    expect(await (await fetch(`${UPSTREAM}/__held`)).json()).toEqual({ held: 1 });
+    // Meanwhile its hold ran out and another run claimed the sync (a hold of its own).
+    const claimedNext = Date.now() + 500_000;
+    await env.DB.prepare('UPDATE upstream_sync SET held_until = ?').bind(claimedNext).run();
+    await fetch(`${UPSTREAM}/__release`, { method: 'POST' });
+    const result = await slow;
+    expect(result).toMatchObject({ ran: true, error: expect.stringContaining('outlived its hold') });
+    // Neither its batch nor its error: the state is the next run's, and no channel was created.
+    expect(
+      await env.DB.prepare('SELECT change_cursor, runs, last_error, held_until FROM upstream_sync').first(),
+    ).toEqual({ ...before, held_until: claimedNext });
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM radio_channels WHERE name = 'Outlived FM'").first('n')).toBe(
+      0,
+    );
+    await env.DB.prepare('UPDATE upstream_sync SET held_until = 0').run();
   });
 
   it('is the admin token’s only', async () => {
@@ -307,5 +481,306 @@ describe('the upstream sync', () => {
       );
       expect(asUser.status).toBe(403);
     }
+  });
+});
+
+describe('an operator’s edits and the upstream sync', () => {
+  it('keeps every field an operator edited and updates the others', async () => {
+    const original = ownStation({
+      name: 'Edited Later FM',
+      tags: 'jazz',
+      countrycode: 'GB',
+      homepage: 'https://edited-later.example.com/',
+      favicon: 'https://edited-later.example.com/logo.png',
+      geo_lat: 51.5,
+      geo_long: -0.12,
+      languagecodes: 'en',
+      codec: 'MP3',
+      bitrate: 128,
+    });
+    await upstreamChanges([original]);
+    expect((await run()).last_run).toMatchObject({ created: 1 });
+    const { id } = await channelByUuid(original.stationuuid);
+    const pick = await newGenre(`Editors’ Pick ${original.stationuuid.slice(-4)}`);
+    const edited = await asAdmin('PATCH', `/api/v1/admin/radios/${id}`, {
+      genre_ids: [pick.id],
+      country_code: 'FR',
+      social_links: { website: 'https://editors.example.com/', facebook: 'https://facebook.com/editors' },
+      geo: { lat: 48.8566, lng: 2.3522 },
+    });
+    expect(edited.status).toBe(200);
+
+    // The upstream changes those fields, and all the others it holds.
+    await upstreamChanges([
+      {
+        ...original,
+        name: 'Edited Later FM 2',
+        tags: 'rock',
+        countrycode: 'DE',
+        homepage: 'https://edited-later.example.com/new/',
+        favicon: 'https://edited-later.example.com/new.png',
+        geo_lat: 52.52,
+        geo_long: 13.405,
+        languagecodes: 'de',
+        codec: 'AAC',
+        bitrate: 64,
+      },
+    ]);
+    const state = await run();
+    expect(state.last_error).toBeNull();
+    expect(state.last_run).toMatchObject({ phase: 'changes', received: 1, created: 0, updated: 1 });
+    const after = await radio(id);
+    // The operator's fields, as they set them.
+    expect(after.country.code).toBe('FR');
+    expect(after.genres).toEqual([{ id: pick.id, name: expect.stringMatching(/^Editors’ Pick/) }]);
+    expect(await genresOf(id)).toEqual([pick.slug]);
+    expect(after.social_links).toEqual({
+      website: 'https://editors.example.com/',
+      facebook: 'https://facebook.com/editors',
+      twitter: null,
+      instagram: null,
+    });
+    expect(after.geo).toEqual({ lat: 48.8566, lng: 2.3522 });
+    // The others, the upstream's.
+    expect(after).toMatchObject({
+      name: 'Edited Later FM 2',
+      logo: 'https://edited-later.example.com/new.png',
+      language: 'de',
+      bitrate: 64,
+      format: 'aac',
+    });
+  });
+
+  it('keeps a channel an operator switched on when the upstream deletes it, and one switched off when it changes', async () => {
+    const keptOn = ownStation({ name: 'Kept On FM' });
+    const keptOff = ownStation({ name: 'Kept Off FM' });
+    const gone = ownStation({ name: 'Gone FM' });
+    await upstreamChanges([keptOn, keptOff, gone]);
+    expect((await run()).last_run).toMatchObject({ created: 3 });
+    const on = (await channelByUuid(keptOn.stationuuid)).id;
+    const off = (await channelByUuid(keptOff.stationuuid)).id;
+    expect((await asAdmin('PATCH', `/api/v1/admin/radios/${on}`, { is_active: true })).status).toBe(200);
+    expect((await asAdmin('PATCH', `/api/v1/admin/radios/${off}`, { is_active: false })).status).toBe(200);
+
+    await upstreamChanges([{ ...keptOff, name: 'Kept Off FM 2' }], [keptOn, gone]);
+    const state = await run();
+    expect(state.last_error).toBeNull();
+    // Only the channel no operator kept is hidden.
+    expect(state.last_run).toMatchObject({ received: 3, updated: 1, hidden: 1 });
+    expect(await channelByUuid(keptOn.stationuuid)).toMatchObject({ is_active: 1 });
+    expect((await radio(on)).name).toBe('Kept On FM');
+    expect(await channelByUuid(keptOff.stationuuid)).toMatchObject({ is_active: 0, name: 'Kept Off FM 2' });
+    expect(await channelByUuid(gone.stationuuid)).toMatchObject({ is_active: 0 });
+  });
+
+  it('adopts a channel created through the admin API by its stream and changes none of its fields', async () => {
+    const genre = await newGenre('Editors’ Own Genre');
+    const stream = 'https://editors-own.example.com/live.mp3';
+    const created = await asAdmin('POST', '/api/v1/admin/radios', {
+      name: 'Editors’ Own Radio',
+      stream_url: stream,
+      format: 'mp3',
+      country_code: 'CH',
+      description: 'Made by hand.',
+      logo: 'https://editors-own.example.com/logo.png',
+      language: 'fr',
+      bitrate: 192,
+      is_featured: true,
+      geo: { lat: 46.2044, lng: 6.1432 },
+      social_links: { website: 'https://editors-own.example.com/', instagram: 'https://instagram.com/editors' },
+      genre_ids: [genre.id],
+    });
+    expect(created.status).toBe(201);
+    const { id } = created.body.data;
+    const before = await radio(id);
+
+    // The upstream has a station with the same stream, and every field of its own.
+    const same = ownStation({
+      name: 'Upstream’s Name',
+      url: stream,
+      url_resolved: stream,
+      tags: 'rock',
+      countrycode: 'DE',
+      homepage: 'https://upstream.example.com/',
+      favicon: 'https://upstream.example.com/logo.png',
+      geo_lat: 52.52,
+      geo_long: 13.405,
+      languagecodes: 'de',
+      codec: 'AAC',
+      bitrate: 64,
+    });
+    await upstreamChanges([same]);
+    const adopted = await run();
+    expect(adopted.last_error).toBeNull();
+    // Adopted (it now follows the station), not created again.
+    expect(adopted.last_run).toMatchObject({ received: 1, created: 0 });
+    const rows = await env.DB.prepare('SELECT id, upstream_uuid FROM radio_channels WHERE stream_url = ?')
+      .bind(stream)
+      .all();
+    expect(rows.results).toEqual([{ id, upstream_uuid: same.stationuuid }]);
+    expect(fieldsOf(await radio(id))).toEqual(fieldsOf(before));
+    expect(await genresOf(id)).toEqual([genre.slug]);
+
+    // Its next change upstream changes nothing either.
+    await upstreamChanges([{ ...same, name: 'Upstream’s Name 2' }]);
+    expect((await run()).last_run).toMatchObject({ received: 1, created: 0, updated: 0, unchanged: 1 });
+    expect(fieldsOf(await radio(id))).toEqual(fieldsOf(before));
+  });
+
+  it('adopts an imported channel by its stream: it takes the station’s uuid and fields, and no second channel', async () => {
+    const stream = 'https://imported.example.com/live.mp3';
+    const imported = await asAdmin('POST', '/api/v1/admin/radios/import', [
+      {
+        name: 'Imported FM',
+        url: stream,
+        countrycode: 'NL',
+        tags: 'pop',
+        codec: 'MP3',
+        bitrate: 64,
+        languagecodes: 'nl',
+      },
+    ]);
+    expect(imported.body.data).toMatchObject({ created: 1 });
+    const [channel] = (
+      await env.DB.prepare('SELECT id, upstream_uuid FROM radio_channels WHERE stream_url = ?').bind(stream).all<Json>()
+    ).results;
+    expect(channel.upstream_uuid).toBeNull();
+    const channels = await env.DB.prepare('SELECT count(*) AS n FROM radio_channels').first('n');
+
+    const station = ownStation({
+      name: 'Imported FM (upstream)',
+      url: stream,
+      url_resolved: stream,
+      countrycode: 'NL',
+      tags: 'rock',
+      codec: 'AAC',
+      bitrate: 128,
+      languagecodes: 'nl',
+    });
+    await upstreamChanges([station]);
+    const state = await run();
+    expect(state.last_error).toBeNull();
+    expect(state.last_run).toMatchObject({ received: 1, created: 0, updated: 1, skipped: 0 });
+    const rows = await env.DB.prepare(
+      'SELECT id, upstream_uuid, name, bitrate, format FROM radio_channels WHERE stream_url = ?',
+    )
+      .bind(stream)
+      .all();
+    expect(rows.results).toEqual([
+      {
+        id: channel.id,
+        upstream_uuid: station.stationuuid,
+        name: 'Imported FM (upstream)',
+        bitrate: 128,
+        format: 'aac',
+      },
+    ]);
+    expect(await genresOf(channel.id)).toEqual(['rock']);
+    expect(await env.DB.prepare('SELECT count(*) AS n FROM radio_channels').first('n')).toBe(channels);
+  });
+
+  it('fails a run when an operator edits one of its channels between its read and its write; the next keeps the edit', async () => {
+    const original = ownStation({ name: 'Mid-run FM', tags: 'jazz' });
+    await upstreamChanges([original]);
+    expect((await run()).last_run).toMatchObject({ created: 1 });
+    const { id } = await channelByUuid(original.stationuuid);
+    const pick = await newGenre('Mid-run Pick');
+    await upstreamChanges([{ ...original, name: 'Mid-run FM 2', tags: 'rock' }]);
+    const cursor = (await env.DB.prepare('SELECT change_cursor FROM upstream_sync').first('change_cursor')) as string;
+
+    const result = await runSync(
+      editBeforeWrite(async () => {
+        expect((await asAdmin('PATCH', `/api/v1/admin/radios/${id}`, { genre_ids: [pick.id] })).status).toBe(200);
+      }),
+      config(bindings).upstream,
+    );
+    // Nothing of the batch was written: not the name, not the genres, not the cursor.
+    expect((await channelByUuid(original.stationuuid)).name).toBe('Mid-run FM');
+    expect(await genresOf(id)).toEqual([pick.slug]);
+    expect(result).toMatchObject({
+      ran: true,
+      error: expect.stringContaining('an operator changed a channel of this batch meanwhile'),
+      state: { changeCursor: cursor },
+    });
+
+    // The next run reads the edit: the upstream's name, the operator's genres.
+    const next = await run();
+    expect(next.last_error).toBeNull();
+    expect(next.last_run).toMatchObject({ received: 1, updated: 1 });
+    expect((await channelByUuid(original.stationuuid)).name).toBe('Mid-run FM 2');
+    expect(await genresOf(id)).toEqual([pick.slug]);
+  });
+
+  it('keeps an operator’s new value of a field they had edited, set between a run’s read and its write', async () => {
+    const original = ownStation({ name: 'Twice Named FM', favicon: 'https://twice.example.com/logo.png' });
+    await upstreamChanges([original]);
+    expect((await run()).last_run).toMatchObject({ created: 1 });
+    const { id } = await channelByUuid(original.stationuuid);
+    expect((await asAdmin('PATCH', `/api/v1/admin/radios/${id}`, { name: 'Editors’ First Name' })).status).toBe(200);
+    await upstreamChanges([{ ...original, favicon: 'https://twice.example.com/new.png' }]);
+
+    // `name` is already among its edited fields, so the run's batch goes through: the write itself keeps the name.
+    const result = await runSync(
+      editBeforeWrite(async () => {
+        expect((await asAdmin('PATCH', `/api/v1/admin/radios/${id}`, { name: 'Editors’ Second Name' })).status).toBe(
+          200,
+        );
+      }),
+      config(bindings).upstream,
+    );
+    expect(result).toMatchObject({ ran: true, error: null, counts: { received: 1, updated: 1 } });
+    expect(await channelByUuid(original.stationuuid)).toMatchObject({
+      name: 'Editors’ Second Name',
+      logo: 'https://twice.example.com/new.png',
+    });
+  });
+});
+
+describe('the Cron Trigger’s sync (syncCatalogue)', () => {
+  it('runs one batch from CATALOGUE_UPSTREAM_URL', async () => {
+    const station = ownStation({ name: 'Cron FM' });
+    await upstreamChanges([station]);
+    const before = await admin('GET', '/api/v1/admin/sync');
+    const asked = (await (await fetch(`${UPSTREAM}/__requests`)).json<Json[]>()).length;
+
+    const result = await syncCatalogue(bindings);
+    expect(result).toMatchObject({
+      ran: true,
+      error: null,
+      counts: { phase: 'changes', received: 1, created: 1, updated: 0, hidden: 0 },
+    });
+    const after = await admin('GET', '/api/v1/admin/sync');
+    expect(after.body.data.totals).toEqual({
+      ...before.body.data.totals,
+      runs: before.body.data.totals.runs + 1,
+      created: before.body.data.totals.created + 1,
+    });
+    expect(after.body.data.cursor).not.toBe(before.body.data.cursor);
+    const requests = (await (await fetch(`${UPSTREAM}/__requests`)).json<Json[]>()).slice(asked);
+    expect(requests.map((r) => r.path.split('?')[0])).toEqual(['/json/stations/changed', '/json/stations/byuuid']);
+    expect(await channelByUuid(station.stationuuid)).toMatchObject({ name: 'Cron FM', is_active: 1 });
+  });
+
+  it('with CATALOGUE_UPSTREAM_URL empty, reads nothing, asks nothing and runs nothing', async () => {
+    await upstreamChanges([ownStation({ name: 'Never Synced FM' })]);
+    const asked = (await (await fetch(`${UPSTREAM}/__requests`)).json<Json[]>()).length;
+    const state = await env.DB.prepare('SELECT * FROM upstream_sync').first();
+    // Every use of the database is noted.
+    const used: string[] = [];
+    const DB = new Proxy(env.DB, {
+      get(target, key) {
+        const value: Json = Reflect.get(target, key);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          used.push(String(key));
+          return value.apply(target, args);
+        };
+      },
+    });
+
+    expect(await syncCatalogue({ ...env, DB, CATALOGUE_UPSTREAM_URL: '' })).toEqual({ ran: false, reason: 'off' });
+    expect(used).toEqual([]);
+    expect((await (await fetch(`${UPSTREAM}/__requests`)).json<Json[]>()).length).toBe(asked);
+    expect(await env.DB.prepare('SELECT * FROM upstream_sync').first()).toEqual(state);
   });
 });

@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, notExists, sql } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { tellCountersVisibility } from '../activity/plays';
@@ -205,10 +205,12 @@ export async function runSync(
     await db.batch([
       guard(
         db,
-        sql`NOT EXISTS (${qb
-          .select({ one: sql`1` })
-          .from(upstreamSync)
-          .where(ours)})`,
+        notExists(
+          qb
+            .select({ one: sql`1` })
+            .from(upstreamSync)
+            .where(ours),
+        ),
       ),
       db.update(upstreamSync).set(next).where(eq(upstreamSync.id, 1)),
       ...step.writes,

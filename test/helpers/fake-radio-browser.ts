@@ -3,7 +3,11 @@
  * test/helpers/fake-streams.ts). Each test file uses its own first path segment (`http://rb.test/<scenario>`), and
  * sets that scenario's data with `POST http://rb.test/<scenario>/__state` (JSON: `stations` (records as
  * `/json/stations` answers them), `changes` (records as `/json/stations/changed` answers them, oldest first), `mode`:
- * `ok`, `timeout` (never answers), `garbage` (200 with a truncated JSON), `html` (200 with a web page), `error` (500)).
+ * `ok`, `timeout` (never answers), `garbage` (200 with a truncated JSON), `html` (200 with a web page), `error` (500);
+ * `hold: true`: the next request waits, unanswered, until the test lets it go).
+ * `GET http://rb.test/<scenario>/__held` answers `{ held }` once a request waits (at once when one does), so a test
+ * knows a run is waiting on the upstream; `POST http://rb.test/<scenario>/__release` lets every waiting request go on
+ * (answered as `mode` says) and answers `{ released }`.
  * `GET http://rb.test/<scenario>/__requests` answers what the sync asked: method, path with query, User-Agent, time of
  * arrival, body.
  *
@@ -18,14 +22,20 @@ interface Scenario {
   stations: RecordLike[];
   changes: RecordLike[];
   mode: 'ok' | 'timeout' | 'garbage' | 'html' | 'error';
+  /** Hold the next request until `__release`. */
+  hold: boolean;
   requests: { method: string; path: string; userAgent: string; at: number; body: string }[];
+  /** What lets each held request go on. */
+  held: (() => void)[];
+  /** `__held` requests waiting for a request to be held. */
+  heldWaiters: (() => void)[];
 }
 
 const scenarios = new Map<string, Scenario>();
 const scenario = (name: string): Scenario => {
   let found = scenarios.get(name);
   if (!found) {
-    found = { stations: [], changes: [], mode: 'ok', requests: [] };
+    found = { stations: [], changes: [], mode: 'ok', hold: false, requests: [], held: [], heldWaiters: [] };
     scenarios.set(name, found);
   }
   return found;
@@ -59,6 +69,17 @@ export async function fakeRadioBrowser(req: IncomingMessage, res: ServerResponse
     json(res, state.requests);
     return;
   }
+  if (path === '/__held') {
+    if (state.held.length === 0) await new Promise<void>((resolve) => state.heldWaiters.push(resolve));
+    json(res, { held: state.held.length });
+    return;
+  }
+  if (path === '/__release') {
+    const released = state.held.splice(0);
+    for (const release of released) release();
+    json(res, { released: released.length });
+    return;
+  }
   state.requests.push({
     method: req.method ?? 'GET',
     path: `${path}${url.search}`,
@@ -66,6 +87,13 @@ export async function fakeRadioBrowser(req: IncomingMessage, res: ServerResponse
     at,
     body,
   });
+  if (state.hold) {
+    state.hold = false;
+    await new Promise<void>((resolve) => {
+      state.held.push(resolve);
+      for (const waiter of state.heldWaiters.splice(0)) waiter();
+    });
+  }
   if (state.mode === 'timeout') return; // never answers
   if (state.mode === 'error') {
     res.writeHead(500, { 'content-type': 'text/plain' });
