@@ -5,7 +5,7 @@ import { createApp } from '../src/app';
 import { BASE, type Json } from './helpers/client';
 import { roundTrips, seedChannels, station } from './helpers/catalogue';
 import { quickUser, registerUser } from './helpers/users';
-import { CALLER_LIKES_LIMIT } from '../src/services/caller';
+import { CALLER_LIKES_LIMIT, USER_ROW_MAX_AGE_MS } from '../src/services/caller';
 
 // Every request of this file goes through one app with an explicit READ_CACHE_MS, and the
 // clock stands still unless a test moves it (`later`): what is cached and for how long is
@@ -47,6 +47,9 @@ async function send(method: string, path: string, options: Sent = {}) {
   await waitOnExecutionContext(ctx);
   return { status: response.status, headers: response.headers, body };
 }
+
+/** D1 statements the request ran (Server-Timing, with the debug token). */
+const queriesOf = (headers: Headers) => Number(/queries=(\d+)/.exec(headers.get('Server-Timing') ?? '')?.[1]);
 
 /** How long a shared response may be served at READ_CACHE_MS=1000: 1.5 s from its load. */
 const RESPONSE_LIFETIME_MS = 1500;
@@ -463,6 +466,27 @@ describe('read caches', () => {
       [true, 1],
       [true, 1],
     ]);
+  });
+
+  it('an app back after the cache let its caller go: of its requests sent at once, one reads the likes, the others the account row', async () => {
+    const ids = await seedChannels([station(), station(), station()]);
+    const user = await registerUser();
+    await send('POST', `/api/v1/radios/${ids[0]}/like`, { token: user.token });
+    later(USER_ROW_MAX_AGE_MS); // the caller is let go; the token's record (30 s) is kept
+    // Started in one turn: none of them can see another's D1 answer before it reaches D1 itself.
+    const burst = await Promise.all(
+      [...ids, ...ids].map((id) => send('GET', `/api/v1/radios/${id}`, { token: user.token })),
+    );
+    const queries = burst.map((r) => queriesOf(r.headers));
+    const fewest = Math.min(...queries);
+    // The loader runs the row, likes and favorites; the others the row alone, beside the same channel read.
+    expect(queries.toSorted((a, b) => a - b)).toEqual([...Array(5).fill(fewest), fewest + 2]);
+    expect(burst.map((r) => [roundTrips(r.headers), r.body.data.is_liked])).toEqual(
+      [...ids, ...ids].map((id) => [1, id === ids[0]]),
+    );
+    // The loader's caller is kept: the next request reads the shared channel without the account row.
+    const next = await send('GET', `/api/v1/radios/${ids[0]}`, { token: user.token });
+    expect([queriesOf(next.headers), next.body.data.is_liked]).toEqual([fewest - 1, true]);
   });
 
   it('READ_CACHE_MS=0 reads D1 every time', async () => {

@@ -156,14 +156,35 @@ export function useCachedCaller(c: Context<AppEnv>): boolean {
 }
 
 /**
+ * Callers whose load (row, likes, favorites) is in flight in this isolate. An app that
+ * comes back after the cache let its caller go sends several requests at once: the first
+ * loads the caller for the cache, and the others, which may not wait for it (workerd
+ * forbids awaiting another request's I/O), check the account row alone in their own
+ * batch, as a caller too large to cache is checked: one likes list read per burst instead
+ * of one per request (docs/consistency-and-caching.md#the-read-caches).
+ */
+const callersLoading = new Set<number>();
+
+/** Runs `load` with `userId` marked as loading its caller (only one such load at a time: see the callers). */
+async function loadingCaller<T>(userId: number, load: () => Promise<T>): Promise<T> {
+  callersLoading.add(userId);
+  try {
+    return await load();
+  } finally {
+    callersLoading.delete(userId);
+  }
+}
+
+/**
  * Checks the account against D1 now, on its own round trip (writes and account routes
  * check first). `rowOnly`: the account routes, which need the row and nothing to cache.
  */
 export async function checkAccountNow(c: Context<AppEnv>, options: { rowOnly?: boolean } = {}): Promise<void> {
   const db = c.get('db');
-  if (mayReadCached(c) && !options.rowOnly) {
+  const userId = c.get('userId');
+  if (mayReadCached(c) && !options.rowOnly && !callersLoading.has(userId)) {
     const readAt = Date.now();
-    acceptCaller(c, await db.batch(callerQueries(db, c.get('userId'))), readAt);
+    acceptCaller(c, await loadingCaller(userId, () => db.batch(callerQueries(db, userId))), readAt);
   } else {
     c.set('user', checkAccount(await findUserById(db, c.get('userId')), c.get('token')));
     c.set('accountChecked', true);
@@ -179,13 +200,13 @@ export async function checkAccountNow(c: Context<AppEnv>, options: { rowOnly?: b
  */
 export async function withAccountCheck<Q extends Queries, T>(c: Context<AppEnv>, pending: Read<Q, T>): Promise<T> {
   const db = c.get('db');
-  if (c.get('accountChecked') || c.get('userId') === undefined) return runRead(db, pending);
-  if (mayReadCached(c)) {
+  const userId = c.get('userId');
+  if (c.get('accountChecked') || userId === undefined) return runRead(db, pending);
+  if (mayReadCached(c) && !callersLoading.has(userId)) {
     const readAt = Date.now();
-    const [row, liked, favorited, ...results] = await db.batch([
-      ...callerQueries(db, c.get('userId')),
-      ...pending.queries,
-    ]);
+    const [row, liked, favorited, ...results] = await loadingCaller(userId, () =>
+      db.batch([...callerQueries(db, userId), ...pending.queries]),
+    );
     acceptCaller(c, [row, liked, favorited], readAt);
     return pending.result(results);
   }
