@@ -51,6 +51,25 @@ describe('metrics (docs/operations.md#metrics)', () => {
     expect(dbMs).toBeGreaterThanOrEqual(0);
   });
 
+  it("takes the data centre from Cloudflare's CF-Ray, and `local` without one or from one of another shape", async () => {
+    const colo = async (ray?: string) => {
+      const headers: Record<string, string> = ray === undefined ? {} : { 'CF-Ray': ray };
+      const { points } = await pointsOf(new Request(`${BASE}/api/v1/genres?limit=5`, { headers }));
+      return points.map((p) => p.blobs![3]);
+    };
+    expect(await colo('8d3a5c1e2f4b6a7c-LHR')).toEqual(['LHR']);
+    expect(await colo()).toEqual(['local']);
+    // Anything else (not behind Cloudflare, a client's own header) is not a data centre: no new label per request.
+    for (const ray of [
+      '8d3a5c1e2f4b6a7c',
+      '8d3a5c1e2f4b6a7c-lhr',
+      '8d3a5c1e2f4b6a7c-LHRX',
+      '8d3a5c1e2f4b6a7c0-LHR',
+      'a-client-header-LHR',
+    ])
+      expect(await colo(ray)).toEqual(['local']);
+  });
+
   it('names the route a middleware refused (401), and `unmatched` for no route', async () => {
     const refused = await pointsOf(`${BASE}/api/v1/auth/me`);
     expect(refused.response.status).toBe(401);
