@@ -218,7 +218,7 @@ const CF_RAY_COLO = /^[0-9a-f]{1,16}-([A-Z]{3})$/;
 
 /**
  * The Cloudflare data centre that took the request, from its `CF-Ray`; null outside Cloudflare. Not `request.cf.colo`:
- * the first read of `request.cf` parses the runtime's whole `cf` object, which cost a cached read ~7% of its CPU
- * (docs/performance.md#where-the-targets-stand).
+ * the first read of `request.cf` parses the runtime's whole `cf` object, the largest single function in a cached list
+ * page's profile (docs/performance.md#where-the-targets-stand).
  */
 const coloOf = (request: Request): string | null => CF_RAY_COLO.exec(request.headers.get('cf-ray') ?? '')?.[1] ?? null;
