@@ -165,7 +165,10 @@ export function useCachedCaller(c: Context<AppEnv>): boolean {
  */
 const callersLoading = new Set<number>();
 
-/** Runs `load` with `userId` marked as loading its caller (only one such load at a time: see the callers). */
+/** True when this request loads its caller for the cache: the caches are on and no other request is loading them. */
+const loadsCaller = (c: Context<AppEnv>): boolean => mayReadCached(c) && !callersLoading.has(c.get('userId'));
+
+/** Runs `load` with `userId` marked as loading its caller (`loadsCaller` makes it one load at a time). */
 async function loadingCaller<T>(userId: number, load: () => Promise<T>): Promise<T> {
   callersLoading.add(userId);
   try {
@@ -182,11 +185,11 @@ async function loadingCaller<T>(userId: number, load: () => Promise<T>): Promise
 export async function checkAccountNow(c: Context<AppEnv>, options: { rowOnly?: boolean } = {}): Promise<void> {
   const db = c.get('db');
   const userId = c.get('userId');
-  if (mayReadCached(c) && !options.rowOnly && !callersLoading.has(userId)) {
+  if (!options.rowOnly && loadsCaller(c)) {
     const readAt = Date.now();
     acceptCaller(c, await loadingCaller(userId, () => db.batch(callerQueries(db, userId))), readAt);
   } else {
-    c.set('user', checkAccount(await findUserById(db, c.get('userId')), c.get('token')));
+    c.set('user', checkAccount(await findUserById(db, userId), c.get('token')));
     c.set('accountChecked', true);
   }
 }
@@ -202,7 +205,7 @@ export async function withAccountCheck<Q extends Queries, T>(c: Context<AppEnv>,
   const db = c.get('db');
   const userId = c.get('userId');
   if (c.get('accountChecked') || userId === undefined) return runRead(db, pending);
-  if (mayReadCached(c) && !callersLoading.has(userId)) {
+  if (loadsCaller(c)) {
     const readAt = Date.now();
     const [row, liked, favorited, ...results] = await loadingCaller(userId, () =>
       db.batch([...callerQueries(db, userId), ...pending.queries]),
@@ -210,7 +213,7 @@ export async function withAccountCheck<Q extends Queries, T>(c: Context<AppEnv>,
     acceptCaller(c, [row, liked, favorited], readAt);
     return pending.result(results);
   }
-  const [row, ...results] = await db.batch([userByIdQuery(db, c.get('userId')), ...pending.queries]);
+  const [row, ...results] = await db.batch([userByIdQuery(db, userId), ...pending.queries]);
   c.set('user', checkAccount(row[0], c.get('token')));
   c.set('accountChecked', true);
   return pending.result(results);
