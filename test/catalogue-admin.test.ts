@@ -1,10 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { call } from './helpers/client';
+import { asAdmin as admin, call } from './helpers/client';
 import { countryId, genreId, importStations, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
-
-const admin = (method: string, path: string, json?: unknown) => call(method, path, { token: env.ADMIN_TOKEN, json });
 
 async function newGenre(name: string) {
   const res = await admin('POST', '/api/v1/admin/genres', { name, description: `${name} music` });

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { call } from './helpers/client';
+import { asAdmin as admin, call } from './helpers/client';
 import { channelId, genreId, importStations, station } from './helpers/catalogue';
 import { quickUser } from './helpers/users';
 
@@ -18,7 +18,6 @@ const STALE_CARDS = `
          WHERE l.channel_id = r.id AND ge.is_active = 1 ORDER BY ge.name COLLATE NOCASE, ge.id) g)`;
 
 const staleCards = async () => (await env.DB.prepare(STALE_CARDS).all<{ id: number }>()).results.map((r) => r.id);
-const admin = (method: string, path: string, json?: unknown) => call(method, path, { token: env.ADMIN_TOKEN, json });
 
 describe("the country and genres stored on a channel's row", () => {
   it('follow imports, admin edits, genre and country changes', async () => {

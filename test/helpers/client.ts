@@ -86,3 +86,7 @@ export async function call(method: string, path: string, options: CallOptions = 
   await assertMatchesDocument(method, url, response.status, parsed);
   return { status: response.status, headers: response.headers, body: parsed };
 }
+
+/** A request of the admin API with the admin token (checked as `call` checks every request). */
+export const asAdmin = (method: string, path: string, json?: unknown) =>
+  call(method, path, { token: env.ADMIN_TOKEN, json });
