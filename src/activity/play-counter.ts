@@ -40,28 +40,26 @@ const VISIBILITY_PAGE = 5_000;
 export const HISTORY_PER_FLUSH = 2_000;
 
 /**
- * The statements of a play and of the visibility check, built once per object: a play
- * runs five of them, and building each one again would cost more than running it.
+ * The statements of a play, built once per object: a play runs up to five of them (four
+ * here, one of the crowd rule's), and building each one again would cost more than
+ * running it.
  */
 function playStatements(db: ObjectDb) {
   const user = sql.placeholder('userId');
   const channel = sql.placeholder('channelId');
   const at = sql.placeholder('at');
   return {
-    isVisible: db
-      .select({ channelId: visibleChannels.channelId })
-      .from(visibleChannels)
-      .where(eq(visibleChannels.channelId, channel))
-      .prepare(),
-    lastPlay: db
-      .select({ at: recentPlays.at })
-      .from(recentPlays)
-      .where(and(eq(recentPlays.userId, user), eq(recentPlays.channelId, channel)))
-      .prepare(),
+    // The repeat rule in one statement: the last counted play moves to `at`, and a row comes
+    // back, only when it is a window old or more (or there is none).
     markRecent: db
       .insert(recentPlays)
       .values({ userId: user, channelId: channel, at })
-      .onConflictDoUpdate({ target: [recentPlays.userId, recentPlays.channelId], set: { at: sql`${at}` } })
+      .onConflictDoUpdate({
+        target: [recentPlays.userId, recentPlays.channelId],
+        set: { at: sql`${at}` },
+        setWhere: sql`${recentPlays.at} <= ${at} - ${REPEAT_WINDOW_MS}`,
+      })
+      .returning({ at: recentPlays.at })
       .prepare(),
     addToBucket: db
       .insert(playBuckets)
@@ -131,6 +129,12 @@ export class PlayCounter extends DurableObject<Bindings> {
    */
   private alarmAt: number | null | undefined;
   private readonly visibilityReadAt = new Map<string, number>();
+  /**
+   * The channel ids of `visible`, loaded at the first play after the object starts or
+   * reads its visibility again: the play path's check runs no statement. Every write to
+   * `visible` is this object's own and keeps it in step.
+   */
+  private visibleIds: Set<number> | null = null;
   private readonly crowd: CrowdLedger;
 
   constructor(ctx: DurableObjectState, env: Bindings) {
@@ -194,6 +198,7 @@ export class PlayCounter extends DurableObject<Bindings> {
       for (const row of rows) insert.run({ id: row.id, countryId: row.countryId, genres: row.genres });
       this.setMeta(key, Date.now());
       this.visibilityReadAt.set(key, Date.now());
+      this.visibleIds = null;
     });
   }
 
@@ -220,7 +225,14 @@ export class PlayCounter extends DurableObject<Bindings> {
           this.refreshing = null;
         });
     }
-    return this.statements.isVisible.get({ channelId }) !== undefined;
+    this.visibleIds ??= new Set(
+      this.db
+        .select({ id: visibleChannels.channelId })
+        .from(visibleChannels)
+        .all()
+        .map((row) => row.id),
+    );
+    return this.visibleIds.has(channelId);
   }
 
   /**
@@ -239,10 +251,8 @@ export class PlayCounter extends DurableObject<Bindings> {
   ): Promise<PlayRecord> {
     if (!(await this.isVisible(channelId))) return { found: false, counted: false, ranked: false };
     const statements = this.statements;
-    const last = statements.lastPlay.get({ userId, channelId });
-    const counted = !last || now - last.at >= REPEAT_WINDOW_MS;
+    const counted = statements.markRecent.all({ userId, channelId, at: now }).length > 0;
     const ranked = counted && this.crowd.admit(String(channelId), String(userId), network, now, { oncePerUser: false });
-    if (counted) statements.markRecent.run({ userId, channelId, at: now });
     if (ranked) {
       statements.addToBucket.run({ channelId, hour: Math.floor(now / HOUR_MS) });
       statements.addToPending.run({ channelId });
@@ -267,7 +277,11 @@ export class PlayCounter extends DurableObject<Bindings> {
         .values({ channelId, ...where })
         .onConflictDoUpdate({ target: visibleChannels.channelId, set: where })
         .run();
-    } else this.db.delete(visibleChannels).where(eq(visibleChannels.channelId, channelId)).run();
+      this.visibleIds?.add(channelId);
+    } else {
+      this.db.delete(visibleChannels).where(eq(visibleChannels.channelId, channelId)).run();
+      this.visibleIds?.delete(channelId);
+    }
   }
 
   /** Many channels changed (an import): the next play reads the visibility from D1 again, waiting for it. */

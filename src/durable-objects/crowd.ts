@@ -35,13 +35,16 @@ export class CrowdLedger {
         .onConflictDoNothing()
         .returning({ hour: crowdUsers.hour })
         .prepare(),
+      // Counts the network unless it is full, in one statement: a row comes back only when it counted.
       countNetwork: db
         .insert(crowdNetworks)
         .values({ hour, subject, network, count: 1 })
         .onConflictDoUpdate({
           target: [crowdNetworks.hour, crowdNetworks.subject, crowdNetworks.network],
           set: { count: sql`${crowdNetworks.count} + 1` },
+          setWhere: lt(crowdNetworks.count, CROWD_MAX_PER_NETWORK),
         })
+        .returning({ count: crowdNetworks.count })
         .prepare(),
     };
   }
@@ -53,13 +56,14 @@ export class CrowdLedger {
    * refused for their network may still count later in the window from another one.
    */
   admit(subject: string, user: string, network: string, now: number, { oncePerUser = true } = {}): boolean {
-    const hour = Math.floor(now / CROWD_WINDOW_MS);
+    const key = { hour: Math.floor(now / CROWD_WINDOW_MS), subject, network };
     const { statements } = this;
-    const counted = statements.networkCount.get({ hour, subject, network })?.count;
-    if ((counted ?? 0) >= CROWD_MAX_PER_NETWORK) return false;
-    if (oncePerUser && statements.addUser.all({ hour, subject, user }).length === 0) return false;
-    statements.countNetwork.run({ hour, subject, network });
-    return true;
+    if (oncePerUser) {
+      // The user is recorded only while their network has room, so a user refused here can count later from another.
+      if ((statements.networkCount.get(key)?.count ?? 0) >= CROWD_MAX_PER_NETWORK) return false;
+      if (statements.addUser.all({ ...key, user }).length === 0) return false;
+    }
+    return statements.countNetwork.all(key).length > 0;
   }
 
   /** Drops the windows before the one of `now`: nothing counts in them any more. */
