@@ -24,8 +24,10 @@ export interface Variables extends TimingVariables, LanguageVariables {
   route?: string;
   /** The caller's account row, once checked (middleware/auth.ts). */
   user: UserRow;
-  /** True once the caller's account was checked for this request. */
+  /** True once the caller's account was checked for this request (by a write's own batch: without `user`). */
   accountChecked?: boolean;
+  /** The route's write checks the account in its own batch when it was not checked before (services/guarded-writes.ts). */
+  accountInBatch?: boolean;
   /** The caller with their likes and favorites, when the read caches may use them (services/caller.ts). */
   caller?: Caller;
   /** A JSON response's text (and tag), kept by lib/envelope.ts for its entity tag. */

@@ -20,14 +20,19 @@ export const accountAccess = {
   security: bearer,
   ...limited,
 };
-/** A write: the account checked before the handler (cached up to 2 s: services/caller.ts), counted as a write, with `idempotency`. */
-const writing = (idempotency: typeof idempotentWrites) => ({
-  middleware: [requireAccount(), userRateLimit('writes'), idempotency],
+/**
+ * A write: the account checked before the handler (cached up to 2 s: services/caller.ts), or
+ * `inBatch` in the write's own batch; counted as a write, with `idempotency`.
+ */
+const writing = (idempotency: typeof idempotentWrites, inBatch = false) => ({
+  middleware: [requireAccount({ inBatch }), userRateLimit('writes'), idempotency],
   security: bearer,
   ...limited,
 });
-/** Writes (likes, favorites, playlists): an `Idempotency-Key` makes a retry safe. */
+/** Writes (playlists): an `Idempotency-Key` makes a retry safe. */
 export const writeAccess = writing(idempotentWrites);
+/** Likes and favorites: as `writeAccess`, with the account checked in the toggle's own batch (one round trip). */
+export const reactionAccess = writing(idempotentWrites, true);
 /** Plays: like a write, counted as plays; a repeat within 60 s is not counted, so an `Idempotency-Key` needs no storage. */
 export const playAccess = {
   middleware: [requireAccount(), userRateLimit('plays'), idempotentByRule],

@@ -39,13 +39,23 @@ export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
  * Routes that write (or play): the account is checked before the handler runs, from the
  * cached caller when fresh, else from D1 (its own round trip), so no write of a refused
  * account ever happens (docs/security.md#accounts-passwords-and-tokens). `current: true` (the account routes: profile,
- * password) always reads the row of this moment.
+ * password) always reads the row of this moment. `inBatch: true` (likes and favorites,
+ * whose every write is one `guardedWrite` batch): without a fresh cached caller, the
+ * check is a guard in that batch instead of a round trip of its own, and a handler that
+ * did not reach it is checked after it ran, before its response leaves.
  */
-export const requireAccount = (options: { current?: boolean } = {}) =>
+export const requireAccount = (options: { current?: boolean; inBatch?: boolean } = {}) =>
   createMiddleware<AppEnv>(async (c, next) => {
     await authenticate(c);
     if (options.current) await checkAccountNow(c, { rowOnly: true });
-    else if (!useCachedCaller(c)) await checkAccountNow(c);
+    else if (useCachedCaller(c)) {
+      // Checked from the cache.
+    } else if (options.inBatch) {
+      c.set('accountInBatch', true);
+      await next();
+      if (!c.get('accountChecked')) await checkAccountNow(c, { rowOnly: true });
+      return;
+    } else await checkAccountNow(c);
     await next();
   });
 

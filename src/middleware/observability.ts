@@ -202,7 +202,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     status: c.res.status,
     startedAt,
     stats: dbStats,
-    userId: c.get('user')?.id ?? null,
+    userId: c.get('accountChecked') ? c.get('userId') : null,
   });
 });
 

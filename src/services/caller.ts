@@ -1,11 +1,11 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, or, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { CacheNamespace } from '../cache/namespace';
 import { fixed, mayReadCached, responseLifetimeMs } from '../cache/shared';
 import type { Db } from '../db/client';
 import { prepared } from '../db/prepared';
 import { runRead, type Queries, type Read } from '../db/read';
-import { favorites, likes, type UserRow } from '../db/schema';
+import { favorites, likes, users, type UserRow } from '../db/schema';
 import type { AppEnv, Bindings, Caller, TokenRecord } from '../env';
 import { accountInactive, unauthenticated } from '../lib/errors';
 import { isRevokedByUser } from './tokens';
@@ -88,6 +88,22 @@ export function checkAccount(row: UserRow | undefined, token: TokenRecord): User
   if (isRevokedByUser(token, row)) throw unauthenticated('token_revoked');
   if (row.status !== 'active') throw accountInactive(row.status);
   return row;
+}
+
+/**
+ * `checkAccount` as a query for a write's batch (services/guarded-writes.ts): a row when
+ * the caller's account is active and has not revoked `token` (`isRevokedByUser`'s rule),
+ * none when `checkAccount` would refuse it. The two say the same (test/write-account-check.test.ts).
+ */
+export function accountAllowing(db: Db, userId: number, token: TokenRecord) {
+  const notRevoked =
+    token.generation === undefined
+      ? sql`${users.tokensRevokedBefore} < ${token.createdAt}`
+      : eq(users.credentialGeneration, token.generation);
+  return db
+    .select({ one: sql`1` })
+    .from(users)
+    .where(and(eq(users.id, userId), eq(users.status, 'active'), or(eq(users.tokenKeptId, token.id), notRevoked)));
 }
 
 const channelIdsIn = (table: typeof likes | typeof favorites) =>

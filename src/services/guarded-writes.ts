@@ -5,6 +5,7 @@ import { guard, isGuardFailure, isUniqueViolation, type WriteGuards } from '../d
 import type { AppEnv } from '../env';
 import { USER_ROW_BOUNDS, userRowBoundTable } from '../db/row-bounds';
 import { keyInProgress, notFound, staleVersion, validationFailed } from '../lib/errors';
+import { accountAllowing, checkAccountNow } from './caller';
 import { claimStatements } from './idempotency-keys';
 import { acceptedVersions } from '../playlists/entity-tags';
 
@@ -25,7 +26,10 @@ async function preconditionFailed(c: Context<AppEnv>, playlistId: number): Promi
  * for a playlist, the `If-Match` condition on its version. Either holds with the write
  * or the whole batch rolls back, so a retried write never acts twice and a stale
  * `If-Match` changes nothing. A batch that lost the race for its key is 409; a version
- * that no longer matches, 412 with the current one.
+ * that no longer matches, 412 with the current one. On routes that leave the account
+ * check to the write (middleware/auth.ts `requireAccount({ inBatch: true })`), the
+ * account is a guard too: a refused account writes nothing, and its row of that moment
+ * then says why (401 or 403), in a round trip only this refusal costs.
  */
 export async function guardedWrite<T>(
   c: Context<AppEnv>,
@@ -33,6 +37,11 @@ export async function guardedWrite<T>(
   target: { playlistId?: number } = {},
 ): Promise<T> {
   const guards = claimStatements(c);
+  const checksAccount = c.get('accountInBatch') === true && !c.get('accountChecked');
+  if (checksAccount) {
+    const db = c.get('db');
+    guards.push(guard(db, notExists(accountAllowing(db, c.get('userId'), c.get('token')))));
+  }
   const versions =
     target.playlistId === undefined ? null : acceptedVersions(c.req.header('if-match'), target.playlistId);
   if (target.playlistId !== undefined && versions !== null) {
@@ -50,8 +59,16 @@ export async function guardedWrite<T>(
     guards.push(guard(db, notExists(current)));
   }
   try {
-    return await work(guards);
+    const result = await work(guards);
+    if (checksAccount) c.set('accountChecked', true);
+    return result;
   } catch (error) {
+    if (checksAccount && isGuardFailure(error)) {
+      // 401 or 403 when the account refused the write. When it allows it now (it changed
+      // while the batch ran, or another guard failed), once more with the account checked.
+      await checkAccountNow(c, { rowOnly: true });
+      return guardedWrite(c, work, target);
+    }
     if (isUniqueViolation(error, idempotencyKeys.userId)) {
       throw keyInProgress();
     }

@@ -8,7 +8,7 @@ import { CHANGES_MEMORY_DAYS } from '../../catalogue/changes';
 import { requireToken } from '../../middleware/auth';
 import { userRateLimit } from '../../middleware/rate-limit';
 import { NullData, errorResponses, jsonResponse, jsonResponseWithMeta } from '../../schemas/common';
-import { playAccess, writeAccess, readAccess } from '../../middleware/access';
+import { playAccess, reactionAccess, readAccess } from '../../middleware/access';
 
 const tags = ['Radio channels'];
 
@@ -291,7 +291,7 @@ export const likeRadio = createRoute({
   summary: 'Toggle the like of a channel',
   description:
     'Likes the channel when the user does not, unlikes it when they do, and answers the new state and count. Send an `Idempotency-Key`: a retry with it answers the first answer and never toggles back.',
-  ...writeAccess,
+  ...reactionAccess,
   request: { query: noQuery, params: channelParams },
   responses: {
     200: jsonResponse(
