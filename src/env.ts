@@ -91,6 +91,8 @@ export interface IdempotencyClaim {
   key: string;
   fingerprint: string;
   at: number;
+  /** Set once this request's write batch stored the key: only then is its response stored with it. */
+  claimed?: boolean;
 }
 
 /** What is left of the tightest rule: `RateLimit`'s `r` and `t` (docs/api.md#what-every-response-carries). */

@@ -18,6 +18,9 @@ const writes = (id: number) => [
   { method: 'DELETE', path: `/api/v1/favorites/${id}` },
 ];
 
+/** D1 statements the request ran (Server-Timing, with the debug token). */
+const queriesOf = (headers: Headers) => Number(/queries=(\d+)/.exec(headers.get('Server-Timing') ?? '')?.[1]);
+
 const rowsOf = async (id: number) =>
   env.DB.prepare(
     `SELECT likes_count, favorites_count, (SELECT count(*) FROM likes WHERE channel_id = ?1) AS likes,
@@ -35,6 +38,16 @@ describe('likes and favorites check the account in their own batch', () => {
       const response = await call(write.method, write.path, { token: user.token, json: write.json, debug: true });
       expect([response.status < 300, roundTrips(response.headers)]).toEqual([true, 1]);
     }
+  });
+
+  it('load the caller for the read caches in that batch: the next read checks nothing in D1', async () => {
+    const [id] = await seedChannels([station()]);
+    const user = await registerUser();
+    const liked = await call('POST', `/api/v1/radios/${id}/like`, { token: user.token, debug: true });
+    expect([liked.status, roundTrips(liked.headers)]).toEqual([200, 1]);
+    const read = await call('GET', `/api/v1/radios/${id}`, { token: user.token, debug: true });
+    // The channel alone: no account row, likes or favorites of the caller.
+    expect([queriesOf(read.headers), read.body.data.is_liked]).toEqual([1, true]);
   });
 
   it('write nothing for a banned or inactive account, and say why', async () => {
@@ -75,6 +88,35 @@ describe('likes and favorites check the account in their own batch', () => {
     expect([response.status, response.body.error]).toEqual([403, 'account_banned']);
   });
 
+  it('answer 403 to a refused account that replays a stored Idempotency-Key or sends a bad body', async () => {
+    const [id] = await seedChannels([station()]);
+    const user = await registerUser();
+    const headers = { 'Idempotency-Key': 'replayed-after-the-ban' };
+    const first = await call('POST', `/api/v1/radios/${id}/like`, { token: user.token, headers });
+    expect(first.status).toBe(200);
+    await setStatus(user.id, 'banned');
+    const replay = await call('POST', `/api/v1/radios/${id}/like`, { token: user.token, headers });
+    expect([replay.status, replay.body.error]).toEqual([403, 'account_banned']);
+    const bad = await call('POST', '/api/v1/favorites/toggle', { token: user.token, json: { radio_channel_id: 'x' } });
+    expect([bad.status, bad.body.error]).toEqual([403, 'account_banned']);
+    // The refused requests stored nothing: the key still replays the first answer once the account is back.
+    await setStatus(user.id, 'active');
+    const again = await call('POST', `/api/v1/radios/${id}/like`, { token: user.token, headers });
+    expect([again.status, again.headers.get('Idempotent-Replayed'), again.body]).toEqual([200, 'true', first.body]);
+  });
+
+  it('a refused account with a new Idempotency-Key leaves no key behind', async () => {
+    const [id] = await seedChannels([station()]);
+    const user = await registerUser();
+    await setStatus(user.id, 'banned');
+    const headers = { 'Idempotency-Key': 'never-claimed' };
+    expect((await call('POST', `/api/v1/radios/${id}/like`, { token: user.token, headers })).status).toBe(403);
+    const keys = await env.DB.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE user_id = ?')
+      .bind(user.id)
+      .first('n');
+    expect(keys).toBe(0);
+  });
+
   it('ban between parallel likes: each like lands whole or not at all', async () => {
     const ids = await seedChannels(Array.from({ length: 8 }, () => station()));
     const user = await registerUser();
@@ -110,6 +152,11 @@ describe('accountAllowing says what checkAccount says', () => {
     'no generation, minted after the last change': { generation: undefined, createdAt: 5_000 },
     'no generation, minted before it': { generation: undefined, createdAt: 4_000 },
     'no generation, minted at it': { generation: undefined, createdAt: 4_500 },
+    'no generation, minted before it, the token that changed the password': {
+      generation: undefined,
+      createdAt: 4_000,
+      id: 'b'.repeat(24),
+    },
   };
 
   it.each(['active', 'inactive', 'banned'] as const)('for an %s account and every kind of token', async (status) => {

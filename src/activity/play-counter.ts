@@ -241,7 +241,7 @@ export class PlayCounter extends DurableObject<Bindings> {
    * counted play within 60 seconds, and ranked (`play_count`, trending, charts) when it
    * is counted and the crowd rule admits it: at most 10 per network and channel per hour
    * (a user's own plays count by the 60-second rule: docs/security.md#crowd-signals).
-   * Either way the user's last play moves to `now`. Durable on return.
+   * Either way the history's last play moves to `now`. Durable on return.
    */
   async record(
     userId: number,

@@ -47,6 +47,18 @@ export function batchable(db: Db, query: SQL) {
 /** Statements a write's batch starts with: its idempotency claim, its preconditions. */
 export type WriteGuards = BatchItem<'sqlite'>[];
 
+/** Who receives the result of a guard that reads (`readsInBatch`), once its batch has run. */
+const guardReaders = new WeakMap<object, (result: unknown) => void>();
+
+/**
+ * A read among a write's guards (`item`), whose result `read` receives once the whole batch
+ * has run: a load that rides in the write's round trip (the caller, services/caller.ts).
+ */
+export function readsInBatch<I extends BatchItem<'sqlite'>>(item: I, read: (result: unknown) => void): I {
+  guardReaders.set(item, read);
+  return item;
+}
+
 /**
  * A statement that makes its batch fail, and D1 roll the whole batch back, when
  * `failed` (an SQL condition) holds at that point of the batch: it inserts a row that
@@ -74,6 +86,7 @@ export async function batchWithGuards<T extends readonly [BatchItem<'sqlite'>, .
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- a non-empty list of batch items, as db.batch wants it
   const all = [...guards, ...statements] as unknown as T;
   const results = await db.batch(all);
+  guards.forEach((guard, i) => guardReaders.get(guard)?.(results[i]));
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the results of `statements`, in their order
   return results.slice(guards.length) as unknown as BatchResponse<T>;
 }

@@ -138,8 +138,9 @@ export const idempotentByRule = createMiddleware<AppEnv>(async (c, next) => {
  * left to the handler: its write batch claims the key (services/guarded-writes.ts), so
  * the write and the key are stored together or not at all, and a second request that
  * raced past this check fails on the key and changes nothing. Once the handler has
- * responded, the response is stored with the key. A request that wrote nothing (an error
- * before the write) stores nothing, and its retry runs again.
+ * responded, the response is stored with the key, by the request whose batch claimed it
+ * only: one that wrote nothing (an error before the write, a refused account, a lost race
+ * for the key) stores nothing, never its answer over the claimer's, and its retry runs again.
  */
 export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
@@ -159,7 +160,7 @@ export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
   c.set('idempotency', claim);
   await next();
   // Server errors are not kept: the claim, if the write made one, stays open (see RUNNING_MS).
-  if (c.res.status >= 500) return;
+  if (!claim.claimed || c.res.status >= 500) return;
   const headers = responseHeaders(c);
   const replayed = REPLAYED_HEADERS.flatMap((name): [string, string][] => {
     const value = headers.get(name);

@@ -5,6 +5,7 @@ import { fixed, mayReadCached, responseLifetimeMs } from '../cache/shared';
 import type { Db } from '../db/client';
 import { prepared } from '../db/prepared';
 import { runRead, type Queries, type Read } from '../db/read';
+import { readsInBatch, type WriteGuards } from '../db/sql';
 import { favorites, likes, users, type UserRow } from '../db/schema';
 import type { AppEnv, Bindings, Caller, TokenRecord } from '../env';
 import { accountInactive, unauthenticated } from '../lib/errors';
@@ -192,6 +193,34 @@ async function loadingCaller<T>(userId: number, load: () => Promise<T>): Promise
   } finally {
     callersLoading.delete(userId);
   }
+}
+
+/**
+ * For a write whose batch checks the account (services/guarded-writes.ts): the caller's
+ * row, likes and favorites as reads of that batch, before its write, so that the write's
+ * own round trip loads the caller for the cache as a read's batch does (the write's
+ * result is then laid over them: `rememberToggle`). Null when this request does not load
+ * its caller (caches off, or another request is loading it). `accept` after the batch,
+ * `release` in any case.
+ */
+export function callerLoadInBatch(c: Context<AppEnv>) {
+  if (!loadsCaller(c)) return null;
+  const db = c.get('db');
+  const userId = c.get('userId');
+  const results: unknown[] = [];
+  const statements: WriteGuards = callerQueries(db, userId).map((query, i) =>
+    readsInBatch(query, (result) => {
+      results[i] = result;
+    }),
+  );
+  const readAt = Date.now();
+  callersLoading.add(userId);
+  return {
+    statements,
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the results of `callerQueries`, in their order
+    accept: () => acceptCaller(c, results as unknown as Loaded, readAt),
+    release: () => callersLoading.delete(userId),
+  };
 }
 
 /**

@@ -5,8 +5,9 @@ import { guard, isGuardFailure, isUniqueViolation, type WriteGuards } from '../d
 import type { AppEnv } from '../env';
 import { USER_ROW_BOUNDS, userRowBoundTable } from '../db/row-bounds';
 import { keyInProgress, notFound, staleVersion, validationFailed } from '../lib/errors';
-import { accountAllowing, checkAccountNow } from './caller';
+import { accountAllowing, callerLoadInBatch, checkAccountNow } from './caller';
 import { claimStatements } from './idempotency-keys';
+import { DependencyError } from '../lib/dependencies';
 import { acceptedVersions } from '../playlists/entity-tags';
 
 /** 412 with the playlist's current version (docs/api.md#conditional-playlist-writes-version-etag-if-match); 404 when it is gone. */
@@ -29,7 +30,8 @@ async function preconditionFailed(c: Context<AppEnv>, playlistId: number): Promi
  * that no longer matches, 412 with the current one. On routes that leave the account
  * check to the write (middleware/auth.ts `requireAccount({ inBatch: true })`), the
  * account is a guard too: a refused account writes nothing, and its row of that moment
- * then says why (401 or 403), in a round trip only this refusal costs.
+ * then says why (401 or 403) in a round trip of its own; when that row allows the write
+ * (a read replica behind the primary), 503 and `Retry-After`: nothing was written.
  */
 export async function guardedWrite<T>(
   c: Context<AppEnv>,
@@ -38,9 +40,14 @@ export async function guardedWrite<T>(
 ): Promise<T> {
   const guards = claimStatements(c);
   const checksAccount = c.get('accountInBatch') === true && !c.get('accountChecked');
+  // The caller's row, likes and favorites ride in the same batch, for the read caches.
+  const load = checksAccount ? callerLoadInBatch(c) : null;
   if (checksAccount) {
     const db = c.get('db');
-    guards.push(guard(db, notExists(accountAllowing(db, c.get('userId'), c.get('token')))));
+    guards.push(
+      guard(db, notExists(accountAllowing(db, c.get('userId'), c.get('token')))),
+      ...(load?.statements ?? []),
+    );
   }
   const versions =
     target.playlistId === undefined ? null : acceptedVersions(c.req.header('if-match'), target.playlistId);
@@ -60,14 +67,20 @@ export async function guardedWrite<T>(
   }
   try {
     const result = await work(guards);
-    if (checksAccount) c.set('accountChecked', true);
+    if (load) load.accept();
+    else if (checksAccount) c.set('accountChecked', true);
+    // The key is this request's: its response may be stored with it (middleware/idempotency.ts).
+    const claim = c.get('idempotency');
+    if (claim) claim.claimed = true;
     return result;
   } catch (error) {
     if (checksAccount && isGuardFailure(error)) {
-      // 401 or 403 when the account refused the write. When it allows it now (it changed
-      // while the batch ran, or another guard failed), once more with the account checked.
+      // Which guard failed: the account's row says (401 or 403, thrown here) when it was the account.
       await checkAccountNow(c, { rowOnly: true });
-      return guardedWrite(c, work, target);
+      if (target.playlistId !== undefined) return preconditionFailed(c, target.playlistId);
+      // The primary refused the account and the row read since allows it: a read replica that has not
+      // seen the change yet, or an account changed back meanwhile. Nothing was written; a retry decides.
+      throw new DependencyError('D1', { cause: error });
     }
     if (isUniqueViolation(error, idempotencyKeys.userId)) {
       throw keyInProgress();
@@ -82,5 +95,7 @@ export async function guardedWrite<T>(
       );
     }
     throw error;
+  } finally {
+    load?.release();
   }
 }
