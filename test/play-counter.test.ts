@@ -64,6 +64,14 @@ describe('the PlayCounter Durable Object', () => {
       { channelId: five, plays: 4 },
       { channelId: six, plays: 1 },
     ]);
+    // A play dated before the last counted one (a late retry) is not counted and leaves the window where it was.
+    const late = await plays.record(NOBODY + 1, five!, now + HOUR - 120_000);
+    expect(late).toEqual({ found: true, counted: false, ranked: false });
+    expect(await plays.record(NOBODY + 1, five!, now + HOUR + 60_000)).toEqual({
+      found: true,
+      counted: true,
+      ranked: true,
+    });
   });
 
   it('answers not found from what it knows, and learns catalogue writes as they are told', async () => {
