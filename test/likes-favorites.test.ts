@@ -1,18 +1,10 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { call } from './helpers/client';
-import { seedChannels, station } from './helpers/catalogue';
+import { reactionCounts as counters, seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
 
 const like = (id: number, token: string) => call('POST', `/api/v1/radios/${id}/like`, { token });
-const counters = async (id: number) =>
-  env.DB.prepare(
-    `SELECT likes_count, favorites_count, (SELECT count(*) FROM likes WHERE channel_id = ?1) AS likes_rows,
-       (SELECT count(*) FROM favorites WHERE channel_id = ?1) AS favorite_rows FROM radio_channels WHERE id = ?1`,
-  )
-    .bind(id)
-    .first();
-
 describe('POST /api/v1/radios/{id}/like', () => {
   it('toggles and answers the new count', async () => {
     const [id] = await seedChannels([station()]);

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { checkStreams } from '../src/scheduled';
 import { BASE, call, fetchWorker } from './helpers/client';
-import { channelId, importStations, seedChannels, station } from './helpers/catalogue';
+import { channelId, importStations, queriesRun, seedChannels, station } from './helpers/catalogue';
 import { quickUser } from './helpers/users';
 
 /** A METRICS binding that keeps what it is given. */
@@ -93,7 +93,7 @@ describe('metrics (docs/operations.md#metrics)', () => {
     const first = await pointsOf(
       new Request(`${BASE}/api/v1/genres`, { headers: { 'X-Debug-Token': env.ADMIN_TOKEN } }),
     );
-    const queries = Number(/queries=(\d+)/.exec(first.response.headers.get('Server-Timing') ?? '')?.[1]);
+    const queries = queriesRun(first.response.headers);
     const second = await pointsOf(`${BASE}/api/v1/genres`);
     expect(second.response.headers.get('X-Cache')).toBe('HIT');
     expect([...first.points, ...second.points].map((p) => [p.blobs![0], p.doubles![0], p.doubles![4]])).toEqual([

@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../src/app';
 import { BASE, type Json } from './helpers/client';
-import { roundTrips, seedChannels, station } from './helpers/catalogue';
+import { queriesRun, roundTrips, seedChannels, station } from './helpers/catalogue';
 import { quickUser, registerUser } from './helpers/users';
 import { CALLER_LIKES_LIMIT, USER_ROW_MAX_AGE_MS } from '../src/services/caller';
 
@@ -47,9 +47,6 @@ async function send(method: string, path: string, options: Sent = {}) {
   await waitOnExecutionContext(ctx);
   return { status: response.status, headers: response.headers, body };
 }
-
-/** D1 statements the request ran (Server-Timing, with the debug token). */
-const queriesOf = (headers: Headers) => Number(/queries=(\d+)/.exec(headers.get('Server-Timing') ?? '')?.[1]);
 
 /** How long a shared response may be served at READ_CACHE_MS=1000: 1.5 s from its load. */
 const RESPONSE_LIFETIME_MS = 1500;
@@ -477,7 +474,7 @@ describe('read caches', () => {
     const burst = await Promise.all(
       [...ids, ...ids].map((id) => send('GET', `/api/v1/radios/${id}`, { token: user.token })),
     );
-    const queries = burst.map((r) => queriesOf(r.headers));
+    const queries = burst.map((r) => queriesRun(r.headers));
     const fewest = Math.min(...queries);
     // The loader runs the row, likes and favorites; the others the row alone, beside the same channel read.
     expect(queries.toSorted((a, b) => a - b)).toEqual([...Array(5).fill(fewest), fewest + 2]);
@@ -486,7 +483,7 @@ describe('read caches', () => {
     );
     // The loader's caller is kept: the next request reads the shared channel without the account row.
     const next = await send('GET', `/api/v1/radios/${ids[0]}`, { token: user.token });
-    expect([queriesOf(next.headers), next.body.data.is_liked]).toEqual([fewest - 1, true]);
+    expect([queriesRun(next.headers), next.body.data.is_liked]).toEqual([fewest - 1, true]);
   });
 
   it('READ_CACHE_MS=0 reads D1 every time', async () => {

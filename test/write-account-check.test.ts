@@ -4,8 +4,9 @@ import { createDb } from '../src/db/client';
 import type { UserRow } from '../src/db/schema';
 import type { TokenRecord } from '../src/env';
 import { accountAllowing, checkAccount } from '../src/services/caller';
+import { IDEMPOTENCY_TTL_MS } from '../src/services/idempotency-keys';
 import { call } from './helpers/client';
-import { roundTrips, seedChannels, station } from './helpers/catalogue';
+import { queriesRun, reactionCounts, roundTrips, seedChannels, station } from './helpers/catalogue';
 import { registerUser, setStatus } from './helpers/users';
 
 // Likes and favorites check the caller's account in their own batch when no cached caller
@@ -17,17 +18,6 @@ const writes = (id: number) => [
   { method: 'POST', path: '/api/v1/favorites', json: { radio_channel_id: id } },
   { method: 'DELETE', path: `/api/v1/favorites/${id}` },
 ];
-
-/** D1 statements the request ran (Server-Timing, with the debug token). */
-const queriesOf = (headers: Headers) => Number(/queries=(\d+)/.exec(headers.get('Server-Timing') ?? '')?.[1]);
-
-const rowsOf = async (id: number) =>
-  env.DB.prepare(
-    `SELECT likes_count, favorites_count, (SELECT count(*) FROM likes WHERE channel_id = ?1) AS likes,
-       (SELECT count(*) FROM favorites WHERE channel_id = ?1) AS favorites FROM radio_channels WHERE id = ?1`,
-  )
-    .bind(id)
-    .first();
 
 describe('likes and favorites check the account in their own batch', () => {
   it('take one D1 round trip when no cached caller decides the account', async () => {
@@ -47,12 +37,12 @@ describe('likes and favorites check the account in their own batch', () => {
     expect([liked.status, roundTrips(liked.headers)]).toEqual([200, 1]);
     const read = await call('GET', `/api/v1/radios/${id}`, { token: user.token, debug: true });
     // The channel alone: no account row, likes or favorites of the caller.
-    expect([queriesOf(read.headers), read.body.data.is_liked]).toEqual([1, true]);
+    expect([queriesRun(read.headers), read.body.data.is_liked]).toEqual([1, true]);
   });
 
   it('write nothing for a banned or inactive account, and say why', async () => {
     const [id] = await seedChannels([station()]);
-    const before = await rowsOf(id!);
+    const before = await reactionCounts(id!);
     for (const status of ['banned', 'inactive'] as const) {
       const user = await registerUser();
       await setStatus(user.id, status);
@@ -64,12 +54,12 @@ describe('likes and favorites check the account in their own batch', () => {
         ]);
       }
     }
-    expect(await rowsOf(id!)).toEqual(before);
+    expect(await reactionCounts(id!)).toEqual(before);
   });
 
   it('write nothing with a token a password change revoked', async () => {
     const [id] = await seedChannels([station()]);
-    const before = await rowsOf(id!);
+    const before = await reactionCounts(id!);
     const user = await registerUser();
     await env.DB.prepare('UPDATE users SET credential_generation = credential_generation + 1 WHERE id = ?')
       .bind(user.id)
@@ -78,7 +68,7 @@ describe('likes and favorites check the account in their own batch', () => {
       const response = await call(write.method, write.path, { token: user.token, json: write.json });
       expect([response.status, response.body.error]).toEqual([401, 'token_revoked']);
     }
-    expect(await rowsOf(id!)).toEqual(before);
+    expect(await reactionCounts(id!)).toEqual(before);
   });
 
   it('answer 403, not 404, to a refused account asking for a channel that is not there', async () => {
@@ -115,6 +105,27 @@ describe('likes and favorites check the account in their own batch', () => {
       .bind(user.id)
       .first('n');
     expect(keys).toBe(0);
+  });
+
+  it('a refused account stores no answer with a key its batch did not claim', async () => {
+    const [id] = await seedChannels([station()]);
+    const user = await registerUser();
+    await setStatus(user.id, 'banned');
+    // An open key past its 24 hours, not purged yet: the lookup does not see it, and the refused batch that would
+    // have replaced it rolled back, so it is not this request's to answer for.
+    await env.DB.prepare(
+      "INSERT INTO idempotency_keys (user_id, key, fingerprint, created_at) VALUES (?, 'left-open', 'x', ?)",
+    )
+      .bind(user.id, Date.now() - IDEMPOTENCY_TTL_MS - 1)
+      .run();
+    const headers = { 'Idempotency-Key': 'left-open' };
+    expect((await call('POST', `/api/v1/radios/${id}/like`, { token: user.token, headers })).status).toBe(403);
+    const key = await env.DB.prepare(
+      "SELECT status, body FROM idempotency_keys WHERE user_id = ? AND key = 'left-open'",
+    )
+      .bind(user.id)
+      .first();
+    expect(key).toEqual({ status: null, body: null });
   });
 
   it('ban between parallel likes: each like lands whole or not at all', async () => {

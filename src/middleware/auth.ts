@@ -50,13 +50,11 @@ export const requireAccount = (options: { current?: boolean; inBatch?: boolean }
     if (options.current) await checkAccountNow(c, { rowOnly: true });
     else if (useCachedCaller(c)) {
       // Checked from the cache.
-    } else if (options.inBatch) {
-      c.set('accountInBatch', true);
-      await next();
-      if (!c.get('accountChecked')) await checkAccountNow(c, { rowOnly: true });
-      return;
-    } else await checkAccountNow(c);
+    } else if (options.inBatch) c.set('accountInBatch', true);
+    else await checkAccountNow(c);
     await next();
+    // Only an `inBatch` handler that did not reach its batch gets here unchecked.
+    if (!c.get('accountChecked')) await checkAccountNow(c, { rowOnly: true });
   });
 
 /**

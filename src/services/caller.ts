@@ -199,9 +199,9 @@ async function loadingCaller<T>(userId: number, load: () => Promise<T>): Promise
  * For a write whose batch checks the account (services/guarded-writes.ts): the caller's
  * row, likes and favorites as reads of that batch, before its write, so that the write's
  * own round trip loads the caller for the cache as a read's batch does (the write's
- * result is then laid over them: `rememberToggle`). Null when this request does not load
- * its caller (caches off, or another request is loading it). `accept` after the batch,
- * `release` in any case.
+ * result is then laid over them: `rememberToggle`). `around` runs the write marked as
+ * this caller's load and keeps what it loaded. Null when this request does not load its
+ * caller (caches off, or another request is loading it).
  */
 export function callerLoadInBatch(c: Context<AppEnv>) {
   if (!loadsCaller(c)) return null;
@@ -213,13 +213,15 @@ export function callerLoadInBatch(c: Context<AppEnv>) {
       results[i] = result;
     }),
   );
-  const readAt = Date.now();
-  callersLoading.add(userId);
   return {
     statements,
-    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the results of `callerQueries`, in their order
-    accept: () => acceptCaller(c, results as unknown as Loaded, readAt),
-    release: () => callersLoading.delete(userId),
+    async around<T>(write: () => Promise<T>): Promise<T> {
+      const readAt = Date.now();
+      const written = await loadingCaller(userId, write);
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the results of `callerQueries`, in their order
+      acceptCaller(c, results as unknown as Loaded, readAt);
+      return written;
+    },
   };
 }
 

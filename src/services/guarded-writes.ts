@@ -66,9 +66,8 @@ export async function guardedWrite<T>(
     guards.push(guard(db, notExists(current)));
   }
   try {
-    const result = await work(guards);
-    if (load) load.accept();
-    else if (checksAccount) c.set('accountChecked', true);
+    const result = load ? await load.around(() => work(guards)) : await work(guards);
+    if (checksAccount) c.set('accountChecked', true);
     // The key is this request's: its response may be stored with it (middleware/idempotency.ts).
     const claim = c.get('idempotency');
     if (claim) claim.claimed = true;
@@ -95,7 +94,5 @@ export async function guardedWrite<T>(
       );
     }
     throw error;
-  } finally {
-    load?.release();
   }
 }

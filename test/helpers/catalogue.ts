@@ -64,6 +64,20 @@ export function roundTrips(headers: Headers): number {
   return Number(/round_trips=(\d+)/.exec(headers.get('Server-Timing') ?? '')?.[1]);
 }
 
+/** Reads the D1 statements the request ran from its Server-Timing header (sent with the debug token). */
+export function queriesRun(headers: Headers): number {
+  return Number(/queries=(\d+)/.exec(headers.get('Server-Timing') ?? '')?.[1]);
+}
+
+/** A channel's like and favorite counters beside the rows they count. */
+export const reactionCounts = async (id: number) =>
+  env.DB.prepare(
+    `SELECT likes_count, favorites_count, (SELECT count(*) FROM likes WHERE channel_id = ?1) AS likes_rows,
+       (SELECT count(*) FROM favorites WHERE channel_id = ?1) AS favorite_rows FROM radio_channels WHERE id = ?1`,
+  )
+    .bind(id)
+    .first();
+
 /** Runs every play counter's pending flush now (instead of waiting PLAY_FLUSH_MS). */
 export async function flushPlays() {
   const { runDurableObjectAlarm } = await import('cloudflare:test');
