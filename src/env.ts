@@ -30,6 +30,8 @@ export interface Variables extends TimingVariables, LanguageVariables {
   accountInBatch?: boolean;
   /** The caller with their likes and favorites, when the read caches may use them (services/caller.ts). */
   caller?: Caller;
+  /** The cached caller is past its fresh second: the request's first D1 read or its end reloads it (services/caller.ts). */
+  callerStale?: boolean;
   /** A JSON response's text (and tag), kept by lib/envelope.ts for its entity tag. */
   body?: SerialisedBody;
   /** This request's new `Idempotency-Key`, for its write batch to claim (middleware/idempotency.ts). */

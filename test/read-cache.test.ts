@@ -405,6 +405,40 @@ describe('read caches', () => {
     expect((await send('GET', `/api/v1/radios/${id}`, { token: viaApi.token })).status).toBe(403);
   });
 
+  it('a stale caller is reloaded on the round trip of the read that misses, and checked again there', async () => {
+    const [a, b, c, d, e] = await seedChannels([station(), station(), station(), station(), station()]);
+    const [user, banned] = [await registerUser(), await registerUser()];
+    for (const reader of [user, banned]) await send('GET', `/api/v1/radios/${a}`, { token: reader.token });
+    // The caller is cached: a channel not read yet runs its own statements alone.
+    const alone = queriesRun((await send('GET', `/api/v1/radios/${b}`, { token: user.token })).headers);
+    await env.DB.prepare("UPDATE users SET status = 'banned' WHERE id = ?").bind(banned.id).run();
+
+    later(USER_ROW_MAX_AGE_MS / 2); // both callers are stale now
+    const reloaded = await send('GET', `/api/v1/radios/${c}`, { token: user.token });
+    // The row, likes and favorites ride with the channel's statements: one round trip, not two.
+    expect([reloaded.status, roundTrips(reloaded.headers), queriesRun(reloaded.headers)]).toEqual([200, 1, alone + 3]);
+    // Fresh again: the next channel not read yet runs its statements alone.
+    const fresh = await send('GET', `/api/v1/radios/${d}`, { token: user.token });
+    expect([roundTrips(fresh.headers), queriesRun(fresh.headers)]).toEqual([1, alone]);
+    // The row read with the channel decides at once, not a second later.
+    const refused = await send('GET', `/api/v1/radios/${e}`, { token: banned.token });
+    expect([refused.status, refused.body.data]).toEqual([403, { status: 'banned', requires_logout: true }]);
+  });
+
+  it('a stale caller whose request read nothing from D1 is reloaded after it', async () => {
+    const [id] = await seedChannels([station()]);
+    const user = await registerUser();
+    // READ_CACHE_MS=2000: the channel stays fresh while the caller goes stale (1 s).
+    for (let i = 0; i < 2; i += 1) await send('GET', `/api/v1/radios/${id}`, { token: user.token, cacheMs: 2000 });
+    await env.DB.prepare("UPDATE users SET status = 'banned' WHERE id = ?").bind(user.id).run();
+    later(USER_ROW_MAX_AGE_MS / 2);
+    // Answered from the caches (a row a second old may decide), and the caller reloaded after it.
+    const served = await send('GET', `/api/v1/radios/${id}`, { token: user.token, cacheMs: 2000 });
+    expect([served.status, roundTrips(served.headers)]).toEqual([200, 0]);
+    const refused = await send('GET', `/api/v1/radios/${id}`, { token: user.token, cacheMs: 2000 });
+    expect([refused.status, roundTrips(refused.headers)]).toEqual([403, 0]);
+  });
+
   it('a password change through this isolate refuses the other tokens at once', async () => {
     const [id] = await seedChannels([station()]);
     const user = await registerUser();

@@ -56,6 +56,11 @@ export class CacheNamespace<V, E = unknown> {
     return undefined;
   }
 
+  /** The value while fresh or stale, and which, without loading anything. */
+  peek(env: E, key: string, now = Date.now()): { value: V; fresh: boolean } | undefined {
+    return this.entry(env, key, now);
+  }
+
   /** The value while fresh or stale, without loading anything. */
   get(env: E, key: string, now = Date.now()): V | undefined {
     return this.entry(env, key, now)?.value;

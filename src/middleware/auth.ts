@@ -4,7 +4,7 @@ import { config } from '../config';
 import type { AppEnv } from '../env';
 import { constantTimeEqual } from '../lib/crypto';
 import { adminTokenRequired, unauthenticated } from '../lib/errors';
-import { checkAccountNow, useCachedCaller } from '../services/caller';
+import { checkAccountNow, reloadStaleCaller, useCachedCaller } from '../services/caller';
 import { parseBearer, resolveToken } from '../services/tokens';
 
 /** The presented token (KV, cached per isolate: services/tokens.ts): 401 unless it is live. */
@@ -26,13 +26,15 @@ async function authenticate(c: Context<AppEnv>): Promise<void> {
  * the handler's first D1 batch carries the check (services/caller.ts
  * `withAccountCheck`), and a handler that did not reach D1 is checked after it ran,
  * before its response leaves. Read routes write nothing, so no write of a refused account
- * can happen before the check.
+ * can happen before the check. A cached caller past its fresh second is reloaded in the
+ * handler's first D1 batch, or after it (`reloadStaleCaller`).
  */
 export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
   await authenticate(c);
   useCachedCaller(c);
   await next();
   if (!c.get('accountChecked')) await checkAccountNow(c);
+  reloadStaleCaller(c);
 });
 
 /**
@@ -55,6 +57,7 @@ export const requireAccount = (options: { current?: boolean; inBatch?: boolean }
     await next();
     // Only an `inBatch` handler that did not reach its batch gets here unchecked.
     if (!c.get('accountChecked')) await checkAccountNow(c, { rowOnly: true });
+    reloadStaleCaller(c);
   });
 
 /**

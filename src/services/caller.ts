@@ -132,35 +132,45 @@ const loadedLikesAndFavorites = (liked: Loaded[1], favorited: Loaded[2]) => ({
 });
 
 /**
- * Checks a loaded caller, keeps them in the cache (unless their likes or favorites are over
- * the limit) as read at `readAt` (when the batch was sent), and records the request as checked.
+ * Keeps a loaded caller in the cache (unless their likes or favorites are over the limit)
+ * as read at `readAt` (when the batch was sent), then checks them (401/403) and records
+ * the request as checked.
  */
 function acceptCaller(c: Context<AppEnv>, [[row], liked, favorited]: Loaded, readAt: number): void {
-  const user = checkAccount(row, c.get('token'));
   const { cacheable, ...likesAndFavorites } = loadedLikesAndFavorites(liked, favorited);
-  if (cacheable) {
-    callers.set(String(user.id), { user, ...likesAndFavorites }, readAt);
-    setCaller(c, { user, ...likesAndFavorites });
-  }
+  // Kept also when it refuses this request: the caller's next requests are refused from it (a reload that ran
+  // after the response, for a shared response, has no one else to tell).
+  if (row && cacheable) callers.set(String(row.id), { user: row, ...likesAndFavorites }, readAt);
+  const user = checkAccount(row, c.get('token'));
+  if (cacheable) setCaller(c, { user, ...likesAndFavorites });
   c.set('user', user);
   c.set('accountChecked', true);
 }
 
 /**
- * The caller from the cache, when the request may use it and it is fresh (or stale
- * within its window, then reloaded after the response): checked at once (401/403) and
- * set on the request. False when the account must be checked against D1.
+ * The caller from the cache, when the request may use it and it is fresh, or stale
+ * within its window: checked at once (401/403) and set on the request. A stale caller
+ * is reloaded in the request's first D1 read (`withAccountCheck`), or, when the handler
+ * made none, after it (`reloadStaleCaller`). False when the account must be checked against D1.
  */
 export function useCachedCaller(c: Context<AppEnv>): boolean {
   if (!mayReadCached(c)) return false;
-  const key = String(c.get('userId'));
-  const entry = callers.get(c.env, key);
-  if (!entry) return false;
-  c.set('user', checkAccount(entry.user, c.get('token')));
-  setCaller(c, entry);
+  const cached = callers.peek(c.env, String(c.get('userId')));
+  if (!cached) return false;
+  c.set('user', checkAccount(cached.value.user, c.get('token')));
+  setCaller(c, cached.value);
   c.set('accountChecked', true);
-  // Reloads it after the response when it went stale (the cache's stale-while-revalidate).
-  void callers.swr(c, key, async () => {
+  if (!cached.fresh) c.set('callerStale', true);
+  return true;
+}
+
+/**
+ * After the handler: a stale caller that its reads did not reload is reloaded after the
+ * response (the cache's stale-while-revalidate, one reload at a time).
+ */
+export function reloadStaleCaller(c: Context<AppEnv>): void {
+  if (!c.get('callerStale')) return;
+  void callers.swr(c, String(c.get('userId')), async () => {
     const db = c.get('db');
     const [[row], liked, favorited] = await db.batch(callerQueries(db, c.get('userId')));
     const { cacheable, ...likesAndFavorites } = loadedLikesAndFavorites(liked, favorited);
@@ -169,7 +179,6 @@ export function useCachedCaller(c: Context<AppEnv>): boolean {
     if (!row || !cacheable) throw new Error('caller not cacheable');
     return { user: row, ...likesAndFavorites };
   });
-  return true;
 }
 
 /**
@@ -246,13 +255,17 @@ export async function checkAccountNow(c: Context<AppEnv>, options: { rowOnly?: b
  * cached caller), with the check in front of it: the caller's row (and likes and favorites, to be
  * cached) go in the same round trip, and a refused account throws (401/403) before the
  * read's results are used. This is how read routes check the account without a round
- * trip of its own (middleware/auth.ts `requireToken`).
+ * trip of its own (middleware/auth.ts `requireToken`). A stale cached caller is reloaded
+ * the same way, so its reload costs no round trip of its own.
  */
 export async function withAccountCheck<Q extends Queries, T>(c: Context<AppEnv>, pending: Read<Q, T>): Promise<T> {
   const db = c.get('db');
   const userId = c.get('userId');
-  if (c.get('accountChecked') || userId === undefined) return runRead(db, pending);
+  if (userId === undefined) return runRead(db, pending);
+  // A stale cached caller is reloaded on this read's round trip (and checked again), unless another request is at it.
+  if (c.get('accountChecked') && !(c.get('callerStale') && loadsCaller(c))) return runRead(db, pending);
   if (loadsCaller(c)) {
+    c.set('callerStale', false);
     const readAt = Date.now();
     const [row, liked, favorited, ...results] = await loadingCaller(userId, () =>
       db.batch([...callerQueries(db, userId), ...pending.queries]),
