@@ -1,9 +1,10 @@
 import { env } from 'cloudflare:workers';
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/client';
 import { prepared } from '../src/db/prepared';
-import { radioChannels, users } from '../src/db/schema';
+import { likes, radioChannels, users } from '../src/db/schema';
+import { radioResourceColumns } from '../src/catalogue/radio-resource';
 import { seedChannels, station } from './helpers/catalogue';
 import { quickUser } from './helpers/users';
 
@@ -52,5 +53,56 @@ describe('prepared queries', () => {
       userById(db, { id: -1 }),
     ]);
     expect([first[0]?.email, second[0]?.email, none]).toEqual([a.email.toLowerCase(), b.email.toLowerCase(), []]);
+  });
+
+  it('map rows as the builder does: nested objects, mapped SQL, booleans, and a left join that found nothing', async () => {
+    const db = createDb(env.DB);
+    const user = await quickUser();
+    const ids = await seedChannels([station({ name: 'Mapped FM' }), station({ name: 'Other FM', logo: null })]);
+    await env.DB.prepare(
+      "INSERT INTO likes (user_id, channel_id, created_at) VALUES (?, ?, '2026-01-01T00:00:00.000000Z')",
+    )
+      .bind(user.id, ids[0])
+      .run();
+    const cards = (viewer: number | ReturnType<typeof sql.placeholder>) =>
+      db.select(radioResourceColumns(viewer)).from(radioChannels).orderBy(radioChannels.id);
+    const preparedCards = prepared((build) =>
+      build
+        .select(radioResourceColumns(sql.placeholder('viewer')))
+        .from(radioChannels)
+        .where(inArray(radioChannels.id, sql`(SELECT value FROM json_each(${sql.placeholder('ids')}))`))
+        .orderBy(radioChannels.id),
+    );
+    const joined = () =>
+      db
+        .select({ id: radioChannels.id, like: { user: likes.userId, at: likes.createdAt } })
+        .from(radioChannels)
+        .leftJoin(likes, eq(likes.channelId, radioChannels.id))
+        .where(inArray(radioChannels.id, ids))
+        .orderBy(radioChannels.id);
+    const preparedJoined = prepared((build) =>
+      build
+        .select({ id: radioChannels.id, like: { user: likes.userId, at: likes.createdAt } })
+        .from(radioChannels)
+        .leftJoin(likes, eq(likes.channelId, radioChannels.id))
+        .where(inArray(radioChannels.id, sql`(SELECT value FROM json_each(${sql.placeholder('ids')}))`))
+        .orderBy(radioChannels.id),
+    );
+    const values = { viewer: user.id, ids: JSON.stringify(ids) };
+    const [built, mine, builtJoined, mineJoined] = await db.batch([
+      cards(user.id).where(inArray(radioChannels.id, ids)),
+      preparedCards(db, values),
+      joined(),
+      preparedJoined(db, values),
+    ]);
+    expect(mine).toEqual(built);
+    expect(JSON.stringify(mine)).toBe(JSON.stringify(built)); // the same keys in the same order
+    expect(mine[0]).toMatchObject({
+      is_liked: true,
+      country: { id: expect.any(Number) },
+      health: { status: 'unknown' },
+    });
+    expect(mineJoined).toEqual(builtJoined);
+    expect(mineJoined.map((row) => row.like)).toEqual([{ user: user.id, at: '2026-01-01T00:00:00.000000Z' }, null]);
   });
 });

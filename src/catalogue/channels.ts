@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lt, sql, type Placeholder, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { QueryBuilder, type SubqueryWithSelection } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
 import { prepared } from '../db/prepared';
@@ -47,6 +47,9 @@ export interface Page<T> {
 const qb = new QueryBuilder();
 const { playCount, likesCount, createdAt, sortName, id: channelId } = radioChannels;
 
+/** Where a page query takes the key it continues after (`afterValue`, `afterId`: see `pageQuery`). */
+type SortKeyParams = [Placeholder, Placeholder];
+
 /** The ids of one page, in order: what a page's RadioResources are expanded from. */
 type PageIds = SubqueryWithSelection<{ id: SQL.Aliased<number> }, 'page'>;
 const pageId = (id: SQLWrapper) => sql<number>`${id}`.as('page_id');
@@ -63,7 +66,9 @@ interface Sort {
    * or, for a counter sort, the ids of the next `limit` channels that pass `conditions`,
    * in order, as the subquery `page`.
    */
-  after: { beyond: (key: SortKey) => SQL } | { page: (conditions: SQL[], key: SortKey, limit: number) => PageIds };
+  after:
+    | { beyond: (key: SortKeyParams) => SQL }
+    | { page: (conditions: SQL[], key: SortKeyParams, limit: Placeholder) => PageIds };
   key: (channel: RadioResource) => SortKey;
 }
 
@@ -89,8 +94,7 @@ function counterSort(column: typeof playCount | typeof likesCount, key: Sort['ke
   return {
     order,
     after: {
-      page: (conditions, [value, id], limit) => {
-        const count = Number(value);
+      page: (conditions, [count, id], limit) => {
         const range = (where: SQL | undefined, rangeOrder: SQL[], name: string) =>
           qb
             .select({
@@ -131,12 +135,21 @@ const SORTS: Record<ChannelSort, Sort> = {
 
 export const sortKeyOf = (sort: ChannelSort, channel: RadioResource) => SORTS[sort].key(channel);
 
+/** The filters, or where a prepared query takes their values. */
+interface FilterParams {
+  countryId?: number | Placeholder;
+  language?: string | Placeholder;
+  genreId?: number | Placeholder;
+  https?: boolean;
+  online?: boolean;
+}
+
 /**
  * Conditions of a visible channel that passes the filters. The genre is probed per
  * channel (a primary-key lookup) while the sort's index is walked, so a page reads
  * about `per_page` divided by the genre's share of the catalogue, never the whole genre.
  */
-function filterConditions(filters: ChannelFilters): SQL[] {
+function filterConditions(filters: FilterParams): SQL[] {
   const conditions: (SQL | undefined)[] = [channelVisible];
   if (filters.countryId !== undefined) conditions.push(eq(radioChannels.countryId, filters.countryId));
   if (filters.language !== undefined) conditions.push(eq(radioChannels.language, filters.language));
@@ -149,8 +162,8 @@ function filterConditions(filters: ChannelFilters): SQL[] {
 }
 
 /** The total of a filter combination, exact, from `catalogue_counts` (0 when the genre is inactive). */
-function countQuery(db: Db, filters: ChannelFilters) {
-  const conditions = [eq(catalogueCounts.scope, countScope(filters))];
+function countQuery(db: Db, filters: { genreId?: number | Placeholder }, scope: string | Placeholder) {
+  const conditions = [eq(catalogueCounts.scope, scope)];
   if (filters.genreId !== undefined) conditions.push(genreActive(filters.genreId));
   return db
     .select({ total: catalogueCounts.total })
@@ -174,43 +187,95 @@ const meta = (
   has_more: nextCursor !== null || query.page < Math.ceil(total / query.perPage),
 });
 
+/** Which filters a page has (their values are the query's parameters), its sort, whether it continues after a key, and for whom. */
+const pageShape = (query: ChannelListQuery, viewerId: number) =>
+  [
+    query.sort,
+    query.countryId !== undefined,
+    query.language !== undefined,
+    query.genreId !== undefined,
+    query.https === true,
+    query.online === true,
+    query.after !== undefined,
+    viewerId === 0,
+  ].join();
+
+const param = (name: string) => sql.placeholder(name);
+
+/** The page's statements for one shape, with a placeholder for every value (see `channelPage`). */
+function pageStatements(db: Db, query: ChannelListQuery, viewerId: number) {
+  const sort = SORTS[query.sort];
+  const filters: FilterParams = {
+    countryId: query.countryId === undefined ? undefined : param('countryId'),
+    language: query.language === undefined ? undefined : param('language'),
+    genreId: query.genreId === undefined ? undefined : param('genreId'),
+    https: query.https,
+    online: query.online,
+  };
+  const conditions = filterConditions(filters);
+  const { after } = sort;
+  const key: SortKeyParams = [param('afterValue'), param('afterId')];
+  let where: SQL | undefined;
+  if (!query.after) where = and(...conditions);
+  else if ('beyond' in after) where = and(...conditions, after.beyond(key));
+  else {
+    const page = after.page(conditions, key, param('limit'));
+    where = inArray(radioChannels.id, qb.select({ id: page.id }).from(page));
+  }
+  return [
+    db
+      .select(radioResourceColumns(viewerId === 0 ? 0 : param('viewer')))
+      .from(radioChannels)
+      .where(where)
+      .orderBy(...sort.order)
+      .limit(param('limit'))
+      .offset(param('offset')),
+    countQuery(db, filters, param('scope')),
+  ] as const;
+}
+
+/** Page statements built so far, one per shape: at most 4 sorts x 32 filter sets x 2 x 2 = 512. */
+const pageTemplates = new Map<string, ReturnType<typeof preparedPage>>();
+const preparedPage = (query: ChannelListQuery, viewerId: number) => ({
+  items: prepared((db) => pageStatements(db, query, viewerId)[0]),
+  count: prepared((db) => pageStatements(db, query, viewerId)[1]),
+});
+
 /**
  * A page of visible channels without a search, along the sort's index: each channel shown
  * costs one row read (its index entry and its row, which holds everything the page shows
  * and whether it is visible), and a skipped one (the offset, at most `MAX_OFFSET_ITEMS`)
  * its index entry. A counter sort after a cursor's key takes the page's ids first (see
  * `counterSort`). The total comes from `catalogue_counts`. One D1 round trip, whatever the
- * catalogue (docs/performance.md#rows-per-item-shown).
+ * catalogue (docs/performance.md#rows-per-item-shown). Its SQL is built once per shape
+ * (db/prepared.ts): building it took a fifth of an uncached page's CPU.
  */
 export function channelPage(db: Db, query: ChannelListQuery, viewerId: number) {
-  const sort = SORTS[query.sort];
-  const conditions = filterConditions(query);
-  const { after } = sort;
-  let where: SQL | undefined;
-  if (!query.after) where = and(...conditions);
-  else if ('beyond' in after) where = and(...conditions, after.beyond(query.after));
-  else {
-    const page = after.page(conditions, query.after, query.perPage);
-    where = inArray(radioChannels.id, qb.select({ id: page.id }).from(page));
-  }
-  return read(
-    [
-      db
-        .select(radioResourceColumns(viewerId))
-        .from(radioChannels)
-        .where(where)
-        .orderBy(...sort.order)
-        .limit(query.perPage)
-        .offset(query.after ? 0 : (query.page - 1) * query.perPage),
-      countQuery(db, query),
-    ] as const,
-    ([items, [count]]) => ({ items, total: count?.total ?? 0 }),
-  );
+  const shape = pageShape(query, viewerId);
+  let templates = pageTemplates.get(shape);
+  if (!templates) pageTemplates.set(shape, (templates = preparedPage(query, viewerId)));
+  const values = {
+    countryId: query.countryId,
+    language: query.language,
+    genreId: query.genreId,
+    // A counter's key is a number; a name's or a date's, text.
+    afterValue:
+      query.after && (query.sort === 'popular' || query.sort === 'likes' ? Number(query.after[0]) : query.after[0]),
+    afterId: query.after?.[1],
+    limit: query.perPage,
+    offset: query.after ? 0 : (query.page - 1) * query.perPage,
+    viewer: viewerId,
+    scope: countScope(query),
+  };
+  return read([templates.items(db, values), templates.count(db, values)] as const, ([items, [count]]) => ({
+    items,
+    total: count?.total ?? 0,
+  }));
 }
 
 /** The total of a list alone: what a page past `MAX_OFFSET_ITEMS` is checked against. */
 export const channelTotal = (db: Db, filters: ChannelFilters) =>
-  read([countQuery(db, filters)] as const, ([[count]]) => count?.total ?? 0);
+  read([countQuery(db, filters, countScope(filters))] as const, ([[count]]) => count?.total ?? 0);
 
 /** The search's candidates (bounded index matches) and its ranked, filtered matches (at most the cap), as CTEs. */
 function searchMatches(db: Db, query: ChannelListQuery & { search: string }) {
@@ -351,27 +416,33 @@ export function featuredChannels(db: Db, limit: number, viewerId: number) {
   );
 }
 
+/** `channelsByIds`'s statement, built once per isolate (db/prepared.ts). */
+const channelsByIdsFor = (viewer: ViewerId) =>
+  prepared((db) => {
+    const wanted = qb
+      .select({ id: sql<number>`value`.as('wanted_id'), at: sql<number>`rowid`.as('wanted_at') })
+      .from(sql`json_each(${sql.placeholder('ids')})`)
+      .as('wanted');
+    return db
+      .select(radioResourceColumns(viewer))
+      .from(wanted)
+      .crossJoin(radioChannels)
+      .where(and(eq(radioChannels.id, wanted.id), channelVisible))
+      .orderBy(sql`${wanted.at}`)
+      .limit(sql.placeholder('limit'));
+  });
+const channelsByIdsForAnonymous = channelsByIdsFor(0);
+const channelsByIdsForViewer = channelsByIdsFor(sql.placeholder('viewer'));
+
 /**
  * The first `limit` visible channels of `ids`, in their order (missing and inactive ones left out). The order is
  * json_each's rowid, which SQLite takes as given (no temporary sort), so the read stops at the `limit`th channel:
  * the ids past it, kept as spares for hidden channels, cost nothing (docs/performance.md#rows-per-item-shown).
  */
 export function channelsByIds(db: Db, ids: number[], viewerId: number, limit = ids.length) {
-  const json = JSON.stringify(ids);
-  const wanted = qb
-    .select({ id: sql<number>`value`.as('wanted_id'), at: sql<number>`rowid`.as('wanted_at') })
-    .from(sql`json_each(${json})`)
-    .as('wanted');
+  const values = { ids: JSON.stringify(ids), limit, viewer: viewerId };
   return read(
-    [
-      db
-        .select(radioResourceColumns(viewerId))
-        .from(wanted)
-        .crossJoin(radioChannels)
-        .where(and(eq(radioChannels.id, wanted.id), channelVisible))
-        .orderBy(sql`${wanted.at}`)
-        .limit(limit),
-    ] as const,
+    [viewerId === 0 ? channelsByIdsForAnonymous(db, values) : channelsByIdsForViewer(db, values)] as const,
     ([channels]) => channels,
   );
 }

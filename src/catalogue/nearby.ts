@@ -1,10 +1,11 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
+import { prepared } from '../db/prepared';
 import { read } from '../db/read';
 import { radioChannels } from '../db/schema';
 import { jsonField, jsonRows } from '../db/sql';
-import { radioResourceColumns } from './radio-resource';
+import { radioResourceColumns, type ViewerId } from './radio-resource';
 
 const qb = new QueryBuilder();
 
@@ -134,21 +135,11 @@ export function ringRanges(lat: number, lng: number, radiusKm: number): [number,
 }
 
 /**
- * The `want` visible channels nearest (lat, lng) within `radiusKm`, nearest first, each
- * with its distance, in one statement: the grid cells ring by ring outward (`ringRanges`,
- * a JSON list, so any number of ranges is one parameter), each a range of the index
- * `radio_channels_geo_cell` whose entries hold the coordinates, each candidate's row read
- * for its visibility; reading stops at `NEARBY_CANDIDATES` visible stations, so a read
- * costs at most that many, the ranges, and twice `want` channel rows, wherever the point is. Of the candidates, SQLite keeps the
- * nearest by a flat-Earth distance (exact enough to rank: cos(lat) scales longitude, and
- * the candidates kept are twice `want`); the great-circle distance then ranks and filters
- * them here. When the cap stops the read inside a ring, the stations within that ring's
- * inner radius were all read: the answer is exact whenever the `want`-th is that near,
- * and otherwise the nearest of what was read.
+ * `nearbyChannels`' statement, built once per isolate (db/prepared.ts), with placeholders: the point (`lat`, `lng`),
+ * the longitude's scale there, the ranges as JSON, and how many of the nearest to keep.
  */
-export function nearbyChannels(db: Db, lat: number, lng: number, radiusKm: number, want: number, viewerId: number) {
-  const ranges = JSON.stringify(ringRanges(lat, lng, radiusKm).map(([lo, hi]) => ({ lo, hi })));
-  const scale = Math.cos(radians(lat)) ** 2;
+function nearbyStatement(db: Db, viewer: ViewerId) {
+  const [lat, lng, scale] = [sql.placeholder('lat'), sql.placeholder('lng'), sql.placeholder('scale')];
   const candidates = db.$with('candidates').as(
     qb
       .select({
@@ -156,7 +147,7 @@ export function nearbyChannels(db: Db, lat: number, lng: number, radiusKm: numbe
         lat: sql<number>`${radioChannels.geoLat}`.as('candidate_lat'),
         lng: sql<number>`${radioChannels.geoLng}`.as('candidate_lng'),
       })
-      .from(jsonRows(ranges))
+      .from(jsonRows(sql.placeholder('ranges')))
       // CROSS JOIN: the ranges in their order, each a range of the grid-cell index, until the cap.
       .crossJoin(radioChannels)
       .where(
@@ -181,25 +172,48 @@ export function nearbyChannels(db: Db, lat: number, lng: number, radiusKm: numbe
       })
       .from(candidates)
       .orderBy(sql`nearest_flat`, sql`nearest_id`)
-      .limit(want * 2),
+      .limit(sql.placeholder('keep')),
   );
-  return read(
-    [
-      db
-        .with(candidates, nearest)
-        .select(radioResourceColumns(viewerId))
-        .from(nearest)
-        .crossJoin(radioChannels)
-        .where(eq(radioChannels.id, nearest.id)),
-    ] as const,
-    ([rows]) =>
-      rows
-        .map((channel) => ({
-          ...channel,
-          distance: distanceKm(lat, lng, channel.geo?.lat ?? 0, channel.geo?.lng ?? 0),
-        }))
-        .filter((channel) => channel.geo && channel.distance <= radiusKm)
-        .sort((a, b) => a.distance - b.distance || a.id - b.id)
-        .slice(0, want),
+  return db
+    .with(candidates, nearest)
+    .select(radioResourceColumns(viewer))
+    .from(nearest)
+    .crossJoin(radioChannels)
+    .where(eq(radioChannels.id, nearest.id));
+}
+const nearbyForAnonymous = prepared((db) => nearbyStatement(db, 0));
+const nearbyForViewer = prepared((db) => nearbyStatement(db, sql.placeholder('viewer')));
+
+/**
+ * The `want` visible channels nearest (lat, lng) within `radiusKm`, nearest first, each
+ * with its distance, in one statement: the grid cells ring by ring outward (`ringRanges`,
+ * a JSON list, so any number of ranges is one parameter), each a range of the index
+ * `radio_channels_geo_cell` whose entries hold the coordinates, each candidate's row read
+ * for its visibility; reading stops at `NEARBY_CANDIDATES` visible stations, so a read
+ * costs at most that many, the ranges, and twice `want` channel rows, wherever the point is. Of the candidates, SQLite keeps the
+ * nearest by a flat-Earth distance (exact enough to rank: cos(lat) scales longitude, and
+ * the candidates kept are twice `want`); the great-circle distance then ranks and filters
+ * them here. When the cap stops the read inside a ring, the stations within that ring's
+ * inner radius were all read: the answer is exact whenever the `want`-th is that near,
+ * and otherwise the nearest of what was read.
+ */
+export function nearbyChannels(db: Db, lat: number, lng: number, radiusKm: number, want: number, viewerId: number) {
+  const values = {
+    ranges: JSON.stringify(ringRanges(lat, lng, radiusKm).map(([lo, hi]) => ({ lo, hi }))),
+    lat,
+    lng,
+    scale: Math.cos(radians(lat)) ** 2,
+    keep: want * 2,
+    viewer: viewerId,
+  };
+  return read([viewerId === 0 ? nearbyForAnonymous(db, values) : nearbyForViewer(db, values)] as const, ([rows]) =>
+    rows
+      .map((channel) => ({
+        ...channel,
+        distance: distanceKm(lat, lng, channel.geo?.lat ?? 0, channel.geo?.lng ?? 0),
+      }))
+      .filter((channel) => channel.geo && channel.distance <= radiusKm)
+      .sort((a, b) => a.distance - b.distance || a.id - b.id)
+      .slice(0, want),
   );
 }

@@ -92,7 +92,7 @@ export function radioResourceColumns(viewerId: ViewerId) {
 export const channelVisible = and(eq(radioChannels.isActive, true), eq(radioChannels.countryActive, true));
 
 /** True when the channel in `channelId` (a column of the outer query) is linked to genre `genreId`: a primary-key probe. */
-export const channelInGenre = (channelId: AnyColumn, genreId: number) =>
+export const channelInGenre = (channelId: AnyColumn, genreId: number | Placeholder) =>
   exists(
     qb
       .select({ one: sql`1` })
@@ -101,7 +101,7 @@ export const channelInGenre = (channelId: AnyColumn, genreId: number) =>
   );
 
 /** True when genre `genreId` is active (an inactive genre filters to nothing: docs/catalogue.md#channels). */
-export const genreActive = (genreId: number) =>
+export const genreActive = (genreId: number | Placeholder) =>
   exists(
     qb
       .select({ one: sql`1` })

@@ -2,8 +2,9 @@ import { and, asc, count, desc, eq, lt, lte, ne, or, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { z } from 'zod';
 import { channelVisibility } from '../catalogue/channels';
-import { channelVisible, radioResourceColumns } from '../catalogue/radio-resource';
+import { channelVisible, radioResourceColumns, type ViewerId } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
+import { prepared } from '../db/prepared';
 import { read } from '../db/read';
 import { playlistItems, playlists, radioChannels } from '../db/schema';
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch';
@@ -52,6 +53,66 @@ export const userPlaylists = (db: Db, userId: number, limit: number, after?: Lis
     ([rows]) => rows,
   );
 
+/** `readablePlaylist`'s two statements, with placeholders for the playlist (`id`), its reader and the viewer. */
+function playlistStatements(db: Db, viewer: ViewerId) {
+  const id = sql.placeholder('id');
+  const { id: channelId, ...channelColumns } = radioResourceColumns(viewer);
+  const nearest = qb
+    .select({ ...playlistColumns, id: sql<number>`${playlists.id}`.as('nearest_id') })
+    .from(playlists)
+    .where(lte(playlists.id, id))
+    .orderBy(desc(playlists.id))
+    .limit(1)
+    .as('nearest');
+  const readable = and(
+    eq(nearest.id, id),
+    or(eq(nearest.is_public, true), eq(nearest.user_id, sql.placeholder('reader'))),
+  );
+  return [
+    db
+      .select({
+        id: nearest.id,
+        name: nearest.name,
+        description: nearest.description,
+        is_public: nearest.is_public,
+        user_id: nearest.user_id,
+        items_count: nearest.items_count,
+        version: nearest.version,
+        created_at: nearest.created_at,
+        updated_at: nearest.updated_at,
+      })
+      .from(nearest)
+      .where(readable),
+    db
+      .select({
+        item_id: sql<number>`${playlistItems.id}`.as('item_id'),
+        position: playlistItems.position,
+        id: channelId,
+        ...channelColumns,
+      })
+      .from(nearest)
+      .crossJoin(playlistItems)
+      .crossJoin(radioChannels)
+      .where(
+        and(
+          eq(radioChannels.id, playlistItems.channelId),
+          readable,
+          eq(playlistItems.playlistId, nearest.id),
+          channelVisible,
+        ),
+      )
+      .orderBy(asc(playlistItems.position), asc(playlistItems.id)),
+  ] as const;
+}
+
+/** The statements built once per isolate (db/prepared.ts), for no signed-in viewer and for one. */
+const playlistFor = (viewer: ViewerId) => ({
+  playlist: prepared((db) => playlistStatements(db, viewer)[0]),
+  items: prepared((db) => playlistStatements(db, viewer)[1]),
+});
+const playlistForAnonymous = playlistFor(0);
+const playlistForViewer = playlistFor(sql.placeholder('viewer'));
+
 /**
  * A playlist with its items (channels by position, visible ones only) if `readerId` may
  * read it (the owner's, or a public one), in one round trip; null otherwise. A private
@@ -61,51 +122,10 @@ export const userPlaylists = (db: Db, userId: number, limit: number, after?: Lis
  * is read. Channels carry `viewerId`'s flags (0: no signed-in caller, for a shared cached response).
  */
 export function readablePlaylist(db: Db, id: number, readerId: number, viewerId: number) {
-  const { id: channelId, ...channelColumns } = radioResourceColumns(viewerId);
-  const nearest = qb
-    .select({ ...playlistColumns, id: sql<number>`${playlists.id}`.as('nearest_id') })
-    .from(playlists)
-    .where(lte(playlists.id, id))
-    .orderBy(desc(playlists.id))
-    .limit(1)
-    .as('nearest');
-  const readable = and(eq(nearest.id, id), or(eq(nearest.is_public, true), eq(nearest.user_id, readerId)));
+  const values = { id, reader: readerId, viewer: viewerId };
+  const statements = viewerId === 0 ? playlistForAnonymous : playlistForViewer;
   return read(
-    [
-      db
-        .select({
-          id: nearest.id,
-          name: nearest.name,
-          description: nearest.description,
-          is_public: nearest.is_public,
-          user_id: nearest.user_id,
-          items_count: nearest.items_count,
-          version: nearest.version,
-          created_at: nearest.created_at,
-          updated_at: nearest.updated_at,
-        })
-        .from(nearest)
-        .where(readable),
-      db
-        .select({
-          item_id: sql<number>`${playlistItems.id}`.as('item_id'),
-          position: playlistItems.position,
-          id: channelId,
-          ...channelColumns,
-        })
-        .from(nearest)
-        .crossJoin(playlistItems)
-        .crossJoin(radioChannels)
-        .where(
-          and(
-            eq(radioChannels.id, playlistItems.channelId),
-            readable,
-            eq(playlistItems.playlistId, nearest.id),
-            channelVisible,
-          ),
-        )
-        .orderBy(asc(playlistItems.position), asc(playlistItems.id)),
-    ] as const,
+    [statements.playlist(db, values), statements.items(db, values)] as const,
     ([[playlist], items]): PlaylistDetail | null =>
       playlist
         ? {
