@@ -204,6 +204,31 @@ describe('GET /api/v1/radios/nearby', () => {
     expect(fixes.map((r) => roundTrips(r.headers) > 0)).toEqual([true, true]);
   });
 
+  it('keeps the location with its answer: the same point from the network and from the query each say their own', async () => {
+    await seedChannels([at('Bern One', 46.95, 7.45)]);
+    const user = await registerUser();
+    const fromQuery = () =>
+      call('GET', '/api/v1/radios/nearby?lat=46.95&lng=7.45&radius_km=20', { token: user.token, debug: true });
+    const fromNetwork = async () => {
+      const res = await fetchWorker(
+        new Request(`${BASE}/api/v1/radios/nearby?radius_km=20`, {
+          headers: { Authorization: `Bearer ${user.token}` },
+          cf: { latitude: '46.95', longitude: '7.45', city: 'Bern', country: 'CH' },
+        }),
+      );
+      return (await res.json<{ meta: unknown }>()).meta;
+    };
+    // The first read loads the caller, the second the shared answer, the third is served it.
+    const reads = [await fromQuery(), await fromQuery(), await fromQuery()];
+    expect(reads.map((r) => roundTrips(r.headers))).toEqual([1, 1, 0]);
+    expect(await fromNetwork()).toEqual({
+      location: { source: 'network', lat: 46.95, lng: 7.45, city: 'Bern', country: 'CH' },
+    });
+    expect((await fromQuery()).body.meta).toEqual({
+      location: { source: 'query', lat: 46.95, lng: 7.45, city: null, country: null },
+    });
+  });
+
   it('jumps to where stations are: a ring 60 km out costs three circles, not four', async () => {
     // 45 stations on a circle about 60 km from the point, none nearer.
     const ring = Array.from({ length: 45 }, (_, i) => {

@@ -1,6 +1,7 @@
 import type { ChartEntry, TrendingChannel } from '../activity/lists';
 import type { Page } from '../catalogue/channels';
 import type { LocalNames } from '../catalogue/local-names';
+import type { NearbyPage } from '../catalogue/nearby';
 import type { CountryEntryOut, LanguageEntryOut } from '../catalogue/places';
 import type { RadioResource } from '../catalogue/radio-resource';
 import type { Bindings } from '../env';
@@ -34,10 +35,16 @@ export const cache = {
     },
     followsLikes: (key) => key.includes('"sort":"likes"'),
   }),
-  /** Nearby responses for points many callers share (a city's, not a GPS fix), per point, radius and limit. */
-  nearby: new SharedNamespace<(RadioResource & { distance_km: number })[]>('nearby', {
+  /**
+   * Nearby responses for points many callers share (a city's, not a GPS fix), per location, radius and limit. The
+   * whole page is kept, its location too, so that it is serialised and tagged once (lib/envelope.ts).
+   */
+  nearby: new SharedNamespace<NearbyPage>('nearby', {
     max: 100,
-    lay: (channels, lay) => lay(channels),
+    lay: (page, lay) => {
+      const items = lay(page.items);
+      return items === page.items ? page : { ...page, items };
+    },
   }),
   featured: new SharedNamespace<RadioResource[]>('featured', { max: 20, lay: (channels, lay) => lay(channels) }),
   /** Trending lists (their counts come from the play counters). */

@@ -5,9 +5,24 @@ import { prepared } from '../db/prepared';
 import { read } from '../db/read';
 import { radioChannels } from '../db/schema';
 import { jsonField, jsonRows } from '../db/sql';
-import { radioResourceColumns, type ViewerId } from './radio-resource';
+import { radioResourceColumns, type RadioResource, type ViewerId } from './radio-resource';
 
 const qb = new QueryBuilder();
+
+/** Where a nearby read looked from (its `meta.location`): the query's point, or the network's, with its city. */
+export interface NearbyLocation {
+  source: 'query' | 'network';
+  lat: number;
+  lng: number;
+  city: string | null;
+  country: string | null;
+}
+
+/** A nearby answer: the channels, nearest first, each with its distance, and where it looked from. */
+export interface NearbyPage {
+  items: (RadioResource & { distance_km: number })[];
+  meta: { location: NearbyLocation };
+}
 
 /** The mean Earth radius (IUGG), km. */
 const EARTH_KM = 6371.0088;

@@ -14,7 +14,7 @@ import {
 } from '../../catalogue/channels';
 import { changesPage } from '../../catalogue/changes';
 import { decodeCursor } from '../../catalogue/cursor';
-import { nearbyChannels } from '../../catalogue/nearby';
+import { nearbyChannels, type NearbyPage } from '../../catalogue/nearby';
 import { likes } from '../../db/schema';
 import type { AppEnv } from '../../env';
 import { ok, okPage } from '../../lib/envelope';
@@ -137,13 +137,14 @@ export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = as
   const { shared, location } = nearbyPoint(c, query);
   const { lat, lng } = location;
   const db = c.get('db');
-  const load = async (viewerId: number) => {
+  const load = async (viewerId: number): Promise<NearbyPage> => {
     const near = await withAccountCheck(c, nearbyChannels(db, lat, lng, query.radius_km, query.limit, viewerId));
-    return near.map(({ distance, ...channel }) => ({ ...channel, distance_km: Math.round(distance * 10) / 10 }));
+    const items = near.map(({ distance, ...channel }) => ({ ...channel, distance_km: Math.round(distance * 10) / 10 }));
+    return { items, meta: { location } };
   };
-  const key = shared ? `${lat}:${lng}:${query.radius_km}:${query.limit}` : null;
-  const channels = await cache.nearby.swr(c, key, load);
-  return okPage(c, { items: channels, meta: { location } }, 'Nearby radio channels retrieved successfully.');
+  // The location is part of the answer: a network's point and the same point sent in the query are kept apart.
+  const key = shared ? JSON.stringify([location, query.radius_km, query.limit]) : null;
+  return okPage(c, await cache.nearby.swr(c, key, load), 'Nearby radio channels retrieved successfully.');
 };
 
 export const featuredRadios: RouteHandler<typeof routes.featuredRadios, AppEnv> = async (c) => {
