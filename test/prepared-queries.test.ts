@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { eq, inArray, sql } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createDb } from '../src/db/client';
-import { prepared } from '../src/db/prepared';
+import { byShape, prepared } from '../src/db/prepared';
 import { likes, radioChannels, users } from '../src/db/schema';
 import { radioResourceColumns } from '../src/catalogue/radio-resource';
 import { seedChannels, station } from './helpers/catalogue';
@@ -104,5 +104,14 @@ describe('prepared queries', () => {
     });
     expect(mineJoined).toEqual(builtJoined);
     expect(mineJoined.map((row) => row.like)).toEqual([{ user: user.id, at: '2026-01-01T00:00:00.000000Z' }, null]);
+  });
+
+  it('are built once per shape (byShape): the same shape gets the same templates', () => {
+    const build = vi.fn((shape: { sort: string; anonymous: boolean }) => ({ shape }));
+    const templates = byShape(build);
+    const first = templates({ sort: 'name', anonymous: true });
+    expect(templates({ sort: 'name', anonymous: true })).toBe(first);
+    expect(templates({ sort: 'name', anonymous: false })).not.toBe(first);
+    expect(build).toHaveBeenCalledTimes(2);
   });
 });

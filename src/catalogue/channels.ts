@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, inArray, lt, sql, type Placeholder, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { QueryBuilder, type SubqueryWithSelection } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
-import { prepared } from '../db/prepared';
+import { byShape, prepared } from '../db/prepared';
 import { read, type Queries, type Read } from '../db/read';
 import { fieldInvalid } from '../lib/errors';
 import { catalogueCounts, radioChannels } from '../db/schema';
@@ -188,35 +188,35 @@ const meta = (
 });
 
 /** Which filters a page has (their values are the query's parameters), its sort, whether it continues after a key, and for whom. */
-const pageShape = (query: ChannelListQuery, viewerId: number) =>
-  [
-    query.sort,
-    query.countryId !== undefined,
-    query.language !== undefined,
-    query.genreId !== undefined,
-    query.https === true,
-    query.online === true,
-    query.after !== undefined,
-    viewerId === 0,
-  ].join();
+const pageShape = (query: ChannelListQuery, viewerId: number) => ({
+  sort: query.sort,
+  country: query.countryId !== undefined,
+  language: query.language !== undefined,
+  genre: query.genreId !== undefined,
+  https: query.https === true,
+  online: query.online === true,
+  after: query.after !== undefined,
+  anonymous: viewerId === 0,
+});
+type PageShape = ReturnType<typeof pageShape>;
 
 const param = (name: string) => sql.placeholder(name);
 
 /** The page's statements for one shape, with a placeholder for every value (see `channelPage`). */
-function pageStatements(db: Db, query: ChannelListQuery, viewerId: number) {
-  const sort = SORTS[query.sort];
+function pageStatements(db: Db, shape: PageShape) {
+  const sort = SORTS[shape.sort];
   const filters: FilterParams = {
-    countryId: query.countryId === undefined ? undefined : param('countryId'),
-    language: query.language === undefined ? undefined : param('language'),
-    genreId: query.genreId === undefined ? undefined : param('genreId'),
-    https: query.https,
-    online: query.online,
+    countryId: shape.country ? param('countryId') : undefined,
+    language: shape.language ? param('language') : undefined,
+    genreId: shape.genre ? param('genreId') : undefined,
+    https: shape.https,
+    online: shape.online,
   };
   const conditions = filterConditions(filters);
   const { after } = sort;
   const key: SortKeyParams = [param('afterValue'), param('afterId')];
   let where: SQL | undefined;
-  if (!query.after) where = and(...conditions);
+  if (!shape.after) where = and(...conditions);
   else if ('beyond' in after) where = and(...conditions, after.beyond(key));
   else {
     const page = after.page(conditions, key, param('limit'));
@@ -224,7 +224,7 @@ function pageStatements(db: Db, query: ChannelListQuery, viewerId: number) {
   }
   return [
     db
-      .select(radioResourceColumns(viewerId === 0 ? 0 : param('viewer')))
+      .select(radioResourceColumns(shape.anonymous ? 0 : param('viewer')))
       .from(radioChannels)
       .where(where)
       .orderBy(...sort.order)
@@ -234,12 +234,11 @@ function pageStatements(db: Db, query: ChannelListQuery, viewerId: number) {
   ] as const;
 }
 
-/** Page statements built so far, one per shape: at most 4 sorts x 32 filter sets x 2 x 2 = 512. */
-const pageTemplates = new Map<string, ReturnType<typeof preparedPage>>();
-const preparedPage = (query: ChannelListQuery, viewerId: number) => ({
-  items: prepared((db) => pageStatements(db, query, viewerId)[0]),
-  count: prepared((db) => pageStatements(db, query, viewerId)[1]),
-});
+/** A page's templates, one pair per shape: at most 4 sorts x 32 filter sets x 2 x 2 = 512. */
+const pageTemplates = byShape((shape: PageShape) => ({
+  items: prepared((db) => pageStatements(db, shape)[0]),
+  count: prepared((db) => pageStatements(db, shape)[1]),
+}));
 
 /**
  * A page of visible channels without a search, along the sort's index: each channel shown
@@ -251,9 +250,7 @@ const preparedPage = (query: ChannelListQuery, viewerId: number) => ({
  * (db/prepared.ts): building it took a fifth of an uncached page's CPU.
  */
 export function channelPage(db: Db, query: ChannelListQuery, viewerId: number) {
-  const shape = pageShape(query, viewerId);
-  let templates = pageTemplates.get(shape);
-  if (!templates) pageTemplates.set(shape, (templates = preparedPage(query, viewerId)));
+  const templates = pageTemplates(pageShape(query, viewerId));
   const values = {
     countryId: query.countryId,
     language: query.language,

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, ne, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, eq, isNotNull, ne, sql, type Placeholder, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
 import { channelSearch, genreSearch, radioChannels } from '../db/schema';
@@ -107,6 +107,16 @@ export function ftsQuery(folded: string): string | null {
   return words.length ? words.map((word) => `"${word.replace(/"/g, '""')}"`).join(' ') : null;
 }
 
+/** The search rowids (most popular first) of at most `limit` channels that match the FTS5 query `fts` (`ftsQuery`). */
+export function ftsMatchRowids(fts: string | Placeholder, limit: number) {
+  return qb
+    .select({ rowid: sql<number>`${channelSearch.rowid}`.as('match_rowid') })
+    .from(channelSearch)
+    .where(sql`${channelSearch} MATCH ${fts}`)
+    .orderBy(sql`${channelSearch.rowid} DESC`)
+    .limit(limit);
+}
+
 /** Channels a short term (under three characters, too short for the trigram index) is looked for in: the most popular. */
 const SHORT_TERM_POOL = 2000;
 
@@ -118,14 +128,7 @@ const SHORT_TERM_POOL = 2000;
  */
 export function textMatchRowids(folded: string, limit: number) {
   const fts = ftsQuery(folded);
-  if (fts) {
-    return qb
-      .select({ rowid: sql<number>`${channelSearch.rowid}`.as('match_rowid') })
-      .from(channelSearch)
-      .where(sql`${channelSearch} MATCH ${fts}`)
-      .orderBy(sql`${channelSearch.rowid} DESC`)
-      .limit(limit);
-  }
+  if (fts) return ftsMatchRowids(fts, limit);
   const pool = qb
     .select({ rowid: channelSearch.rowid, name: channelSearch.name, description: channelSearch.description })
     .from(channelSearch)

@@ -128,3 +128,18 @@ export function prepared<B extends BatchItem<'sqlite'> & { prepare(): Template }
     return item as unknown as B;
   };
 }
+
+/**
+ * Templates of a query whose statements differ by shape (which filters, which sort, for a caller or no one): `build`
+ * runs once for each shape, the first time it is asked for (its key: the shape as JSON), and the templates are kept
+ * for the isolate's life. Shapes are few by construction (the callers say how many).
+ */
+export function byShape<S, T>(build: (shape: S) => T): (shape: S) => T {
+  const built = new Map<string, T>();
+  return (shape) => {
+    const key = JSON.stringify(shape);
+    let templates = built.get(key);
+    if (templates === undefined) built.set(key, (templates = build(shape)));
+    return templates;
+  };
+}

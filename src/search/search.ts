@@ -11,10 +11,12 @@ import {
   genreActive,
   radioResourceColumns,
   type RadioResource,
+  type ViewerId,
 } from '../catalogue/radio-resource';
-import { channelIdOf, ftsQuery, textMatchRowids } from '../catalogue/search-index';
+import { channelIdOf, ftsMatchRowids, ftsQuery } from '../catalogue/search-index';
 import { matchRank, matchRankOf } from '../catalogue/text-match';
 import type { Db } from '../db/client';
+import { byShape, prepared } from '../db/prepared';
 import { read } from '../db/read';
 import { catalogueCounts, countries, genreSearch, genres, radioChannels } from '../db/schema';
 import type { AppEnv } from '../env';
@@ -43,16 +45,39 @@ const qb = new QueryBuilder();
 /** Upper bound of the names that start with `prefix`, for an index range. */
 const prefixEnd = (prefix: string) => prefix + '\u{10FFFF}';
 
-/** Active channels whose folded name starts with `folded` (the exact name first: it sorts first), at most `limit`. */
-const namesStartingWith = (folded: string, limit: number) =>
+/**
+ * A folded term as a search's statements take it: their shape (the trigram index or the names, and how many words
+ * are too short for the index) decides which statements are built, once per isolate (db/prepared.ts); the values are
+ * their parameters.
+ */
+function termOf(folded: string) {
+  const fts = ftsQuery(folded);
+  // Words too short for the trigram index must still be in the name ("jazz fm").
+  const shortWords = fts ? folded.split(' ').filter((w) => w.length < 3) : [];
+  return {
+    shape: { indexed: fts !== null, shortWords: shortWords.length },
+    values: {
+      q: folded,
+      fts,
+      prefixEnd: prefixEnd(folded),
+      ...Object.fromEntries(shortWords.map((word, i) => [`short${i}`, word])),
+    },
+  };
+}
+type TermShape = ReturnType<typeof termOf>['shape'];
+
+const param = (name: string) => sql.placeholder(name);
+
+/** Active channels whose folded name starts with the term (the exact name first: it sorts first), at most `limit`. */
+const namesStartingWith = (limit: number) =>
   qb
     .select({ id: radioChannels.id })
     .from(radioChannels)
     .where(
       and(
         eq(radioChannels.isActive, true),
-        gte(radioChannels.sortName, folded),
-        lt(radioChannels.sortName, prefixEnd(folded)),
+        gte(radioChannels.sortName, param('q')),
+        lt(radioChannels.sortName, param('prefixEnd')),
       ),
     )
     .orderBy(asc(radioChannels.sortName))
@@ -60,20 +85,20 @@ const namesStartingWith = (folded: string, limit: number) =>
     .as('named');
 
 /**
- * The ids of candidate channels for a folded term: the `limit` most popular index
+ * The ids of candidate channels for the term: the `limit` most popular index
  * matches plus up to `names` names that start with it (exact name included), or, for
  * terms too short for the trigram index, only the `limit` first names that start with
  * it. Bounded either way, so the rows a search reads do not grow with the catalogue.
  */
-function candidateIds(folded: string, limit: number, names: number) {
-  if (!ftsQuery(folded)) {
-    const named = namesStartingWith(folded, limit);
+function candidateIds(term: TermShape, limit: number, names: number) {
+  if (!term.indexed) {
+    const named = namesStartingWith(limit);
     return qb.select({ id: named.id }).from(named);
   }
-  const matches = textMatchRowids(folded, limit).as('matches');
+  const matches = ftsMatchRowids(param('fts'), limit).as('matches');
   const byPopularity = qb.select({ id: channelIdOf(matches.rowid).as('candidate_id') }).from(matches);
   if (names === 0) return byPopularity;
-  const named = namesStartingWith(folded, names);
+  const named = namesStartingWith(names);
   return byPopularity.union(qb.select({ id: named.id }).from(named));
 }
 
@@ -87,33 +112,39 @@ export interface StationSearch {
   https?: boolean;
 }
 
+/** Which filters a station search has: part of its statements' shape. */
+const filtersOf = (search: StationSearch) => ({
+  country: search.countryId !== undefined,
+  genre: search.genreId !== undefined,
+  online: search.online === true,
+  https: search.https === true,
+});
+type SearchFilters = ReturnType<typeof filtersOf>;
+
 /** Offline streams rank after the others (docs/catalogue.md#search): 1 for offline, 0 otherwise. */
 const offlineLast = sql<number>`(${radioChannels.healthStatus} = 'offline')`;
 
-/** Ranked station matches: online first, then exact name, name prefix, word prefix, substring, then plays. */
-function stationSearchQuery(db: Db, search: StationSearch, viewerId: number) {
-  const folded = normaliseTerm(search.q);
-  const filtered = search.genreId !== undefined || search.countryId !== undefined || search.online || search.https;
-  const limit = filtered ? FILTERED_CANDIDATES : ftsQuery(folded) ? CANDIDATES : SHORT_TERM_CANDIDATES;
-  const candidates = candidateIds(folded, limit, NAME_CANDIDATES).as('candidates');
+/**
+ * Ranked station matches: online first, then exact name, name prefix, word prefix, substring, then plays. Parameters:
+ * the term's, `countryId`, `genreId`, `limit` and `viewer`.
+ */
+function stationSearchQuery(db: Db, term: TermShape, filters: SearchFilters, viewer: ViewerId) {
+  const filtered = filters.genre || filters.country || filters.online || filters.https;
+  const limit = filtered ? FILTERED_CANDIDATES : term.indexed ? CANDIDATES : SHORT_TERM_CANDIDATES;
+  const candidates = candidateIds(term, limit, NAME_CANDIDATES).as('candidates');
   const conditions = [channelVisible];
-  // Words too short for the trigram index must still be in the name ("jazz fm").
-  if (ftsQuery(folded)) {
-    for (const word of folded.split(' ').filter((w) => w.length < 3))
-      conditions.push(sql`instr(${radioChannels.sortName}, ${word}) > 0`);
-  }
-  if (search.countryId !== undefined) conditions.push(eq(radioChannels.countryId, search.countryId));
-  if (search.online) conditions.push(eq(radioChannels.healthStatus, 'online'));
-  if (search.https) conditions.push(eq(radioChannels.isHttps, true));
-  if (search.genreId !== undefined) {
-    conditions.push(channelInGenre(radioChannels.id, search.genreId), genreActive(search.genreId));
-  }
+  for (let i = 0; i < term.shortWords; i += 1)
+    conditions.push(sql`instr(${radioChannels.sortName}, ${param(`short${i}`)}) > 0`);
+  if (filters.country) conditions.push(eq(radioChannels.countryId, param('countryId')));
+  if (filters.online) conditions.push(eq(radioChannels.healthStatus, 'online'));
+  if (filters.https) conditions.push(eq(radioChannels.isHttps, true));
+  if (filters.genre) conditions.push(channelInGenre(radioChannels.id, param('genreId')), genreActive(param('genreId')));
   // Rank the candidates on their own columns first; only the winners are expanded into
   // RadioResources (genres, country, the caller's like and favorite).
   const ranked = qb
     .select({
       id: radioChannels.id,
-      rank: matchRank(radioChannels.sortName, folded).as('match_rank'),
+      rank: matchRank(radioChannels.sortName, param('q')).as('match_rank'),
       offline: offlineLast.as('offline_last'),
       plays: radioChannels.playCount,
     })
@@ -121,36 +152,49 @@ function stationSearchQuery(db: Db, search: StationSearch, viewerId: number) {
     .crossJoin(radioChannels)
     .where(and(eq(radioChannels.id, candidates.id), ...conditions))
     .orderBy(sql`offline_last`, sql`match_rank`, desc(radioChannels.playCount), asc(radioChannels.id))
-    .limit(search.limit)
+    .limit(param('limit'))
     .as('ranked');
   return db
-    .select(radioResourceColumns(viewerId))
+    .select(radioResourceColumns(viewer))
     .from(ranked)
     .crossJoin(radioChannels)
     .where(eq(radioChannels.id, ranked.id))
     .orderBy(asc(ranked.offline), asc(ranked.rank), desc(radioChannels.playCount), asc(radioChannels.id));
 }
 
-/** Ranked active genres: exact, prefix, word prefix, substring, then stations (from the list totals). */
-function genreSearchQuery(db: Db, q: string, limit: number) {
-  const folded = normaliseTerm(q);
-  const fts = ftsQuery(folded);
-  const matches = fts
-    ? sql`${genreSearch.rowid} IN (SELECT ${genreSearch.rowid} FROM ${genreSearch} WHERE ${genreSearch} MATCH ${fts})`
-    : sql`(substr(${genreSearch.name}, 1, ${folded.length}) = ${folded} OR instr(' ' || ${genreSearch.name}, ${` ${folded}`}) > 0)`;
+/** Ranked active genres: exact, prefix, word prefix, substring, then stations (from the list totals). Parameters: the term's and `genreLimit`. */
+function genreSearchQuery(db: Db, term: TermShape) {
+  const q = param('q');
+  const matches = term.indexed
+    ? sql`${genreSearch.rowid} IN (SELECT ${genreSearch.rowid} FROM ${genreSearch} WHERE ${genreSearch} MATCH ${param('fts')})`
+    : sql`(substr(${genreSearch.name}, 1, length(${q})) = ${q} OR instr(' ' || ${genreSearch.name}, ' ' || ${q}) > 0)`;
   const stations = sql<number>`coalesce((SELECT ${catalogueCounts.total} FROM ${catalogueCounts} WHERE ${catalogueCounts.scope} = 'g' || ${genres.id}), 0)`;
   return db
     .select({
       ...genreColumns,
-      match_rank: matchRank(genreSearch.name, folded).as('match_rank'),
+      match_rank: matchRank(genreSearch.name, q).as('match_rank'),
       stations_count: stations.as('stations_count'),
     })
     .from(genreSearch)
     .innerJoin(genres, eq(genres.id, genreSearch.rowid))
     .where(and(eq(genres.isActive, true), matches))
     .orderBy(sql`match_rank`, sql`stations_count DESC`, asc(genres.id))
-    .limit(limit);
+    .limit(param('genreLimit'));
 }
+
+/** A search's templates, by shape (the term's, the filters', for a caller or no one): a few dozen at most. */
+const searchTemplates = byShape(
+  ({ term, filters, anonymous }: { term: TermShape; filters: SearchFilters; anonymous: boolean }) => ({
+    stations: prepared((db) => stationSearchQuery(db, term, filters, anonymous ? 0 : param('viewer'))),
+    genres: prepared((db) => genreSearchQuery(db, term)),
+    countryTotals: prepared((db) =>
+      db
+        .select({ scope: catalogueCounts.scope, total: catalogueCounts.total })
+        .from(catalogueCounts)
+        .where(sql`${catalogueCounts.scope} IN (SELECT value FROM json_each(${param('scopes')}))`),
+    ),
+  }),
+);
 
 export interface CountryEntry {
   id: number;
@@ -212,16 +256,19 @@ export function searchCatalogue(db: Db, query: SearchQuery, countryList: Country
       rank: country.code.toLowerCase() === folded ? 0 : matchRankOf(country.folded, folded),
     }))
     .filter((entry): entry is { country: CountryEntry; rank: number } => entry.rank !== null);
-  const scopes = JSON.stringify(matchingCountries.map(({ country }) => `c${country.id}`));
+  const term = termOf(folded);
+  const statements = searchTemplates({ term: term.shape, filters: filtersOf(query), anonymous: viewerId === 0 });
+  const values = {
+    ...term.values,
+    countryId: query.countryId,
+    genreId: query.genreId,
+    limit: query.limit,
+    genreLimit: query.categoriesLimit,
+    viewer: viewerId,
+    scopes: JSON.stringify(matchingCountries.map(({ country }) => `c${country.id}`)),
+  };
   return read(
-    [
-      stationSearchQuery(db, query, viewerId),
-      genreSearchQuery(db, query.q, query.categoriesLimit),
-      db
-        .select({ scope: catalogueCounts.scope, total: catalogueCounts.total })
-        .from(catalogueCounts)
-        .where(sql`${catalogueCounts.scope} IN (SELECT value FROM json_each(${scopes}))`),
-    ] as const,
+    [statements.stations(db, values), statements.genres(db, values), statements.countryTotals(db, values)] as const,
     ([stations, genreRows, countryCounts]): SearchResult => {
       const totals = new Map(countryCounts.map((r) => [r.scope, r.total]));
       const categories = genreRows.map(({ match_rank: _rank, stations_count: _count, ...genre }) => genre);
@@ -267,32 +314,36 @@ export function completions(folded: string, names: string[], limit: number): str
  * first (channels by plays, genres by stations), in one round trip.
  */
 export function nameCompletions(db: Db, q: string, limit: number) {
-  const folded = normaliseTerm(q);
-  // Most popular first is their order: for terms the index takes, its popular matches are enough (no name range).
-  const candidates = candidateIds(folded, 200, 0).as('candidates');
-  return read(
-    [
-      db
-        .select({ name: radioChannels.name })
-        .from(candidates)
-        .crossJoin(radioChannels)
-        .where(
-          and(
-            eq(radioChannels.id, candidates.id),
-            channelVisible,
-            sql`${matchRank(radioChannels.sortName, folded)} <= 2`,
-          ),
-        )
-        .orderBy(desc(radioChannels.playCount), asc(radioChannels.id))
-        .limit(limit * 3),
-      genreSearchQuery(db, q, limit * 2),
-    ] as const,
-    ([channels, genreRows]) => ({
-      channels: channels.map((r) => r.name),
-      genres: genreRows
-        .filter((g) => g.match_rank <= 2)
-        .sort((a, b) => b.stations_count - a.stations_count)
-        .map((g) => g.name),
-    }),
-  );
+  const term = termOf(normaliseTerm(q));
+  const statements = completionTemplates(term.shape);
+  const values = { ...term.values, limit: limit * 3, genreLimit: limit * 2 };
+  return read([statements.channels(db, values), statements.genres(db, values)] as const, ([channels, genreRows]) => ({
+    channels: channels.map((r) => r.name),
+    genres: genreRows
+      .filter((g) => g.match_rank <= 2)
+      .sort((a, b) => b.stations_count - a.stations_count)
+      .map((g) => g.name),
+  }));
 }
+
+/** `nameCompletions`' templates, by the term's shape (db/prepared.ts). */
+const completionTemplates = byShape((term: TermShape) => ({
+  channels: prepared((db) => {
+    // Most popular first is their order: for terms the index takes, its popular matches are enough (no name range).
+    const candidates = candidateIds(term, 200, 0).as('candidates');
+    return db
+      .select({ name: radioChannels.name })
+      .from(candidates)
+      .crossJoin(radioChannels)
+      .where(
+        and(
+          eq(radioChannels.id, candidates.id),
+          channelVisible,
+          sql`${matchRank(radioChannels.sortName, param('q'))} <= 2`,
+        ),
+      )
+      .orderBy(desc(radioChannels.playCount), asc(radioChannels.id))
+      .limit(param('limit'));
+  }),
+  genres: prepared((db) => genreSearchQuery(db, term)),
+}));
