@@ -405,7 +405,7 @@ describe('read caches', () => {
     expect((await send('GET', `/api/v1/radios/${id}`, { token: viaApi.token })).status).toBe(403);
   });
 
-  it('a stale caller is reloaded on the round trip of the read that misses, and checked again there', async () => {
+  it('a stale caller is reloaded on the round trip of the read that misses; the row read there decides the next request', async () => {
     const [a, b, c, d, e] = await seedChannels([station(), station(), station(), station(), station()]);
     const [user, banned] = [await registerUser(), await registerUser()];
     for (const reader of [user, banned]) await send('GET', `/api/v1/radios/${a}`, { token: reader.token });
@@ -420,9 +420,32 @@ describe('read caches', () => {
     // Fresh again: the next channel not read yet runs its statements alone.
     const fresh = await send('GET', `/api/v1/radios/${d}`, { token: user.token });
     expect([roundTrips(fresh.headers), queriesRun(fresh.headers)]).toEqual([1, alone]);
-    // The row read with the channel decides at once, not a second later.
+    // The banned caller's read is decided from their cached row (a second old); it reloads the row, which refuses
+    // the next one, without D1 and before the 2 s the cached row could have served.
+    const decided = await send('GET', `/api/v1/radios/${e}`, { token: banned.token });
+    expect([decided.status, roundTrips(decided.headers)]).toEqual([200, 1]);
     const refused = await send('GET', `/api/v1/radios/${e}`, { token: banned.token });
-    expect([refused.status, refused.body.data]).toEqual([403, { status: 'banned', requires_logout: true }]);
+    expect([refused.status, roundTrips(refused.headers), refused.body.data]).toEqual([
+      403,
+      0,
+      { status: 'banned', requires_logout: true },
+    ]);
+  });
+
+  it('a stale caller reloaded with a shared response refreshed after the request keeps that response for everyone', async () => {
+    const [id] = await seedChannels([station()]);
+    const [banned, other] = [await registerUser(), await registerUser()];
+    for (const reader of [banned, other, banned]) await send('GET', `/api/v1/radios/${id}`, { token: reader.token });
+    await env.DB.prepare("UPDATE users SET status = 'banned' WHERE id = ?").bind(banned.id).run();
+    await env.DB.prepare("UPDATE radio_channels SET name = 'Renamed FM' WHERE id = ?").bind(id).run();
+    // The channel's response and the banned caller are stale: served, and the channel reloaded after the request
+    // with the caller's row on its batch.
+    later(1000);
+    expect((await send('GET', `/api/v1/radios/${id}`, { token: banned.token })).status).toBe(200);
+    expect((await send('GET', `/api/v1/radios/${id}`, { token: banned.token })).status).toBe(403);
+    // The refresh was kept although that row refuses its caller: the other caller is served it, without D1.
+    const theirs = await send('GET', `/api/v1/radios/${id}`, { token: other.token });
+    expect([theirs.body.data.name, roundTrips(theirs.headers)]).toEqual(['Renamed FM', 0]);
   });
 
   it('a stale caller whose request read nothing from D1 is reloaded after it', async () => {

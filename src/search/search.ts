@@ -46,21 +46,21 @@ const qb = new QueryBuilder();
 const prefixEnd = (prefix: string) => prefix + '\u{10FFFF}';
 
 /**
- * A folded term as a search's statements take it: their shape (the trigram index or the names, and how many words
+ * A folded term as a search's statements take it: their shape (the trigram index or the names, and whether some words
  * are too short for the index) decides which statements are built, once per isolate (db/prepared.ts); the values are
- * their parameters.
+ * their parameters (the short words as one JSON list, so that their number is no part of the shape).
  */
 function termOf(folded: string) {
   const fts = ftsQuery(folded);
   // Words too short for the trigram index must still be in the name ("jazz fm").
   const shortWords = fts ? folded.split(' ').filter((w) => w.length < 3) : [];
   return {
-    shape: { indexed: fts !== null, shortWords: shortWords.length },
+    shape: { indexed: fts !== null, shortWords: shortWords.length > 0 },
     values: {
       q: folded,
       fts,
       prefixEnd: prefixEnd(folded),
-      ...Object.fromEntries(shortWords.map((word, i) => [`short${i}`, word])),
+      shortWords: JSON.stringify(shortWords),
     },
   };
 }
@@ -133,8 +133,11 @@ function stationSearchQuery(db: Db, term: TermShape, filters: SearchFilters, vie
   const limit = filtered ? FILTERED_CANDIDATES : term.indexed ? CANDIDATES : SHORT_TERM_CANDIDATES;
   const candidates = candidateIds(term, limit, NAME_CANDIDATES).as('candidates');
   const conditions = [channelVisible];
-  for (let i = 0; i < term.shortWords; i += 1)
-    conditions.push(sql`instr(${radioChannels.sortName}, ${param(`short${i}`)}) > 0`);
+  if (term.shortWords) {
+    conditions.push(
+      sql`NOT EXISTS (SELECT 1 FROM json_each(${param('shortWords')}) WHERE instr(${radioChannels.sortName}, value) = 0)`,
+    );
+  }
   if (filters.country) conditions.push(eq(radioChannels.countryId, param('countryId')));
   if (filters.online) conditions.push(eq(radioChannels.healthStatus, 'online'));
   if (filters.https) conditions.push(eq(radioChannels.isHttps, true));
@@ -182,7 +185,7 @@ function genreSearchQuery(db: Db, term: TermShape) {
     .limit(param('genreLimit'));
 }
 
-/** A search's templates, by shape (the term's, the filters', for a caller or no one): a few dozen at most. */
+/** A search's templates, by shape: 3 kinds of term x 16 filter sets x a caller or no one, 96 at most. */
 const searchTemplates = byShape(
   ({ term, filters, anonymous }: { term: TermShape; filters: SearchFilters; anonymous: boolean }) => ({
     stations: prepared((db) => stationSearchQuery(db, term, filters, anonymous ? 0 : param('viewer'))),

@@ -136,15 +136,24 @@ const loadedLikesAndFavorites = (liked: Loaded[1], favorited: Loaded[2]) => ({
  * as read at `readAt` (when the batch was sent), then checks them (401/403) and records
  * the request as checked.
  */
-function acceptCaller(c: Context<AppEnv>, [[row], liked, favorited]: Loaded, readAt: number): void {
-  const { cacheable, ...likesAndFavorites } = loadedLikesAndFavorites(liked, favorited);
-  // Kept also when it refuses this request: the caller's next requests are refused from it (a reload that ran
-  // after the response, for a shared response, has no one else to tell).
-  if (row && cacheable) callers.set(String(row.id), { user: row, ...likesAndFavorites }, readAt);
-  const user = checkAccount(row, c.get('token'));
+function acceptCaller(c: Context<AppEnv>, loaded: Loaded, readAt: number): void {
+  const { cacheable, ...likesAndFavorites } = keepCaller(loaded, readAt);
+  const user = checkAccount(loaded[0][0], c.get('token'));
   if (cacheable) setCaller(c, { user, ...likesAndFavorites });
   c.set('user', user);
   c.set('accountChecked', true);
+}
+
+/**
+ * Keeps a loaded caller in the cache, as read at `readAt`, unless their likes or favorites are over the limit; also a
+ * row that refuses them (each request checks it against its own token): their next requests are refused from it.
+ */
+function keepCaller([[row], liked, favorited]: Loaded, readAt: number) {
+  const loaded = loadedLikesAndFavorites(liked, favorited);
+  if (row && loaded.cacheable) {
+    callers.set(String(row.id), { user: row, liked: loaded.liked, favorited: loaded.favorited }, readAt);
+  }
+  return loaded;
 }
 
 /**
@@ -170,7 +179,8 @@ export function useCachedCaller(c: Context<AppEnv>): boolean {
  */
 export function reloadStaleCaller(c: Context<AppEnv>): void {
   if (!c.get('callerStale')) return;
-  void callers.swr(c, String(c.get('userId')), async () => {
+  // Only while the entry is still there and stale: one the request outlived or a write removed is loaded by the next request.
+  callers.revalidate(c, String(c.get('userId')), async () => {
     const db = c.get('db');
     const [[row], liked, favorited] = await db.batch(callerQueries(db, c.get('userId')));
     const { cacheable, ...likesAndFavorites } = loadedLikesAndFavorites(liked, favorited);
@@ -262,10 +272,20 @@ export async function withAccountCheck<Q extends Queries, T>(c: Context<AppEnv>,
   const db = c.get('db');
   const userId = c.get('userId');
   if (userId === undefined) return runRead(db, pending);
-  // A stale cached caller is reloaded on this read's round trip (and checked again), unless another request is at it.
-  if (c.get('accountChecked') && !(c.get('callerStale') && loadsCaller(c))) return runRead(db, pending);
-  if (loadsCaller(c)) {
+  if (c.get('accountChecked')) {
+    if (!c.get('callerStale') || !loadsCaller(c)) return runRead(db, pending);
+    // A stale cached caller is reloaded on this read's round trip. The request was decided from the cached row (at
+    // most 2 s old); the reloaded one decides the caller's next requests. It refuses nothing here, so a read that
+    // refreshes a shared response after the request (cache/shared.ts) still keeps it for everyone.
     c.set('callerStale', false);
+    const readAt = Date.now();
+    const [row, liked, favorited, ...results] = await loadingCaller(userId, () =>
+      db.batch([...callerQueries(db, userId), ...pending.queries]),
+    );
+    keepCaller([row, liked, favorited], readAt);
+    return pending.result(results);
+  }
+  if (loadsCaller(c)) {
     const readAt = Date.now();
     const [row, liked, favorited, ...results] = await loadingCaller(userId, () =>
       db.batch([...callerQueries(db, userId), ...pending.queries]),
