@@ -122,29 +122,18 @@ export class CacheNamespace<V, E = unknown> {
   async read(scope: RequestScope<E>, key: string, load: () => Promise<V>): Promise<{ value: V; readAt: number }> {
     const now = Date.now();
     const hit = this.entry(scope.env, key, now);
-    if (hit && !hit.fresh) this.reloadAfter(scope, key, load, now);
+    if (hit && !hit.fresh && !this.reloading.has(key)) {
+      this.reloading.add(key);
+      scope.executionCtx.waitUntil(
+        load()
+          .then((value) => this.set(key, value, now)) // read from `now` on
+          .catch(() => undefined) // the entry stays stale; the next request past the window loads it
+          .finally(() => this.reloading.delete(key)),
+      );
+    }
     if (hit) return { value: hit.value, readAt: hit.readAt };
     const value = await load();
     this.set(key, value, now);
     return { value, readAt: now };
-  }
-
-  /** Reloads a stale entry after the response, as `swr` would; nothing when it is fresh or gone. */
-  revalidate(scope: RequestScope<E>, key: string, load: () => Promise<V>): void {
-    const now = Date.now();
-    const hit = this.entry(scope.env, key, now);
-    if (hit && !hit.fresh) this.reloadAfter(scope, key, load, now);
-  }
-
-  /** One reload of `key` at a time, after the response (`waitUntil`); a failed one leaves the entry stale. */
-  private reloadAfter(scope: RequestScope<E>, key: string, load: () => Promise<V>, now: number): void {
-    if (this.reloading.has(key)) return;
-    this.reloading.add(key);
-    scope.executionCtx.waitUntil(
-      load()
-        .then((value) => this.set(key, value, now)) // read from `now` on
-        .catch(() => undefined) // the entry stays stale; the next request past the window loads it
-        .finally(() => this.reloading.delete(key)),
-    );
   }
 }

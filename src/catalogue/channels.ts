@@ -14,9 +14,9 @@ import {
   genreActive,
   channelIsVisible,
   channelVisible,
+  preparedForViewer,
   radioResourceColumns,
   type RadioResource,
-  type ViewerId,
 } from './radio-resource';
 import { oneRow } from '../db/sql';
 import { channelIdOf, textMatchRowids } from './search-index';
@@ -365,21 +365,15 @@ export function searchTotals(db: Db, query: ChannelListQuery & { search: string 
 }
 
 /** One visible channel, or null (missing, inactive, or in an inactive country). */
-const channelById = (viewer: ViewerId) =>
-  prepared((db) =>
-    db
-      .select(radioResourceColumns(viewer))
-      .from(radioChannels)
-      .where(and(eq(radioChannels.id, sql.placeholder('id')), channelVisible)),
-  );
-const channelForAnonymous = channelById(0);
-const channelForViewer = channelById(sql.placeholder('viewer'));
+const channelById = preparedForViewer((db, viewer) =>
+  db
+    .select(radioResourceColumns(viewer))
+    .from(radioChannels)
+    .where(and(eq(radioChannels.id, sql.placeholder('id')), channelVisible)),
+);
 
 export function visibleChannel(db: Db, id: number, viewerId: number) {
-  return read(
-    [viewerId === 0 ? channelForAnonymous(db, { id }) : channelForViewer(db, { id, viewer: viewerId })] as const,
-    ([[channel]]) => channel ?? null,
-  );
+  return read([channelById(db, { id, viewer: viewerId })] as const, ([[channel]]) => channel ?? null);
 }
 
 const visibility = prepared((db) =>
@@ -414,22 +408,19 @@ export function featuredChannels(db: Db, limit: number, viewerId: number) {
 }
 
 /** `channelsByIds`'s statement, built once per isolate (db/prepared.ts). */
-const channelsByIdsFor = (viewer: ViewerId) =>
-  prepared((db) => {
-    const wanted = qb
-      .select({ id: sql<number>`value`.as('wanted_id'), at: sql<number>`rowid`.as('wanted_at') })
-      .from(sql`json_each(${sql.placeholder('ids')})`)
-      .as('wanted');
-    return db
-      .select(radioResourceColumns(viewer))
-      .from(wanted)
-      .crossJoin(radioChannels)
-      .where(and(eq(radioChannels.id, wanted.id), channelVisible))
-      .orderBy(sql`${wanted.at}`)
-      .limit(sql.placeholder('limit'));
-  });
-const channelsByIdsForAnonymous = channelsByIdsFor(0);
-const channelsByIdsForViewer = channelsByIdsFor(sql.placeholder('viewer'));
+const channelsInOrder = preparedForViewer((db, viewer) => {
+  const wanted = qb
+    .select({ id: sql<number>`value`.as('wanted_id'), at: sql<number>`rowid`.as('wanted_at') })
+    .from(sql`json_each(${sql.placeholder('ids')})`)
+    .as('wanted');
+  return db
+    .select(radioResourceColumns(viewer))
+    .from(wanted)
+    .crossJoin(radioChannels)
+    .where(and(eq(radioChannels.id, wanted.id), channelVisible))
+    .orderBy(sql`${wanted.at}`)
+    .limit(sql.placeholder('limit'));
+});
 
 /**
  * The first `limit` visible channels of `ids`, in their order (missing and inactive ones left out). The order is
@@ -437,9 +428,8 @@ const channelsByIdsForViewer = channelsByIdsFor(sql.placeholder('viewer'));
  * the ids past it, kept as spares for hidden channels, cost nothing (docs/performance.md#rows-per-item-shown).
  */
 export function channelsByIds(db: Db, ids: number[], viewerId: number, limit = ids.length) {
-  const values = { ids: JSON.stringify(ids), limit, viewer: viewerId };
   return read(
-    [viewerId === 0 ? channelsByIdsForAnonymous(db, values) : channelsByIdsForViewer(db, values)] as const,
+    [channelsInOrder(db, { ids: JSON.stringify(ids), limit, viewer: viewerId })] as const,
     ([channels]) => channels,
   );
 }

@@ -1,11 +1,10 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
-import { prepared } from '../db/prepared';
 import { read } from '../db/read';
 import { radioChannels } from '../db/schema';
 import { jsonField, jsonRows } from '../db/sql';
-import { radioResourceColumns, type RadioResource, type ViewerId } from './radio-resource';
+import { preparedForViewer, radioResourceColumns, type RadioResource, type ViewerId } from './radio-resource';
 
 const qb = new QueryBuilder();
 
@@ -196,8 +195,7 @@ function nearbyStatement(db: Db, viewer: ViewerId) {
     .crossJoin(radioChannels)
     .where(eq(radioChannels.id, nearest.id));
 }
-const nearbyForAnonymous = prepared((db) => nearbyStatement(db, 0));
-const nearbyForViewer = prepared((db) => nearbyStatement(db, sql.placeholder('viewer')));
+const nearbyQuery = preparedForViewer(nearbyStatement);
 
 /**
  * The `want` visible channels nearest (lat, lng) within `radiusKm`, nearest first, each
@@ -221,7 +219,7 @@ export function nearbyChannels(db: Db, lat: number, lng: number, radiusKm: numbe
     keep: want * 2,
     viewer: viewerId,
   };
-  return read([viewerId === 0 ? nearbyForAnonymous(db, values) : nearbyForViewer(db, values)] as const, ([rows]) =>
+  return read([nearbyQuery(db, values)] as const, ([rows]) =>
     rows
       .map((channel) => ({
         ...channel,

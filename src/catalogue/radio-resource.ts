@@ -1,6 +1,8 @@
 import { and, eq, exists, sql, type AnyColumn, type Placeholder, type SQL } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { z } from 'zod';
+import type { Db } from '../db/client';
+import { prepared, type Preparable } from '../db/prepared';
 import { favorites, genres, likes, radioChannelGenres, radioChannels } from '../db/schema';
 import type { GenreRefsSchema, RadioSchema } from '../schemas/catalogue';
 
@@ -11,6 +13,17 @@ const qb = new QueryBuilder();
 
 /** A caller's id, or a placeholder for it in a prepared query (db/prepared.ts). */
 export type ViewerId = number | Placeholder;
+
+/**
+ * A prepared query (db/prepared.ts) of channels as a viewer sees them, built twice: for no signed-in caller (the
+ * flags are constant false: nothing is probed) and for one (a `viewer` parameter). `values.viewer` picks which.
+ */
+export function preparedForViewer<B extends Preparable>(build: (db: Db, viewer: ViewerId) => B) {
+  const anonymous = prepared((db) => build(db, 0));
+  const signedIn = prepared((db) => build(db, sql.placeholder('viewer')));
+  return (db: Db, values: Record<string, unknown> & { viewer: number }): B =>
+    (values.viewer === 0 ? anonymous : signedIn)(db, values);
+}
 
 /** True when the caller likes (or favorites) the channel; constant false without a signed-in caller (0). */
 function flag(table: typeof likes | typeof favorites, viewerId: ViewerId): SQL<boolean> {

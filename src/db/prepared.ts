@@ -99,12 +99,15 @@ function rowMapper(template: Template) {
 
 /* eslint-enable @typescript-eslint/no-unsafe-type-assertion */
 
+/** What `prepared` can build once: a query builder Drizzle can prepare and batch. */
+export type Preparable = BatchItem<'sqlite'> & { prepare(): Template };
+
 /**
  * A query built once: `build` gets a database to build with and returns the query
  * builder (with `sql.placeholder(name)` for every value); the result takes a request's
  * database and the values, and gives a batch item typed like the builder.
  */
-export function prepared<B extends BatchItem<'sqlite'> & { prepare(): Template }>(build: (db: Db) => B) {
+export function prepared<B extends Preparable>(build: (db: Db) => B) {
   let template: Template | undefined;
   let mapRows: ReturnType<typeof rowMapper> | false | undefined;
   return (db: Db, values: Record<string, unknown>): B => {

@@ -2,9 +2,8 @@ import { and, asc, count, desc, eq, lt, lte, ne, or, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { z } from 'zod';
 import { channelVisibility } from '../catalogue/channels';
-import { channelVisible, radioResourceColumns, type ViewerId } from '../catalogue/radio-resource';
+import { channelVisible, preparedForViewer, radioResourceColumns, type ViewerId } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
-import { prepared } from '../db/prepared';
 import { read } from '../db/read';
 import { playlistItems, playlists, radioChannels } from '../db/schema';
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch';
@@ -106,12 +105,8 @@ function playlistStatements(db: Db, viewer: ViewerId) {
 }
 
 /** The statements built once per isolate (db/prepared.ts), for no signed-in viewer and for one. */
-const playlistFor = (viewer: ViewerId) => ({
-  playlist: prepared((db) => playlistStatements(db, viewer)[0]),
-  items: prepared((db) => playlistStatements(db, viewer)[1]),
-});
-const playlistForAnonymous = playlistFor(0);
-const playlistForViewer = playlistFor(sql.placeholder('viewer'));
+const playlistQuery = preparedForViewer((db, viewer) => playlistStatements(db, viewer)[0]);
+const playlistItemsQuery = preparedForViewer((db, viewer) => playlistStatements(db, viewer)[1]);
 
 /**
  * A playlist with its items (channels by position, visible ones only) if `readerId` may
@@ -123,9 +118,8 @@ const playlistForViewer = playlistFor(sql.placeholder('viewer'));
  */
 export function readablePlaylist(db: Db, id: number, readerId: number, viewerId: number) {
   const values = { id, reader: readerId, viewer: viewerId };
-  const statements = viewerId === 0 ? playlistForAnonymous : playlistForViewer;
   return read(
-    [statements.playlist(db, values), statements.items(db, values)] as const,
+    [playlistQuery(db, values), playlistItemsQuery(db, values)] as const,
     ([[playlist], items]): PlaylistDetail | null =>
       playlist
         ? {

@@ -175,20 +175,18 @@ export function useCachedCaller(c: Context<AppEnv>): boolean {
 
 /**
  * After the handler: a stale caller that its reads did not reload is reloaded after the
- * response (the cache's stale-while-revalidate, one reload at a time).
+ * response, one load at a time (`loadingCaller`); a load that fails leaves the entry to expire.
  */
 export function reloadStaleCaller(c: Context<AppEnv>): void {
-  if (!c.get('callerStale')) return;
-  // Only while the entry is still there and stale: one the request outlived or a write removed is loaded by the next request.
-  callers.revalidate(c, String(c.get('userId')), async () => {
-    const db = c.get('db');
-    const [[row], liked, favorited] = await db.batch(callerQueries(db, c.get('userId')));
-    const { cacheable, ...likesAndFavorites } = loadedLikesAndFavorites(liked, favorited);
-    // A row gone or likes over the limit: nothing to keep; the entry expires, and the
-    // caller's next request is checked against D1.
-    if (!row || !cacheable) throw new Error('caller not cacheable');
-    return { user: row, ...likesAndFavorites };
-  });
+  if (!c.get('callerStale') || !loadsCaller(c)) return;
+  const db = c.get('db');
+  const userId = c.get('userId');
+  const readAt = Date.now();
+  c.executionCtx.waitUntil(
+    loadingCaller(userId, () => db.batch(callerQueries(db, userId)))
+      .then((loaded) => keepCaller(loaded, readAt))
+      .catch(() => undefined),
+  );
 }
 
 /**
@@ -272,27 +270,23 @@ export async function withAccountCheck<Q extends Queries, T>(c: Context<AppEnv>,
   const db = c.get('db');
   const userId = c.get('userId');
   if (userId === undefined) return runRead(db, pending);
-  if (c.get('accountChecked')) {
-    if (!c.get('callerStale') || !loadsCaller(c)) return runRead(db, pending);
-    // A stale cached caller is reloaded on this read's round trip. The request was decided from the cached row (at
-    // most 2 s old); the reloaded one decides the caller's next requests. It refuses nothing here, so a read that
-    // refreshes a shared response after the request (cache/shared.ts) still keeps it for everyone.
+  const checked = c.get('accountChecked') === true;
+  // A checked request reloads its caller here only when the cached one is stale (and no other request is at it).
+  if (checked && !c.get('callerStale')) return runRead(db, pending);
+  if (loadsCaller(c)) {
     c.set('callerStale', false);
     const readAt = Date.now();
     const [row, liked, favorited, ...results] = await loadingCaller(userId, () =>
       db.batch([...callerQueries(db, userId), ...pending.queries]),
     );
-    keepCaller([row, liked, favorited], readAt);
+    // A stale cached caller: the request was decided from the cached row (at most 2 s old), and the reloaded one
+    // decides the next requests. It refuses nothing here, so a read that refreshes a shared response after the
+    // request (cache/shared.ts) still keeps it for everyone.
+    if (checked) keepCaller([row, liked, favorited], readAt);
+    else acceptCaller(c, [row, liked, favorited], readAt);
     return pending.result(results);
   }
-  if (loadsCaller(c)) {
-    const readAt = Date.now();
-    const [row, liked, favorited, ...results] = await loadingCaller(userId, () =>
-      db.batch([...callerQueries(db, userId), ...pending.queries]),
-    );
-    acceptCaller(c, [row, liked, favorited], readAt);
-    return pending.result(results);
-  }
+  if (checked) return runRead(db, pending);
   const [row, ...results] = await db.batch([userByIdQuery(db, userId), ...pending.queries]);
   c.set('user', checkAccount(row[0], c.get('token')));
   c.set('accountChecked', true);
