@@ -1,10 +1,10 @@
 // The layers of src/ (docs/architecture.md#layers), checked in CI by `npm run lint:deps`.
-// From the bottom: lib/ (helpers that know nothing of the app) < db/ < env.ts and
-// config.ts < the cache classes < the domain modules (accounts, catalogue, activity,
-// playlists, search, streams) and their Durable Objects < middleware/ < routes/ < app.ts,
-// index.ts. Imports run downward (or within a layer) and never in a circle.
-const DOMAIN = '^src/(services|catalogue|activity|playlists|search|streams|durable-objects)/';
-const ABOVE_DOMAIN = '^src/(middleware|routes)/|^src/(app|index|scheduled)\\.ts$|^src/cache/index\\.ts$';
+// From the bottom: lib/ (helpers that know nothing of the app) < db/ < env.ts and config.ts < http/ (the request's
+// D1 batch and write guards) < the features (accounts, rate-limits, crowd, catalogue, activity, playlists, search,
+// streams), each with its Durable Object < middleware/ < routes/ < app.ts, index.ts, scheduled.ts. Imports run
+// downward (or within a layer) and never in a circle.
+const FEATURES = '^src/(accounts|rate-limits|crowd|catalogue|activity|playlists|search|streams)/';
+const ABOVE_FEATURES = '^src/(middleware|routes)/|^src/(app|index|scheduled)\\.ts$';
 
 module.exports = {
   forbidden: [
@@ -25,7 +25,7 @@ module.exports = {
     {
       name: 'db-above-lib-only',
       severity: 'error',
-      comment: 'db/ (schema, client, queries helpers) imports only db/ and lib/.',
+      comment: 'db/ (schema, client, query helpers, Durable Object storage) imports only db/ and lib/.',
       from: { path: '^src/db/' },
       to: { path: '^src/', pathNot: '^src/(db|lib)/' },
     },
@@ -38,33 +38,25 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/(db/|lib/|env\\.ts$|config\\.ts$)' },
     },
     {
-      name: 'cache-classes-low',
+      name: 'http-below-features',
       severity: 'error',
-      comment: 'The cache classes know no domain: they import lib/, env.ts, config.ts and each other.',
-      from: { path: '^src/cache/(namespace|shared)\\.ts$' },
-      to: { path: '^src/', pathNot: '^src/(lib/|env\\.ts$|config\\.ts$|cache/(namespace|shared)\\.ts$)' },
+      comment: "http/ (the request's D1 batch, write guards, idempotency keys) knows no feature.",
+      from: { path: '^src/http/' },
+      to: { path: '^src/', pathNot: '^src/(http/|db/|lib/|env\\.ts$|config\\.ts$)' },
     },
     {
-      name: 'domain-below-http',
+      name: 'features-below-middleware',
       severity: 'error',
-      comment: "Domain modules and Durable Objects never import middleware, routes, the app or the handlers' caches.",
-      from: { path: DOMAIN },
-      to: { path: ABOVE_DOMAIN },
-    },
-    {
-      name: 'durable-objects-import-no-domain',
-      severity: 'error',
-      comment:
-        'A Durable Object in durable-objects/ imports only lower layers (a Durable Object may live beside its domain instead).',
-      from: { path: '^src/durable-objects/' },
-      to: { path: '^src/(services|catalogue|activity|playlists|search|streams)/' },
+      comment: 'Features and their Durable Objects never import middleware, routes or the app.',
+      from: { path: FEATURES },
+      to: { path: ABOVE_FEATURES },
     },
     {
       name: 'schemas-below-routes',
       severity: 'error',
       comment: 'schemas/ (zod shapes of requests and responses) imports no route, middleware or app module.',
       from: { path: '^src/schemas/' },
-      to: { path: ABOVE_DOMAIN },
+      to: { path: ABOVE_FEATURES },
     },
   ],
   options: {

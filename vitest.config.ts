@@ -23,9 +23,9 @@ export default defineConfig({
                 ADMIN_TOKEN: 'test-admin-token-0123456789abcdef',
                 // Failures (500s) print their cause; ordinary requests stay quiet.
                 LOG_LEVEL: 'error',
-                // The most src/config.ts allows, twice production's 1 s: a write that fails to drop what
-                // it changed from the read caches shows as a failing test more often than in production.
-                READ_CACHE_MS: '2000',
+                // Shared lists are read from D1 every time: a test sees its own writes. The location copies
+                // are tested with their own env (test/shared-lists.test.ts).
+                SHARED_LIST_MAX_AGE: '0',
                 // Bursts of logins in tests queue for their hash instead of answering 503 on a busy
                 // machine; the 503 itself is tested with a short wait (test/security/password-hashing.test.ts).
                 PASSWORD_HASH_WAIT_MS: '600000',
@@ -54,8 +54,6 @@ export default defineConfig({
           name: 'scripts',
           include: ['test/scripts/**/*.test.ts'],
           environment: 'node',
-          // `npm run bench:middleware`: the middleware chain alone, in Node (bench/middleware.bench.ts).
-          benchmark: { include: ['bench/**/*.bench.ts'] },
         },
       },
     ],

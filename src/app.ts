@@ -14,9 +14,8 @@ import {
 import { createRouter, exactPathMethods } from './routes/router';
 import { checkBody } from './middleware/body';
 import { timing } from 'hono/timing';
-import { conditionalGet, keepAnonymousCopy, tagJsonAnswers } from './middleware/caching';
+import { conditionalGet } from './middleware/caching';
 import { corsHeaders, securityHeaders } from './middleware/headers';
-import { localiseNames, negotiateLanguage } from './middleware/language';
 import { assignRequestId, checkBookmark, innerRequest, logLine, requestContext } from './middleware/observability';
 import { adminRouter } from './routes/admin';
 import { authRouter } from './routes/auth';
@@ -29,6 +28,7 @@ import { searchRouter } from './routes/search';
 import { placesRouter } from './routes/places';
 import { streamsRouter } from './routes/streams';
 import { mountDocs } from './routes/docs';
+import { healthRouter } from './routes/health';
 
 /** The error envelope; every failure leaves through here. */
 function errorResponse(c: Context<AppEnv>, error: ApiError) {
@@ -92,13 +92,10 @@ const respondMethodNotAllowed = (c: Context<AppEnv>, methods: string[]) => {
 };
 
 /**
- * Builds the Worker's app: middleware, every router, the docs and the error hooks.
- * Middleware runs in this order on the way in (and the reverse on the way out): the
- * request id; the isolate's anonymous copies, kept last of all; `Server-Timing`;
- * the D1 handle, the D1 timing and the log line; CORS; OWASP's security headers; 405s;
- * `If-None-Match` and 304; entity tags and `Cache-Control`; the caller's language and the names
- * in it; the body's type and size.
- * (Each layer costs every request a little: our own pieces share layers where they can.)
+ * Builds the Worker's app: middleware, every router, the docs and the error hooks. Middleware runs in this order on
+ * the way in (and the reverse on the way out): the request id; `Server-Timing`; the D1 session, the D1 timing and the
+ * log line; CORS; OWASP's security headers; a malformed `X-D1-Bookmark`; 405s; `ETag` and 304; the body's type and
+ * size. What a route needs besides (its caller, its limit, its names' language) is its own middleware.
  */
 export function createApp() {
   const app = createRouter();
@@ -106,7 +103,6 @@ export function createApp() {
   app.use(
     '*',
     assignRequestId,
-    keepAnonymousCopy,
     timing({ totalDescription: '' }),
     requestContext,
     corsHeaders,
@@ -114,9 +110,6 @@ export function createApp() {
     checkBookmark,
     exactPathMethods({ app, onMethodNotAllowed: respondMethodNotAllowed }),
     conditionalGet,
-    tagJsonAnswers,
-    negotiateLanguage,
-    localiseNames,
     checkBody,
   );
 
@@ -129,11 +122,8 @@ export function createApp() {
         const value = c.req.header(name);
         if (value !== undefined) headers.set(name, value);
       }
-      // At least as recent as the key this request found (stored after the write it
-      // guards), and past the read caches: the read shows the write, on any replica.
-      const bookmark = c.get('sessionBookmark')?.();
-      if (bookmark) headers.set('X-D1-Bookmark', bookmark);
-      // Part of this request: its D1 work counts in this request's figures, its log line and metrics point.
+      // Part of this request: it reads through this request's D1 session (so it sees the write the key guards),
+      // and its D1 work counts in this request's figures, its log line and metrics point.
       const inner = innerRequest(c, new Request(new URL(path, c.req.url).href, { headers }));
       return Promise.resolve(app.request(inner, undefined, c.env, c.executionCtx));
     });
@@ -150,6 +140,7 @@ export function createApp() {
   app.route('/', placesRouter);
   app.route('/', searchRouter);
   app.route('/', adminRouter);
+  app.route('/', healthRouter);
   mountDocs(app);
 
   app.notFound((c) => errorResponse(c, routeNotFound()));

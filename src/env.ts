@@ -3,6 +3,7 @@ import type { TimingVariables } from 'hono/timing';
 import type { Db, DbStats } from './db/client';
 import type { UserRow } from './db/schema';
 import type { SerialisedBody } from './lib/envelope';
+import type { BatchItem } from 'drizzle-orm/batch';
 
 /**
  * Bindings and vars the Worker runs with: the `Cloudflare.Env` that `npm run types` writes
@@ -17,49 +18,50 @@ export interface Variables extends TimingVariables, LanguageVariables {
   requestId: string;
   /** Drizzle over the request's D1 session, instrumented: every statement lands in `dbStats`. */
   db: Db;
-  /** The caller's id, from the token: known before the account is checked. */
-  userId: number;
   dbStats: DbStats;
+  /** Reads middleware adds to the request's first D1 batch: the account row, a language's names (http/batch.ts). */
+  riders?: Rider[];
   /** The route the request is for, as registered (`GET /api/v1/radios/:id`), once routing found one (routes/router.ts). */
   route?: string;
-  /** The caller's account row, once checked (middleware/auth.ts). */
-  user: UserRow;
-  /** True once the caller's account was checked for this request (by a write's own batch: without `user`). */
-  accountChecked?: boolean;
-  /** The route's write checks the account in its own batch when it was not checked before (services/guarded-writes.ts). */
-  accountInBatch?: boolean;
-  /** The caller with their likes and favorites, when the read caches may use them (services/caller.ts). */
-  caller?: Caller;
-  /** The cached caller is past its fresh second: the request's first D1 read or its end reloads it (services/caller.ts). */
-  callerStale?: boolean;
-  /** A JSON response's text (and tag), kept by lib/envelope.ts for its entity tag. */
+  /** The presented token's record and its user's id (middleware/auth.ts). */
+  token: TokenRecord;
+  userId: number;
+  /** The caller's account row, once the request's batch checked it (accounts/account-check.ts). */
+  user?: UserRow;
+  /** A JSON response's text, kept by lib/envelope.ts for its entity tag and for idempotency replays. */
   body?: SerialisedBody;
   /** This request's new `Idempotency-Key`, for its write batch to claim (middleware/idempotency.ts). */
   idempotency?: IdempotencyClaim;
-  /** Where the request's D1 session is (a bookmark), once it asked D1 something; else null. */
-  sessionBookmark?: () => string | null;
   /** Reads a resource through the app as the caller, for a replay too large to keep (app.ts). */
   readAgain?: ReadAgain;
-  /** When the read of an anonymous copy began, here or before the Cache API stored it (middleware/caching.ts). */
-  publicReadAt?: number;
-  /** The key of this anonymous request's shared copy, and how long it may be served (middleware/caching.ts). */
-  anonymousCopy?: { key: string; maxAgeMs: number; plain: boolean };
-  /** The presented token's record (middleware/auth.ts). */
-  token: TokenRecord;
-  /** The tightest login or registration quota in this response's `RateLimit` headers (services/rate-limits.ts). */
+  /** The names of the caller's language, once read (middleware/language.ts). */
+  localNames?: () => LocalNames | undefined;
+  /** The tightest login or registration quota in this response's `RateLimit` headers (rate-limits/limits.ts). */
   quota?: Quota;
 }
 
 /**
- * The signed-in caller as the read caches know them (services/caller.ts): the account
- * row, the channels they like and favorite, and the like counts their own likes and
- * unlikes returned moments ago (docs/consistency-and-caching.md#the-read-caches).
+ * A read that middleware adds to the request's first D1 batch: the caller's account row
+ * (middleware/auth.ts), the names of the caller's language (middleware/language.ts), so
+ * that one round trip carries them with the route's own reads (http/batch.ts).
  */
-export interface Caller {
-  user: UserRow;
-  liked: ReadonlySet<number>;
-  favorited: ReadonlySet<number>;
-  likeCounts: ReadonlyMap<number, { likes: number; at: number }>;
+export interface Rider {
+  query: BatchItem<'sqlite'>;
+  /** In a write's batch: a statement that fails the whole batch, before any write, when `accept` would refuse. */
+  guard?: BatchItem<'sqlite'>;
+  /** Not worth a round trip of its own: dropped when no batch took it. */
+  optional?: boolean;
+  /** Takes the query's rows; throws to refuse the request (401, 403). */
+  accept(rows: unknown): void;
+}
+
+/**
+ * The names a response shows in the caller's language (docs/api.md#languages): countries by their code, genres by
+ * their id (with the slug their translation was found by).
+ */
+export interface LocalNames {
+  countries: ReadonlyMap<string, string>;
+  genres: ReadonlyMap<number, { slug: string; name: string }>;
 }
 
 // Types the request variables hold, declared here so that this low module imports none of

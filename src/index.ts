@@ -2,7 +2,6 @@ import { createApp } from './app';
 import { config, ConfigError } from './config';
 import type { Bindings } from './env';
 import { guardBindings } from './lib/dependencies';
-import { serveAnonymousCopy } from './middleware/caching';
 import { checkStreams, syncCatalogue } from './scheduled';
 
 const app = createApp();
@@ -22,13 +21,9 @@ function guarded(env: Bindings): Bindings {
   }
 }
 
-/**
- * The Worker: anonymous copies the isolate already holds are served in front of the
- * router (src/middleware/caching.ts); everything else goes through the app. Durable
- * Object classes are exported here for wrangler to bind.
- */
+/** The Worker: every request goes through the app. Durable Object classes are exported here for wrangler to bind. */
 export default {
-  fetch: (request, env, ctx) => serveAnonymousCopy(request, env) ?? app.fetch(request, guarded(env), ctx),
+  fetch: (request, env, ctx) => app.fetch(request, guarded(env), ctx),
   // Stream health checks and the upstream sync ([triggers] in wrangler.toml): one failing does not stop the other.
   scheduled: async (_controller, env) => {
     const results = await Promise.allSettled([checkStreams(env), syncCatalogue(env)]);
@@ -36,9 +31,8 @@ export default {
     if (failed) throw failed.reason;
   },
 } satisfies ExportedHandler<Bindings>;
-// The Durable Object classes, by the names wrangler.toml binds. Two live beside the domain
-// whose work they do (their storage is that domain's); the other two in src/durable-objects.
+// The Durable Object classes, by the names wrangler.toml binds; each lives beside the domain whose work it does.
 export { PlayCounter } from './activity/play-counter';
-export { RateLimiter } from './durable-objects/rate-limiter';
-export { SearchTrends } from './durable-objects/search-trends';
+export { RateLimiter } from './rate-limits/rate-limiter';
+export { SearchTrends } from './search/search-trends';
 export { NowPlayingObject } from './streams/now-playing-object';

@@ -1,8 +1,7 @@
-import { forgetCatalogue } from './cache';
 import { config } from './config';
 import { createDb } from './db/client';
 import type { Bindings } from './env';
-import { purgeExpiredKeys } from './services/idempotency-keys';
+import { purgeExpiredKeys } from './http/idempotency-keys';
 import { checkStream } from './streams/check';
 import { checkUpdate, checksDue, forgetOldReports } from './streams/service';
 import { publishSync, runSync } from './catalogue/upstream-sync';
@@ -40,16 +39,13 @@ export async function checkStreams(env: Bindings, fetcher?: (request: Request) =
   }
   // Expired idempotency keys go here too, every user's, whether or not they write again.
   await db.batch([forgetOldReports(db), purgeExpiredKeys(db), ...updates]);
-  // A status that changed is new catalogue data: this isolate drops its cached responses (others within
-  // 1.5 × READ_CACHE_MS).
-  if (tally.changed > 0) forgetCatalogue();
   recordStreamChecks(env, { checked: due.length, ...tally, durationMs: Date.now() - startedAt });
   return { checked: due.length };
 }
 
 /**
  * The Cron Trigger's upstream sync (docs/catalogue.md#upstream-sync): one batch when `CATALOGUE_UPSTREAM_URL` is set,
- * nothing otherwise. A batch that changed channels drops this isolate's cached catalogue and tells the play counters.
+ * nothing otherwise. A batch that changed channels tells the play counters.
  */
 export async function syncCatalogue(env: Bindings) {
   const result = await runSync(createDb(env.DB), config(env).upstream);

@@ -11,6 +11,7 @@ import {
 import { retryAfterMs } from '../clients/typescript/src/retries';
 import { seedChannels, station } from './helpers/catalogue';
 import { BASE, fetchWorker, type Json } from './helpers/client';
+import { withLimits } from './helpers/limits';
 import { quickUser } from './helpers/users';
 
 /**
@@ -97,12 +98,14 @@ describe('retries', () => {
   it("waits out a 429 for its Retry-After, then the retry is served (the rate limiter's own 429)", async () => {
     const user = await quickUser();
     const [a, b] = await channels(2);
+    // The limit's windows are whole minutes: the held clock starts one.
+    vi.setSystemTime(Math.ceil(Date.now() / 60_000) * 60_000);
     const { api, sent, waits } = device(user.token, {
-      bindings: { ...env, RATE_LIMIT_WRITES_PER_MINUTE: '1' },
+      bindings: withLimits({ writes: 1 }, { minutes: true }),
       retry: { maxWaitMs: 60_000 },
     });
     expect((await api.POST('/api/v1/radios/{id}/like', { params: { path: { id: a! } } })).response.status).toBe(200);
-    // The minute's one write is used: the like of b is refused until the window the first write opened ends.
+    // The minute's one write is used: the like of b is refused until the minute ends.
     const liked = await api.POST('/api/v1/radios/{id}/like', { params: { path: { id: b! } } });
     expect(waits).toEqual([60_000]);
     expect([liked.response.status, liked.data?.data]).toEqual([200, { is_liked: true, likes_count: 1 }]);
@@ -117,8 +120,9 @@ describe('retries', () => {
   it('does not wait longer than maxWaitMs: the 429 comes back as it is, with its reason', async () => {
     const user = await quickUser();
     const [a, b] = await channels(2);
+    vi.setSystemTime(Math.ceil(Date.now() / 60_000) * 60_000);
     const { api, sent, waits } = device(user.token, {
-      bindings: { ...env, RATE_LIMIT_WRITES_PER_MINUTE: '1' },
+      bindings: withLimits({ writes: 1 }, { minutes: true }),
       retry: { maxWaitMs: 59_000 },
     });
     await api.POST('/api/v1/radios/{id}/like', { params: { path: { id: a! } } });

@@ -39,7 +39,7 @@ describe('the defaults', () => {
       searchTrendShards: 4,
       playCounterShards: 8,
       playFlushMs: 2_000,
-      readCacheMs: 1_000,
+      sharedListMaxAge: 60,
       healthChecksPerRun: 40,
       upstream: { url: undefined, batch: 1000, fullDays: 7 },
     });
@@ -66,18 +66,18 @@ describe('each var', () => {
     ['TOKEN_TTL_DAYS', '1.5', 'TOKEN_TTL_DAYS: must be a whole number of at least 1'],
     ['RATE_LIMIT_READS_PER_MINUTE', '0', 'RATE_LIMIT_READS_PER_MINUTE: must be a whole number of at least 1'],
     ['PLAY_FLUSH_MS', '99', 'PLAY_FLUSH_MS: must be a whole number from 100 to 5000 (a counted play shows within 5 s)'],
-    ['READ_CACHE_MS', '-1', 'READ_CACHE_MS: must be a whole number from 0 to 2000'],
+    ['SHARED_LIST_MAX_AGE', '-1', 'SHARED_LIST_MAX_AGE: must be a whole number from 0 to 60'],
     ['LOG_LEVEL', 'verbose', 'LOG_LEVEL: must be debug, info, error or silent'],
     ['ENVIRONMENT', 'prod', 'ENVIRONMENT: must be development, staging or production'],
   ])('%s=%s is refused, and the error names the var', (name, value, message) => {
     expect(refusal({ [name]: value })).toContain(message);
   });
 
-  it('takes its bounds: 1 and 200 checks per run, 0 and 2000 ms of read cache', () => {
+  it('takes its bounds: 1 and 200 checks per run, 0 and 60 s of a shared list', () => {
     expect(parseConfig({ HEALTH_CHECKS_PER_RUN: '1' }).healthChecksPerRun).toBe(1);
     expect(parseConfig({ HEALTH_CHECKS_PER_RUN: '200' }).healthChecksPerRun).toBe(200);
-    expect(parseConfig({ READ_CACHE_MS: '0' }).readCacheMs).toBe(0);
-    expect(parseConfig({ READ_CACHE_MS: '2000' }).readCacheMs).toBe(2_000);
+    expect(parseConfig({ SHARED_LIST_MAX_AGE: '0' }).sharedListMaxAge).toBe(0);
+    expect(parseConfig({ SHARED_LIST_MAX_AGE: '60' }).sharedListMaxAge).toBe(60);
   });
 
   it('names every var at fault at once', () => {
@@ -94,20 +94,15 @@ describe('each var', () => {
 });
 
 describe('the rules between vars', () => {
-  it('READ_CACHE_MS is at most 2000: a cached account row is at most 2 s old', () => {
-    expect(refusal({ READ_CACHE_MS: '2001', PLAY_FLUSH_MS: '100' })).toContain(
-      'READ_CACHE_MS: must be a whole number from 0 to 2000 (a cached account row is at most 2 s old)',
+  it('SHARED_LIST_MAX_AGE is at most 60: a shared list is at most 60 s old', () => {
+    expect(refusal({ SHARED_LIST_MAX_AGE: '61' })).toContain(
+      'SHARED_LIST_MAX_AGE: must be a whole number from 0 to 60 (a shared list is at most 60 s old)',
     );
   });
 
-  it('PLAY_FLUSH_MS + 1.5 x READ_CACHE_MS is at most 5000: a counted play shows within 5 s', () => {
-    expect(parseConfig({ PLAY_FLUSH_MS: '2000', READ_CACHE_MS: '2000' }).playFlushMs).toBe(2_000);
-    expect(parseConfig({ PLAY_FLUSH_MS: '5000', READ_CACHE_MS: '0' }).playFlushMs).toBe(5_000);
-    expect(refusal({ PLAY_FLUSH_MS: '2001', READ_CACHE_MS: '2000' })).toBe(
-      'Invalid configuration (docs/operations.md#configuration): PLAY_FLUSH_MS: PLAY_FLUSH_MS + 1.5 x ' +
-        'READ_CACHE_MS must be at most 5000 (a counted play shows within 5 s); it is 2001 + 1.5 x 2000 = 5001',
-    );
-    expect(refusal({ PLAY_FLUSH_MS: '4000' })).toContain('it is 4000 + 1.5 x 1000 = 5500');
+  it('PLAY_FLUSH_MS is at most 5000: a counted play shows within 5 s', () => {
+    expect(parseConfig({ PLAY_FLUSH_MS: '5000' }).playFlushMs).toBe(5_000);
+    expect(refusal({ PLAY_FLUSH_MS: '5001' })).toContain('PLAY_FLUSH_MS: must be a whole number from 100 to 5000');
   });
 
   it('LOG_LEVEL=debug only in development: its logs hold SQL values, emails among them', () => {
@@ -126,7 +121,7 @@ describe('config(env)', () => {
       environment: 'development',
       logLevel: 'error',
       adminToken: 'test-admin-token-0123456789abcdef',
-      readCacheMs: 2_000,
+      sharedListMaxAge: 0,
       playFlushMs: 2_000,
       passwordHashWaitMs: 600_000,
       playCounterShards: 8,
@@ -150,7 +145,7 @@ describe('config(env)', () => {
 
     it('a request gets the generic 500 envelope; the error is logged once, naming the var', async () => {
       errors = vi.spyOn(console, 'error').mockImplementation(() => {});
-      const bad = { ...env, READ_CACHE_MS: '5000' };
+      const bad = { ...env, SHARED_LIST_MAX_AGE: '5000' };
       const me = () => fetchWorker(new Request(`${BASE}/api/v1/auth/me`), bad);
 
       const first = await me();
@@ -175,7 +170,7 @@ describe('config(env)', () => {
       expect(errors).toHaveBeenCalledTimes(1);
       const logged = JSON.parse(String(errors.mock.calls[0]?.[0])) as Record<string, unknown>;
       expect(logged.level).toBe('error');
-      expect(logged.error).toContain('READ_CACHE_MS: must be a whole number from 0 to 2000');
+      expect(logged.error).toContain('SHARED_LIST_MAX_AGE: must be a whole number from 0 to 60');
       expect(() => config(bad)).toThrow(ConfigError);
     });
   });

@@ -260,7 +260,7 @@ describe('cross-cutting headers', () => {
       new Request(`${BASE}/api/v1/radios?sort=popular&per_page=3`, {
         headers: { Authorization: `Bearer ${user.token}` },
       }),
-      { ...env, LOG_LEVEL: 'debug', READ_CACHE_MS: '0' },
+      { ...env, LOG_LEVEL: 'debug' },
       ctx,
     );
     await waitOnExecutionContext(ctx);
@@ -296,7 +296,7 @@ describe('cross-cutting headers', () => {
     const ctx = createExecutionContext();
     await createApp().fetch(
       new Request(`${BASE}/api/v1/radios?per_page=2`, { headers: { Authorization: `Bearer ${user.token}` } }),
-      { ...env, LOG_LEVEL: 'info', READ_CACHE_MS: '0' },
+      { ...env, LOG_LEVEL: 'info' },
       ctx,
     );
     await waitOnExecutionContext(ctx);
@@ -313,7 +313,7 @@ describe('caching', () => {
     const path = `${BASE}/api/v1/radios/featured`;
     const first = await fetchWorker(new Request(path, { headers: { Authorization: `Bearer ${user.token}` } }));
     const tag = first.headers.get('ETag');
-    expect(tag).toMatch(/^"[A-Za-z0-9_-]{24}"$/);
+    expect(tag).toMatch(/^"[0-9a-f]{40}"$/);
     expect(first.headers.get('Cache-Control')).toBe('private, no-cache');
     const again = await fetchWorker(
       new Request(path, { headers: { Authorization: `Bearer ${user.token}`, 'If-None-Match': tag! } }),
@@ -343,84 +343,11 @@ describe('caching', () => {
     ).toBe('no-store');
   });
 
-  it('serves anonymous genre reads from the edge cache, never with a token', async () => {
-    // A catalogue write first: whatever earlier tests left in the caches goes.
-    await call('POST', '/api/v1/admin/genres', { token: env.ADMIN_TOKEN, json: { name: 'Edge Cached' } });
+  it('anonymous genre reads may be kept by anyone for 60 s; with a token, by the caller only', async () => {
     const path = '/api/v1/genres';
-    const miss = await call('GET', path);
-    expect(miss.headers.get('X-Cache')).toBe('MISS');
-    expect(miss.headers.get('Cache-Control')).toBe('public, max-age=60, s-maxage=60');
-    expect(miss.body.data.map((genre: { name: string }) => genre.name)).toContain('Edge Cached');
-    await vi.waitFor(async () => expect((await call('GET', path)).headers.get('X-Cache')).toBe('HIT'), {
-      timeout: 30_000,
-    });
+    expect((await call('GET', path)).headers.get('Cache-Control')).toBe('public, max-age=60');
     const user = await registerUser();
-    const withToken = await call('GET', path, { token: user.token });
-    expect(withToken.headers.get('X-Cache')).toBeNull();
-    expect(withToken.headers.get('Cache-Control')).toBe('private, no-cache');
-    // Only canonical URLs are stored (a write can then delete every one it changed).
-    expect((await call('GET', `${path}?any=1`)).headers.get('X-Cache')).toBeNull();
-  });
-
-  it('drops the public answers a catalogue write changed, in the isolate and in the Cache API', async () => {
-    const genre = (
-      await call('POST', '/api/v1/admin/genres', { token: env.ADMIN_TOKEN, json: { name: 'Before Rename' } })
-    ).body.data;
-    const detail = `/api/v1/genres/${genre.id}`;
-    const stale = await call('GET', detail);
-    expect(stale.headers.get('X-Cache')).toBe('MISS');
-    await vi.waitFor(async () => expect((await call('GET', detail)).headers.get('X-Cache')).toBe('HIT'), {
-      timeout: 30_000,
-    });
-
-    await call('PATCH', `/api/v1/admin/genres/${genre.id}`, { token: env.ADMIN_TOKEN, json: { name: 'After Rename' } });
-    const fresh = await call('GET', detail);
-    expect([fresh.headers.get('X-Cache'), fresh.body.data.name]).toEqual(['MISS', 'After Rename']);
-    const list = await call('GET', '/api/v1/genres');
-    expect([
-      list.headers.get('X-Cache'),
-      list.body.data.some((g: { name: string }) => g.name === 'After Rename'),
-    ]).toEqual(['MISS', true]);
-
-    // A read that began before the write and stored its answer after the deletes is never served.
-    await call('PATCH', `/api/v1/admin/genres/${genre.id}`, {
-      token: env.ADMIN_TOKEN,
-      json: { name: 'Renamed Again' },
-    });
-    const late = new Response(
-      JSON.stringify({ success: true, message: 'stale', code: 200, data: { name: 'After Rename' } }),
-      {
-        headers: {
-          'Content-Type': 'application/json',
-          'Cache-Control': 'public, max-age=60',
-          'X-Read-At': String(Date.now() - 5000),
-        },
-      },
-    );
-    await (caches as unknown as { default: Cache }).default.put(`${BASE}${detail}`, late);
-    const afterLatePut = await call('GET', detail);
-    expect([afterLatePut.headers.get('X-Cache'), afterLatePut.body.data.name]).toEqual(['MISS', 'Renamed Again']);
-
-    // A channel write can move channels between genres: every genre's detail goes.
-    await vi.waitFor(async () => expect((await call('GET', detail)).headers.get('X-Cache')).toBe('HIT'), {
-      timeout: 30_000,
-    });
-    const channel = await call('POST', '/api/v1/admin/radios', {
-      token: env.ADMIN_TOKEN,
-      json: {
-        name: 'Edge Channel',
-        stream_url: 'https://edge.example/stream',
-        format: 'mp3',
-        country_code: 'GB',
-        genre_ids: [genre.id],
-      },
-    });
-    expect(channel.status).toBe(201);
-    const withChannel = await call('GET', detail);
-    expect(withChannel.headers.get('X-Cache')).toBe('MISS');
-    expect(withChannel.body.data.radio_channels.map((channel: { name: string }) => channel.name)).toContain(
-      'Edge Channel',
-    );
+    expect((await call('GET', path, { token: user.token })).headers.get('Cache-Control')).toBe('private, no-cache');
   });
 });
 

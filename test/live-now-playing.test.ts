@@ -2,11 +2,12 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it, vi } from 'vitest';
 import { HEARTBEAT_MS } from '../src/streams/live';
-import { LIVE_LEASE_MS, liveStreamsKey } from '../src/services/rate-limits';
+import { LIVE_LEASE_MS, liveStreamsKey } from '../src/rate-limits/limits';
 import { watchNowPlaying, type LiveTitle } from '../clients/typescript/src/index';
 import { BASE, call, fetchWorker } from './helpers/client';
 import type { NowPlayingObject } from '../src/streams/now-playing-object';
 import { seedChannels, station } from './helpers/catalogue';
+import { withLimits } from './helpers/limits';
 
 /**
  * Live titles (docs/api.md#live-now-playing): one reading of a channel's stream however many listen, every title
@@ -327,7 +328,7 @@ describe('GET /api/v1/radios/{id}/now-playing/events', () => {
 
   it('counts connections as the anonymous routes do: opening and closing in a loop meets a 429 too', async () => {
     const { id } = await cuedChannel('Loop - Again');
-    const limited = { ...env, RATE_LIMIT_ANONYMOUS_PER_MINUTE: '3' };
+    const limited = withLimits({ anonymous: 3 });
     const statuses: number[] = [];
     for (let i = 0; i < 4; i += 1) {
       const response = await fetchWorker(

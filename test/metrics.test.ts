@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { checkStreams } from '../src/scheduled';
 import { BASE, call, fetchWorker } from './helpers/client';
-import { channelId, importStations, queriesRun, seedChannels, station } from './helpers/catalogue';
+import { channelId, importStations, seedChannels, station } from './helpers/catalogue';
 import { quickUser } from './helpers/users';
 
 /** A METRICS binding that keeps what it is given. */
@@ -86,20 +86,6 @@ describe('metrics (docs/operations.md#metrics)', () => {
       expect(missing.response.status).toBe(status);
       expect(missing.points.map((p) => p.blobs![0])).toEqual(['unmatched']);
     }
-  });
-
-  it('counts the anonymous copies served in front of the router under their route', async () => {
-    // The operators' debug token: Server-Timing then tells the D1 queries the point must carry.
-    const first = await pointsOf(
-      new Request(`${BASE}/api/v1/genres`, { headers: { 'X-Debug-Token': env.ADMIN_TOKEN } }),
-    );
-    const queries = queriesRun(first.response.headers);
-    const second = await pointsOf(`${BASE}/api/v1/genres`);
-    expect(second.response.headers.get('X-Cache')).toBe('HIT');
-    expect([...first.points, ...second.points].map((p) => [p.blobs![0], p.doubles![0], p.doubles![4]])).toEqual([
-      ['GET /api/v1/genres', 200, queries],
-      ['GET /api/v1/genres', 200, 0],
-    ]);
   });
 
   it('counts a replay that reads its resource again as one request, with the D1 work of the replay', async () => {

@@ -171,64 +171,6 @@ describe('GET /api/v1/radios/nearby', () => {
     expect((await call('GET', `/api/v1/radios/${id}`, { token: user.token })).body.data.geo).toBeNull();
   });
 
-  it('is kept per shared point like the other catalogue reads: loaded for nobody, each caller with their own marks', async () => {
-    const [id, moved] = await seedChannels([at('Geneva One', 46.2044, 6.1432), at('Geneva Two', 46.21, 6.15)]);
-    const [fan, other] = [await registerUser(), await registerUser()];
-    expect((await call('POST', `/api/v1/radios/${id}/like`, { token: fan.token })).status).toBe(200);
-    const path = '/api/v1/radios/nearby?lat=46.2&lng=6.14&radius_km=20';
-    const read = async (user: { token: string }, to = path) => call('GET', to, { token: user.token, debug: true });
-    // The like loaded the fan's caller: their first read loads the shared answer (as nobody), the second is served
-    // it with their own like laid over.
-    const fanReads = [await read(fan), await read(fan)];
-    expect(fanReads.map((r) => [roundTrips(r.headers) > 0, r.body.data[0].is_liked])).toEqual([
-      [true, true],
-      [false, true],
-    ]);
-    // The other caller: their account, then the fan's load, with no like of theirs in it and no D1.
-    const [, theirs] = [await read(other), await read(other)];
-    expect(roundTrips(theirs.headers)).toBe(0);
-    expect(theirs.body.data.map((r: { id: number }) => r.id)).toEqual([id, moved]);
-    expect(theirs.body.data[0]).toMatchObject({ id, likes: 1, is_liked: false, distance_km: 0.5 });
-    // Radius and limit are part of the key.
-    expect((await read(other, `${path}&limit=1`)).body.data.map((r: { id: number }) => r.id)).toEqual([id]);
-    // An admin change drops the kept answers: the moved station is gone from the next read.
-    const patched = await call('PATCH', `/api/v1/admin/radios/${moved}`, {
-      token: env.ADMIN_TOKEN,
-      json: { geo: { lat: 47.37, lng: 8.54 } },
-    });
-    expect(patched.status).toBe(200);
-    expect((await read(other)).body.data.map((r: { id: number }) => r.id)).toEqual([id]);
-    // A precise point (a GPS fix, more than two decimals) is one listener's: never kept.
-    const fix = `/api/v1/radios/nearby?lat=46.2001&lng=6.1402&radius_km=20`;
-    const fixes = [await read(other, fix), await read(other, fix)];
-    expect(fixes.map((r) => roundTrips(r.headers) > 0)).toEqual([true, true]);
-  });
-
-  it('keeps the location with its answer: the same point from the network and from the query each say their own', async () => {
-    await seedChannels([at('Bern One', 46.95, 7.45)]);
-    const user = await registerUser();
-    const fromQuery = () =>
-      call('GET', '/api/v1/radios/nearby?lat=46.95&lng=7.45&radius_km=20', { token: user.token, debug: true });
-    const fromNetwork = async () => {
-      const res = await fetchWorker(
-        new Request(`${BASE}/api/v1/radios/nearby?radius_km=20`, {
-          headers: { Authorization: `Bearer ${user.token}` },
-          cf: { latitude: '46.95', longitude: '7.45', city: 'Bern', country: 'CH' },
-        }),
-      );
-      return (await res.json<{ meta: unknown }>()).meta;
-    };
-    // The first read loads the caller, the second the shared answer, the third is served it.
-    const reads = [await fromQuery(), await fromQuery(), await fromQuery()];
-    expect(reads.map((r) => roundTrips(r.headers))).toEqual([1, 1, 0]);
-    expect(await fromNetwork()).toEqual({
-      location: { source: 'network', lat: 46.95, lng: 7.45, city: 'Bern', country: 'CH' },
-    });
-    expect((await fromQuery()).body.meta).toEqual({
-      location: { source: 'query', lat: 46.95, lng: 7.45, city: null, country: null },
-    });
-  });
-
   it('jumps to where stations are: a ring 60 km out costs three circles, not four', async () => {
     // 45 stations on a circle about 60 km from the point, none nearer.
     const ring = Array.from({ length: 45 }, (_, i) => {

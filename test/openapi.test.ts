@@ -20,6 +20,7 @@ it('serves an OpenAPI 3.1 document of every route', async () => {
       'PUT /api/v1/auth/password',
       'POST /api/v1/auth/logout',
       'PATCH /api/v1/admin/users/{id}',
+      'GET /api/v1/health',
       'GET /api/v1/radios',
       'GET /api/v1/radios/featured',
       'GET /api/v1/radios/{id}',
@@ -118,7 +119,7 @@ it('describes every operation for SDK generators: ids, tags, headers both ways, 
       if (json) expect(json.example, where).toBeDefined();
     }
   }
-  expect(ids.size).toBe(60);
+  expect(ids.size).toBe(61);
   for (const path of ['/api/v1/auth/register', '/api/v1/auth/login'])
     expect(doc.paths[path]?.post?.security).toEqual([]);
   const playlistWrite = doc.paths['/api/v1/playlists/{id}']!.put!;

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { DUMMY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from '../src/services/passwords';
+import { DUMMY_PASSWORD_HASH, hashPassword, needsRehash, verifyPassword } from '../src/accounts/passwords';
 import {
   isRevokedByUser,
   issueToken,
@@ -8,7 +8,7 @@ import {
   resolveToken,
   revokeOtherTokens,
   revokeToken,
-} from '../src/services/tokens';
+} from '../src/accounts/tokens';
 import { QUICK_USER_PASSWORD, QUICK_USER_PASSWORD_HASH } from './helpers/users';
 
 describe('passwords', () => {
@@ -51,10 +51,10 @@ describe('tokens', () => {
     const stored = await env.TOKENS.get(`token:${id}`);
     expect(stored).not.toContain(secret);
     expect(record.expiresAt - record.createdAt).toBe(30 * 86_400_000);
-    expect(await resolveToken({ env }, { id, secret }, now)).toEqual(record);
+    expect(await resolveToken(env, { id, secret }, now)).toEqual(record);
     // Expired is told only to the holder of the secret; a wrong secret is simply not a token.
-    expect(await resolveToken({ env }, { id, secret }, record.expiresAt)).toBe('expired');
-    expect(await resolveToken({ env }, { id, secret: `${secret}x` }, record.expiresAt)).toBeNull();
+    expect(await resolveToken(env, { id, secret }, record.expiresAt)).toBe('expired');
+    expect(await resolveToken(env, { id, secret: `${secret}x` }, record.expiresAt)).toBeNull();
   });
 
   it("a logout in a token's last minute is kept as revoked (KV takes no expiry less than 60 s ahead)", async () => {
@@ -63,7 +63,7 @@ describe('tokens', () => {
     await env.TOKENS.put(`token:${record.id}`, JSON.stringify(ending));
     await revokeToken(env.TOKENS, ending);
     const [id, secret] = token.split('|') as [string, string];
-    expect(await resolveToken({ env }, { id, secret })).toBe('revoked');
+    expect(await resolveToken(env, { id, secret })).toBe('revoked');
   });
 
   it('revokeOtherTokens revokes every token of the user but the kept one', async () => {
@@ -76,7 +76,7 @@ describe('tokens', () => {
     const states = await Promise.all(
       [...tokens, other].map(async ({ token }) => {
         const [id, secret] = token.split('|') as [string, string];
-        const state = await resolveToken({ env }, { id, secret });
+        const state = await resolveToken(env, { id, secret });
         return typeof state === 'string' ? state : state?.id === id ? 'live' : state;
       }),
     );

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { issueToken } from '../src/services/tokens';
+import { issueToken } from '../src/accounts/tokens';
 import { call } from './helpers/client';
 import { openApiDocument } from './helpers/openapi';
 import { quickUser, setStatus } from './helpers/users';

@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { expect, it } from 'vitest';
-import type { LimitRule } from '../src/durable-objects/rate-limiter';
+import type { LimitRule } from '../src/rate-limits/rate-limiter';
 
 const stub = (name: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name));
 const WINDOW = 15 * 60_000;

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/client';
 import type { UserRow } from '../src/db/schema';
 import type { TokenRecord } from '../src/env';
-import { accountAllowing, checkAccount } from '../src/services/caller';
-import { IDEMPOTENCY_TTL_MS } from '../src/services/idempotency-keys';
+import { accountAllowing, checkAccount } from '../src/accounts/account-check';
+import { IDEMPOTENCY_TTL_MS } from '../src/http/idempotency-keys';
 import { call } from './helpers/client';
 import { queriesRun, reactionCounts, roundTrips, seedChannels, station } from './helpers/catalogue';
 import { registerUser, setStatus } from './helpers/users';
@@ -30,14 +30,15 @@ describe('likes and favorites check the account in their own batch', () => {
     }
   });
 
-  it('load the caller for the read caches in that batch: the next read checks nothing in D1', async () => {
+  it('the next read of another caller shows the like at once, in one round trip with its own account check', async () => {
     const [id] = await seedChannels([station()]);
-    const user = await registerUser();
+    const [user, other] = [await registerUser(), await registerUser()];
     const liked = await call('POST', `/api/v1/radios/${id}/like`, { token: user.token, debug: true });
     expect([liked.status, roundTrips(liked.headers)]).toEqual([200, 1]);
-    const read = await call('GET', `/api/v1/radios/${id}`, { token: user.token, debug: true });
-    // The channel alone: no account row, likes or favorites of the caller.
-    expect([queriesRun(read.headers), read.body.data.is_liked]).toEqual([1, true]);
+    const read = await call('GET', `/api/v1/radios/${id}`, { token: other.token, debug: true });
+    // The channel and the caller's account row.
+    expect([queriesRun(read.headers), roundTrips(read.headers)]).toEqual([2, 1]);
+    expect(read.body.data).toMatchObject({ likes: 1, is_liked: false });
   });
 
   it('write nothing for a banned or inactive account, and say why', async () => {

@@ -10,7 +10,7 @@ import type { ChartFilter, PendingHistory } from './play-types';
 import type { AppEnv } from '../env';
 import { decodeListCursor, keysetPage, type ListKey } from '../lib/list-cursor';
 import { isoTimestamp } from '../lib/time';
-import { withAccountCheck } from '../services/caller';
+import { runBatch } from '../http/batch';
 import { appliedFlushes, mostPlayed, pendingHistory } from './plays';
 
 /** A flag the list itself answers (a channel of the user's likes is liked). */
@@ -65,7 +65,7 @@ export async function markedPage(
 ) {
   const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, list);
   const read = list === 'liked' ? likedChannels : favoriteChannels;
-  const rows = await withAccountCheck(c, read(c.get('db'), c.get('userId'), query.limit + 1, after));
+  const rows = await runBatch(c, read(c.get('db'), c.get('userId'), query.limit + 1, after));
   const { items, meta } = keysetPage(rows, query.limit, list, (row) => [row.marked_at, row.id]);
   return { items: items.map(({ marked_at: _at, ...channel }) => channel), meta };
 }
@@ -190,7 +190,7 @@ const recentChannels = (db: Db, userId: number, limit: number, pending: PendingH
 export async function recentPage(c: Context<AppEnv>, query: { limit: number; cursor?: string }) {
   const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor, 'recent');
   const pending = await pendingHistory(c.env, c.get('userId'));
-  const rows = await withAccountCheck(c, recentChannels(c.get('db'), c.get('userId'), query.limit + 1, pending, after));
+  const rows = await runBatch(c, recentChannels(c.get('db'), c.get('userId'), query.limit + 1, pending, after));
   return keysetPage(rows, query.limit, 'recent', (row) => [row.last_played_at, row.id]);
 }
 
@@ -214,17 +214,16 @@ export async function trendingChannels(
   c: Context<AppEnv>,
   hours: number,
   limit: number,
-  viewerId: number,
   filter: ChartFilter = {},
 ): Promise<TrendingChannel[]> {
-  const plays = await mostPlayed(c, hours, limit + SPARE, filter);
+  const plays = await mostPlayed(c.env, hours, limit + SPARE, filter);
   const count = new Map(plays.map((p) => [p.channelId, p.plays]));
-  const channels = await withAccountCheck(
+  const channels = await runBatch(
     c,
     channelsByIds(
       c.get('db'),
       plays.map((p) => p.channelId),
-      viewerId,
+      c.get('userId') ?? 0,
       limit,
     ),
   );
@@ -234,21 +233,39 @@ export async function trendingChannels(
 export const CHART_PERIODS = { '24h': 24, '7d': 7 * 24, '30d': 30 * 24 } as const;
 export type ChartPeriod = keyof typeof CHART_PERIODS;
 
-/** Likes made in a period, per channel, by people who still like it: the likes chart's scores. */
-function likeScores(db: Db, since: string, limit: number, filter: ChartFilter) {
-  const score = sql<number>`count(*)`.as('score');
+/**
+ * The likes chart in one statement: likes made in the period per channel, by people who still like it (the
+ * `likes_created` index), the best `limit` + `SPARE` of them, then their visible channels with the score.
+ */
+function likesChart(db: Db, since: string, limit: number, filter: ChartFilter, viewerId: number) {
   const inCountry =
     filter.countryId === undefined
       ? undefined
       : sql`EXISTS (SELECT 1 FROM ${radioChannels} WHERE ${radioChannels.id} = ${likes.channelId} AND ${radioChannels.countryId} = ${filter.countryId})`;
   const inGenre = filter.genreId === undefined ? undefined : channelInGenre(likes.channelId, filter.genreId);
-  return db
-    .select({ channelId: likes.channelId, score })
+  const scores = db
+    .select({
+      channelId: sql<number>`${likes.channelId}`.as('scored_id'),
+      score: sql<number>`count(*)`.as('score'),
+    })
     .from(likes)
     .where(and(gte(likes.createdAt, since), inCountry, inGenre))
     .groupBy(likes.channelId)
-    .orderBy(desc(score), asc(likes.channelId))
-    .limit(limit);
+    .orderBy(desc(sql`score`), asc(likes.channelId))
+    .limit(limit + SPARE)
+    .as('scores');
+  return read(
+    [
+      db
+        .select({ ...radioResourceColumns(viewerId), score: scores.score })
+        .from(scores)
+        .crossJoin(radioChannels)
+        .where(and(eq(radioChannels.id, scores.channelId), channelVisible))
+        .orderBy(desc(scores.score), asc(scores.channelId))
+        .limit(limit),
+    ] as const,
+    ([rows]) => rows,
+  );
 }
 
 /** The top channels by plays or likes in a period, with `rank` (1-based) and `score`. */
@@ -257,35 +274,19 @@ export async function chart(
   metric: 'plays' | 'likes',
   period: ChartPeriod,
   limit: number,
-  viewerId: number,
   filter: ChartFilter = {},
 ): Promise<ChartEntry[]> {
   const hours = CHART_PERIODS[period];
   const db = c.get('db');
-  let scores: { channelId: number; score: number }[];
-  if (metric === 'plays') {
-    scores = (await mostPlayed(c, hours, limit + SPARE, filter)).map((p) => ({
-      channelId: p.channelId,
-      score: p.plays,
-    }));
-  } else {
-    scores = await withAccountCheck(
-      c,
-      read(
-        [likeScores(db, isoTimestamp(Date.now() - hours * 3_600_000), limit + SPARE, filter)] as const,
-        ([rows]) => rows,
-      ),
-    );
+  const viewerId = c.get('userId') ?? 0;
+  if (metric === 'likes') {
+    const since = isoTimestamp(Date.now() - hours * 3_600_000);
+    const rows = await runBatch(c, likesChart(db, since, limit, filter, viewerId));
+    return rows.map((channel, index) => ({ ...channel, rank: index + 1 }));
   }
-  const score = new Map(scores.map((s) => [s.channelId, s.score]));
-  const channels: RadioResource[] = await withAccountCheck(
-    c,
-    channelsByIds(
-      db,
-      scores.map((s) => s.channelId),
-      viewerId,
-      limit,
-    ),
-  );
+  const scores = await mostPlayed(c.env, hours, limit + SPARE, filter);
+  const score = new Map(scores.map((s) => [s.channelId, s.plays]));
+  const ids = scores.map((s) => s.channelId);
+  const channels: RadioResource[] = await runBatch(c, channelsByIds(db, ids, viewerId, limit));
   return channels.map((channel, index) => ({ ...channel, rank: index + 1, score: score.get(channel.id) ?? 0 }));
 }

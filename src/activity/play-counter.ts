@@ -3,10 +3,10 @@ import { and, count, desc, eq, gt, like, lte, sql, sum } from 'drizzle-orm';
 import migrations from '../../drizzle/objects/play-counter/migrations.js';
 import { config } from '../config';
 import { createDb } from '../db/client';
-import { openObjectStorage, type ObjectDb } from '../durable-objects/storage';
+import { openObjectStorage, type ObjectDb } from '../db/object-storage';
 import type { Bindings } from '../env';
-import { UNKNOWN_NETWORK } from '../lib/crowd';
-import { CrowdLedger } from '../durable-objects/crowd';
+import { UNKNOWN_NETWORK } from '../crowd/rules';
+import { CrowdLedger } from '../crowd/counting';
 import {
   counterMeta,
   pendingPlays,

@@ -1,14 +1,11 @@
 import { and, eq } from 'drizzle-orm';
-import type { Context } from 'hono';
-import { CacheNamespace } from '../cache/namespace';
-import { fixed } from '../cache/shared';
 import { config } from '../config';
 import type { Db } from '../db/client';
 import { channelVisible } from '../catalogue/radio-resource';
 import { playFlushes, radioChannels } from '../db/schema';
 import { jsonField, jsonRows } from '../db/sql';
-import type { AppEnv, Bindings } from '../env';
-import { UNKNOWN_NETWORK } from '../lib/crowd';
+import type { Bindings } from '../env';
+import { UNKNOWN_NETWORK } from '../crowd/rules';
 import { placeColumns } from './play-flush';
 import type { ChannelPlace, ChannelPlays, ChartFilter, PendingHistory } from './play-types';
 
@@ -76,30 +73,20 @@ export const appliedFlushes = (db: Db, flushes: { shard: string; seq: number }[]
     .from(jsonRows(JSON.stringify(flushes)))
     .innerJoin(playFlushes, and(eq(playFlushes.shard, jsonField('shard')), eq(playFlushes.seq, jsonField('seq'))));
 
-/** A chart filter in a cache key. */
-export const chartFilterKey = (filter: ChartFilter) => `${filter.countryId ?? ''}:${filter.genreId ?? ''}`;
-
-/** Merged top lists of the play counters, 2 s: one fan-out per isolate and window. */
-const playTops = new CacheNamespace<ChannelPlays[], Bindings>('playTops', { windows: fixed(1000, 1000), max: 200 });
-
 /**
- * The most played channels of the last `hours` hours, from every counter, kept per
- * isolate (`playTops`): one fan-out per isolate and window, not per request. Each
- * channel lives in one counter, so the top of each counter's top lists is the global top.
+ * The most played channels of the last `hours` hours, from every counter: each channel lives in one counter, so the
+ * top of each counter's top lists is the global top.
  */
-export function mostPlayed(
-  c: Context<AppEnv>,
+export async function mostPlayed(
+  env: Bindings,
   hours: number,
   limit: number,
   filter: ChartFilter = {},
 ): Promise<ChannelPlays[]> {
-  const key = `${hours}:${limit}:${chartFilterKey(filter)}`;
-  return playTops.swr(c, key, async () => {
-    const now = Date.now();
-    const lists = await Promise.all(allCounters(c.env).map((counter) => counter.top(hours, limit, now, filter)));
-    return lists
-      .flat()
-      .sort((a, b) => b.plays - a.plays || a.channelId - b.channelId)
-      .slice(0, limit);
-  });
+  const now = Date.now();
+  const lists = await Promise.all(allCounters(env).map((counter) => counter.top(hours, limit, now, filter)));
+  return lists
+    .flat()
+    .sort((a, b) => b.plays - a.plays || a.channelId - b.channelId)
+    .slice(0, limit);
 }

@@ -1,23 +1,20 @@
-import { and, eq, exists, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { and, eq, exists, sql, type SQL } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { channelIsVisible } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
 import { favorites, likes, radioChannels } from '../db/schema';
-import { prepared } from '../db/prepared';
 import { batchWithGuards, oneRow, type WriteGuards } from '../db/sql';
 
 /** The table of one kind of reaction: likes or favorites. */
 type ReactionTable = typeof likes | typeof favorites;
-/** An id in the statements below: a number, or a placeholder of a prepared query (db/prepared.ts). */
-type Value = number | Placeholder;
 const qb = new QueryBuilder();
 
 /** The channel counter a like or favorite moves. */
 const counterOf = (table: ReactionTable) => (table === likes ? radioChannels.likesCount : radioChannels.favoritesCount);
 /** The user's row for the channel in `table`. */
-const reactionOf = (table: ReactionTable, userId: Value, channelId: Value) =>
+const reactionOf = (table: ReactionTable, userId: number, channelId: number) =>
   and(eq(table.userId, userId), eq(table.channelId, channelId));
-const hasReaction = (table: ReactionTable, userId: Value, channelId: Value) =>
+const hasReaction = (table: ReactionTable, userId: number, channelId: number) =>
   exists(
     qb
       .select({ one: sql`1` })
@@ -26,13 +23,13 @@ const hasReaction = (table: ReactionTable, userId: Value, channelId: Value) =>
   );
 
 /** Whether the user likes (or favorites) the channel, and the channel's counter, as a response shows them. */
-const stateColumns = (table: ReactionTable, userId: Value, channelId: Value) => ({
+const stateColumns = (table: ReactionTable, userId: number, channelId: number) => ({
   active: sql<boolean>`${hasReaction(table, userId, channelId)}`.mapWith(Boolean).as('active'),
   total: counterOf(table),
 });
 
 /** Whether the user likes (or favorites) the channel, and its counter, after a change; no row for a hidden channel. */
-const stateQuery = (db: Db, table: ReactionTable, userId: Value, channelId: Value) =>
+const stateQuery = (db: Db, table: ReactionTable, userId: number, channelId: number) =>
   db
     .select(stateColumns(table, userId, channelId))
     .from(radioChannels)
@@ -41,7 +38,7 @@ const stateQuery = (db: Db, table: ReactionTable, userId: Value, channelId: Valu
 const readState = (rows: { active: boolean; total: number }[]) => rows[0] ?? null;
 
 /** The row of a new like or favorite, inserted only when `guard` holds. */
-const reactionRow = (userId: Value, channelId: Value, now: string | Placeholder, guard: SQL) =>
+const reactionRow = (userId: number, channelId: number, now: string, guard: SQL) =>
   qb
     .select({
       userId: sql<number>`${userId}`.as('user_id'),
@@ -52,7 +49,7 @@ const reactionRow = (userId: Value, channelId: Value, now: string | Placeholder,
     .where(guard);
 
 /** A counter moved by `delta` (SQL), guarded by the channel's visibility. */
-const moveCounter = (db: Db, table: ReactionTable, channelId: Value, delta: SQL) => {
+const moveCounter = (db: Db, table: ReactionTable, channelId: number, delta: SQL) => {
   const counter = counterOf(table);
   return db
     .update(radioChannels)
@@ -60,31 +57,22 @@ const moveCounter = (db: Db, table: ReactionTable, channelId: Value, delta: SQL)
     .where(and(eq(radioChannels.id, channelId), channelIsVisible(channelId)));
 };
 
-const user = sql.placeholder('userId');
-const channel = sql.placeholder('channelId');
-const at = sql.placeholder('now');
-
 /**
- * The statements of a toggle, prepared once per table (db/prepared.ts): delete the like (or favorite)
- * if there, else insert it (`changes()` tells which), then move the channel's counter by
- * one in the same direction and return the state (no row: the channel is not visible).
+ * The statements of a toggle: delete the like (or favorite) if there, else insert it (`changes()` tells which), then
+ * move the channel's counter by one in the same direction and return the state (no row: the channel is not visible).
  */
-const toggleStatements = (table: ReactionTable) => ({
-  remove: prepared((db) => db.delete(table).where(and(reactionOf(table, user, channel), channelIsVisible(channel)))),
-  add: prepared((db) =>
+const toggleStatements = (db: Db, table: ReactionTable, user: number, channel: number, at: string) =>
+  [
+    db.delete(table).where(and(reactionOf(table, user, channel), channelIsVisible(channel))),
     db.insert(table).select(reactionRow(user, channel, at, sql`changes() = 0 AND ${channelIsVisible(channel)}`)),
-  ),
-  countAndState: prepared((db) =>
     moveCounter(db, table, channel, sql`(CASE WHEN ${hasReaction(table, user, channel)} THEN 1 ELSE -1 END)`).returning(
       stateColumns(table, user, channel),
     ),
-  ),
-});
-const toggles = { likes: toggleStatements(likes), favorites: toggleStatements(favorites) };
+  ] as const;
 
 /**
  * Flips a like or favorite in one batch (one transaction), `guards` first
- * (services/guarded-writes.ts). D1 runs batches one at a time, so the counter always
+ * (http/write.ts). D1 runs batches one at a time, so the counter always
  * equals the number of rows, also under concurrent toggles. Null when the channel is
  * not visible.
  */
@@ -96,13 +84,7 @@ export async function toggle(
   now: string,
   guards: WriteGuards = [],
 ) {
-  const statements = table === likes ? toggles.likes : toggles.favorites;
-  const values = { userId, channelId, now };
-  const [, , state] = await batchWithGuards(db, guards, [
-    statements.remove(db, values),
-    statements.add(db, values),
-    statements.countAndState(db, values),
-  ]);
+  const [, , state] = await batchWithGuards(db, guards, toggleStatements(db, table, userId, channelId, now));
   return readState(state);
 }
 

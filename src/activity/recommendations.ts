@@ -1,15 +1,14 @@
 import { fnv1a } from '../lib/hash';
 import { pendingHistory } from './plays';
-import { and, asc, desc, eq, isNotNull, notInArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, isNotNull, notInArray, sql, type SQLWrapper } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Context } from 'hono';
-import { channelsByIds } from '../catalogue/channels';
-import type { RadioResource } from '../catalogue/radio-resource';
+import { channelVisible, radioResourceColumns, type RadioResource } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
 import { read } from '../db/read';
 import { favorites, genres, likes, radioChannelGenres, radioChannels, userPlays } from '../db/schema';
 import type { AppEnv } from '../env';
-import { withAccountCheck } from '../services/caller';
+import { runBatch } from '../http/batch';
 
 /**
  * Recommendations and discovery draw from the catalogue's most played active channels,
@@ -59,7 +58,7 @@ const latestMarks = (table: typeof likes | typeof favorites, userId: number) =>
  * then popular channels they have not heard, then any popular ones. Online channels
  * come before offline ones in both.
  */
-function recommendationIds(db: Db, userId: number, limit: number) {
+function recommendations(db: Db, userId: number, limit: number) {
   const pool = db.$with('pool').as(poolQuery());
   const liked = latestMarks(likes, userId).as('liked');
   const faved = latestMarks(favorites, userId).as('faved');
@@ -131,113 +130,187 @@ function recommendationIds(db: Db, userId: number, limit: number) {
       .where(notInArray(pool.id, seenBy(userId))),
   );
   const fallbackPool = db.$with('pool').as(poolQuery());
+  const affine = qb
+    .select({
+      id: sql<number>`${scored.id}`.as('affine_id'),
+      offline: sql<number>`${scored.offline}`.as('affine_offline'),
+      affinity: sql<number>`${scored.affinity}`.as('affine_affinity'),
+      plays: sql<number>`${scored.playCount}`.as('affine_plays'),
+    })
+    .from(scored)
+    .where(sql`${scored.affinity} > 0`)
+    .orderBy(asc(scored.offline), desc(scored.affinity), desc(scored.playCount), asc(scored.id))
+    .limit(limit + 10)
+    .as('affine');
+  const fallback = qb
+    .select({
+      id: sql<number>`${fallbackPool.id}`.as('fallback_id'),
+      seen: sql<number>`${fallbackPool.id} IN ${seenBy(userId)}`.as('fallback_seen'),
+      offline: sql<number>`${fallbackPool.offline}`.as('fallback_offline'),
+      featured: sql<number>`${fallbackPool.isFeatured}`.as('fallback_featured'),
+      plays: sql<number>`${fallbackPool.playCount}`.as('fallback_plays'),
+    })
+    .from(fallbackPool)
+    .orderBy(
+      sql`fallback_seen`,
+      asc(fallbackPool.offline),
+      desc(fallbackPool.isFeatured),
+      desc(fallbackPool.playCount),
+      asc(fallbackPool.id),
+    )
+    .limit(limit * 2 + 10)
+    .as('fallback');
   return read(
     [
       db
         .with(pool, seeds, genreWeights, countryWeights, languageWeights, scored)
-        .select({ id: scored.id })
-        .from(scored)
-        .where(sql`${scored.affinity} > 0`)
-        .orderBy(asc(scored.offline), desc(scored.affinity), desc(scored.playCount), asc(scored.id))
-        .limit(limit + 10),
+        .select(radioResourceColumns(userId))
+        .from(affine)
+        .crossJoin(radioChannels)
+        .where(and(eq(radioChannels.id, affine.id), channelVisible))
+        .orderBy(asc(affine.offline), desc(affine.affinity), desc(affine.plays), asc(affine.id)),
       db
         .with(fallbackPool)
-        .select({ id: fallbackPool.id })
-        .from(fallbackPool)
+        .select(radioResourceColumns(userId))
+        .from(fallback)
+        .crossJoin(radioChannels)
+        .where(and(eq(radioChannels.id, fallback.id), channelVisible))
         .orderBy(
-          sql`${fallbackPool.id} IN ${seenBy(userId)}`,
-          asc(fallbackPool.offline),
-          desc(fallbackPool.isFeatured),
-          desc(fallbackPool.playCount),
-          asc(fallbackPool.id),
-        )
-        .limit(limit * 2 + 10),
+          asc(fallback.seen),
+          asc(fallback.offline),
+          desc(fallback.featured),
+          desc(fallback.plays),
+          asc(fallback.id),
+        ),
     ] as const,
-    ([affine, fallback]) => [...new Set([...affine, ...fallback].map((r) => r.id))],
+    ([affineRows, fallbackRows]) => [...new Map([...affineRows, ...fallbackRows].map((r) => [r.id, r])).values()],
   );
 }
 
-/** Recommendations (see `recommendationIds`): never empty while the catalogue has active channels. */
+/** Recommendations (see `recommendations`): never empty while the catalogue has active channels. */
 export async function recommendedChannels(c: Context<AppEnv>, userId: number, limit: number): Promise<RadioResource[]> {
-  const db = c.get('db');
-  const [heard, found] = await Promise.all([
-    heardNow(c, userId),
-    withAccountCheck(c, recommendationIds(db, userId, limit)),
-  ]);
+  const heard = await heardNow(c, userId);
+  const found = await runBatch(c, recommendations(c.get('db'), userId, limit));
   // Played moments ago (still in the counters): ranked last, as D1 will rank them after the flush.
-  const ids = [...found.filter((id) => !heard.has(id)), ...found.filter((id) => heard.has(id))];
-  return withAccountCheck(c, channelsByIds(db, ids, userId, limit));
+  return [...found.filter((r) => !heard.has(r.id)), ...found.filter((r) => heard.has(r.id))].slice(0, limit);
 }
 
 /** Channels the user played that the counters still hold (D1's `user_plays` has them within seconds). */
 const heardNow = async (c: Context<AppEnv>, userId: number) =>
   new Set((await pendingHistory(c.env, userId)).map((p) => p.channelId));
 
-/** The pool's channels the user has not played, with their active genres (one row per genre). */
-function discoverCandidates(db: Db, userId: number) {
+/**
+ * A shuffle key the same in SQL and here: a multiplicative hash of `value` (an id) with a seed, modulo a prime. Ids
+ * stay below 2^33, so the product fits SQLite's 64-bit integers.
+ */
+const SHUFFLE_PRIME = 4_294_967_291;
+const shuffled = (value: SQLWrapper, seed: number) =>
+  sql<number>`((${value} * 2654435761 + ${seed}) % ${SHUFFLE_PRIME})`;
+
+/**
+ * A varied selection the user has not played (nor played moments ago: `heard`), in one statement: featured channels
+ * first, then the first and second channel of each genre, round by round, the genres in a shuffled order, then the
+ * rest; online channels before offline ones within each. The shuffle is seeded by user and UTC day: the same all day.
+ * A channel in two genres takes its earliest place, and the other genre shows one channel fewer (docs/catalogue.md#lists).
+ */
+function discoverQuery(db: Db, userId: number, limit: number, heard: number[], seed: number) {
   const pool = db.$with('pool').as(poolQuery());
-  return read(
-    [
-      db
-        .with(pool)
-        .select({
-          id: pool.id,
-          isFeatured: pool.isFeatured,
-          offline: pool.offline,
-          genreId: sql<number | null>`${genres.id}`.as('genre_id'),
-        })
-        .from(pool)
-        .leftJoin(radioChannelGenres, eq(radioChannelGenres.channelId, pool.id))
-        .leftJoin(genres, and(eq(genres.id, radioChannelGenres.genreId), eq(genres.isActive, true)))
-        .where(
+  const unheard = db.$with('unheard').as(
+    qb
+      .select({ id: sql<number>`${pool.id}`.as('unheard_id'), featured: pool.isFeatured, offline: pool.offline })
+      .from(pool)
+      .where(
+        and(
           notInArray(
             pool.id,
             qb.select({ channelId: userPlays.channelId }).from(userPlays).where(eq(userPlays.userId, userId)),
           ),
+          sql`${pool.id} NOT IN (SELECT value FROM json_each(${JSON.stringify(heard)}))`,
         ),
+      ),
+  );
+  const inGenre = db.$with('in_genre').as(
+    qb
+      .select({
+        id: sql<number>`${unheard.id}`.as('genre_channel'),
+        genreId: sql<number>`${genres.id}`.as('genre_of'),
+        place:
+          sql<number>`row_number() OVER (PARTITION BY ${genres.id} ORDER BY ${unheard.offline}, ${shuffled(unheard.id, seed)})`.as(
+            'genre_place',
+          ),
+      })
+      .from(unheard)
+      .innerJoin(radioChannelGenres, eq(radioChannelGenres.channelId, unheard.id))
+      .innerJoin(genres, and(eq(genres.id, radioChannelGenres.genreId), eq(genres.isActive, true)))
+      // Featured channels are shown first anyway: a genre's rounds are its other channels.
+      .where(eq(unheard.featured, false)),
+  );
+  // Each channel's best slot: round 0 featured, 1 and 2 a genre's first and second, 3 the rest.
+  const slots = db.$with('slots').as(
+    qb
+      .select({
+        id: sql<number>`${unheard.id}`.as('slot_id'),
+        round: sql<number>`0`.as('slot_round'),
+        offline: sql<number>`${unheard.offline}`.as('slot_offline'),
+        key: sql<number>`${shuffled(unheard.id, seed)}`.as('slot_key'),
+      })
+      .from(unheard)
+      .where(eq(unheard.featured, true))
+      .unionAll(
+        qb
+          .select({
+            id: inGenre.id,
+            round: sql<number>`${inGenre.place}`.as('slot_round'),
+            offline: sql<number>`0`.as('slot_offline'),
+            key: sql<number>`${shuffled(inGenre.genreId, seed)}`.as('slot_key'),
+          })
+          .from(inGenre)
+          .where(sql`${inGenre.place} <= 2`),
+      )
+      .unionAll(
+        qb
+          .select({
+            id: unheard.id,
+            round: sql<number>`3`.as('slot_round'),
+            offline: sql<number>`${unheard.offline}`.as('slot_offline'),
+            key: sql<number>`${shuffled(unheard.id, seed)}`.as('slot_key'),
+          })
+          .from(unheard),
+      ),
+  );
+  const best = qb
+    .select({
+      id: sql<number>`${slots.id}`.as('best_id'),
+      order: sql<number>`min(${slots.round} * 8589934592 + ${slots.offline} * 4294967296 + ${slots.key})`.as(
+        'best_order',
+      ),
+    })
+    .from(slots)
+    .groupBy(sql`slot_id`)
+    .as('best');
+  return read(
+    [
+      db
+        .with(pool, unheard, inGenre, slots)
+        .select(radioResourceColumns(userId))
+        .from(best)
+        .crossJoin(radioChannels)
+        .where(and(eq(radioChannels.id, best.id), channelVisible))
+        .orderBy(asc(best.order), asc(best.id))
+        .limit(limit),
     ] as const,
     ([rows]) => rows,
   );
 }
 
-/**
- * A varied selection the user has not played: featured channels first, then at most
- * two per genre, one round over the genres at a time so that as many genres as possible
- * appear; online channels before offline ones. The order is a shuffle seeded by user
- * and UTC day: the same all day.
- */
+/** Discover (see `discoverQuery`): the counters first (what was played moments ago), then one D1 read. */
 export async function discoverChannels(
   c: Context<AppEnv>,
   userId: number,
   limit: number,
   now = Date.now(),
 ): Promise<RadioResource[]> {
-  const seed = fnv1a(`${userId}:${new Date(now).toISOString().slice(0, 10)}`);
-  const shuffle = (id: number) => fnv1a(`${seed}:${id}`);
-  const [heard, candidates] = await Promise.all([
-    heardNow(c, userId),
-    withAccountCheck(c, discoverCandidates(c.get('db'), userId)),
-  ]);
-  const rows = candidates.filter((row) => !heard.has(row.id));
-  const offline = new Set(rows.filter((r) => r.offline).map((r) => r.id));
-  const order = (a: number, b: number) => Number(offline.has(a)) - Number(offline.has(b)) || shuffle(a) - shuffle(b);
-
-  const chosen = new Set<number>();
-  const featured = [...new Set(rows.filter((r) => r.isFeatured).map((r) => r.id))].sort(order);
-  for (const id of featured) chosen.add(id);
-
-  const byGenre = new Map<number, number[]>();
-  for (const row of rows)
-    if (row.genreId !== null) byGenre.set(row.genreId, [...(byGenre.get(row.genreId) ?? []), row.id]);
-  const genreOrder = [...byGenre.keys()].sort((a, b) => shuffle(-a) - shuffle(-b));
-  for (const list of byGenre.values()) list.sort(order);
-  for (let round = 0; round < 2; round += 1) {
-    for (const genre of genreOrder) {
-      const next = byGenre.get(genre)!.find((id) => !chosen.has(id));
-      if (next !== undefined) chosen.add(next);
-    }
-  }
-  // Channels in no genre, if the list is still short.
-  for (const id of [...new Set(rows.map((r) => r.id))].sort(order)) chosen.add(id);
-  return withAccountCheck(c, channelsByIds(c.get('db'), [...chosen].slice(0, limit + 10), userId, limit));
+  const seed = fnv1a(`${userId}:${new Date(now).toISOString().slice(0, 10)}`) % SHUFFLE_PRIME;
+  const heard = [...(await heardNow(c, userId))];
+  return runBatch(c, discoverQuery(c.get('db'), userId, limit, heard, seed));
 }

@@ -1,7 +1,6 @@
-import { and, asc, desc, eq, gt, inArray, lt, sql, type Placeholder, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { QueryBuilder, type SubqueryWithSelection } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
-import { byShape, prepared } from '../db/prepared';
 import { read, type Queries, type Read } from '../db/read';
 import { fieldInvalid } from '../lib/errors';
 import { catalogueCounts, radioChannels } from '../db/schema';
@@ -14,7 +13,6 @@ import {
   genreActive,
   channelIsVisible,
   channelVisible,
-  preparedForViewer,
   radioResourceColumns,
   type RadioResource,
 } from './radio-resource';
@@ -47,8 +45,8 @@ export interface Page<T> {
 const qb = new QueryBuilder();
 const { playCount, likesCount, createdAt, sortName, id: channelId } = radioChannels;
 
-/** Where a page query takes the key it continues after (`afterValue`, `afterId`: see `pageQuery`). */
-type SortKeyParams = [Placeholder, Placeholder];
+/** The key a page continues after: the sort column's value and the id of the last channel shown. */
+type SortKeyParams = [string | number, number];
 
 /** The ids of one page, in order: what a page's RadioResources are expanded from. */
 type PageIds = SubqueryWithSelection<{ id: SQL.Aliased<number> }, 'page'>;
@@ -68,7 +66,7 @@ interface Sort {
    */
   after:
     | { beyond: (key: SortKeyParams) => SQL }
-    | { page: (conditions: SQL[], key: SortKeyParams, limit: Placeholder) => PageIds };
+    | { page: (conditions: SQL[], key: SortKeyParams, limit: number) => PageIds };
   key: (channel: RadioResource) => SortKey;
 }
 
@@ -106,8 +104,8 @@ function counterSort(column: typeof playCount | typeof likesCount, key: Sort['ke
             .orderBy(...rangeOrder)
             .limit(limit)
             .as(name);
-        const ties = range(and(eq(column, count), gt(channelId, id)), [asc(channelId)], 'ties');
-        const below = range(lt(column, count), order, 'below');
+        const ties = range(and(eq(column, Number(count)), gt(channelId, id)), [asc(channelId)], 'ties');
+        const below = range(lt(column, Number(count)), order, 'below');
         const next = qb
           .select({ id: ties.id, value: ties.value })
           .from(ties)
@@ -135,14 +133,8 @@ const SORTS: Record<ChannelSort, Sort> = {
 
 export const sortKeyOf = (sort: ChannelSort, channel: RadioResource) => SORTS[sort].key(channel);
 
-/** The filters, or where a prepared query takes their values. */
-interface FilterParams {
-  countryId?: number | Placeholder;
-  language?: string | Placeholder;
-  genreId?: number | Placeholder;
-  https?: boolean;
-  online?: boolean;
-}
+/** The filters of a list of channels. */
+type FilterParams = ChannelFilters;
 
 /**
  * Conditions of a visible channel that passes the filters. The genre is probed per
@@ -162,7 +154,7 @@ function filterConditions(filters: FilterParams): SQL[] {
 }
 
 /** The total of a filter combination, exact, from `catalogue_counts` (0 when the genre is inactive). */
-function countQuery(db: Db, filters: { genreId?: number | Placeholder }, scope: string | Placeholder) {
+function countQuery(db: Db, filters: { genreId?: number }, scope: string) {
   const conditions = [eq(catalogueCounts.scope, scope)];
   if (filters.genreId !== undefined) conditions.push(genreActive(filters.genreId));
   return db
@@ -187,85 +179,39 @@ const meta = (
   has_more: nextCursor !== null || query.page < Math.ceil(total / query.perPage),
 });
 
-/** Which filters a page has (their values are the query's parameters), its sort, whether it continues after a key, and for whom. */
-const pageShape = (query: ChannelListQuery, viewerId: number) => ({
-  sort: query.sort,
-  country: query.countryId !== undefined,
-  language: query.language !== undefined,
-  genre: query.genreId !== undefined,
-  https: query.https === true,
-  online: query.online === true,
-  after: query.after !== undefined,
-  anonymous: viewerId === 0,
-});
-type PageShape = ReturnType<typeof pageShape>;
-
-const param = (name: string) => sql.placeholder(name);
-
-/** The page's statements for one shape, with a placeholder for every value (see `channelPage`). */
-function pageStatements(db: Db, shape: PageShape) {
-  const sort = SORTS[shape.sort];
-  const filters: FilterParams = {
-    countryId: shape.country ? param('countryId') : undefined,
-    language: shape.language ? param('language') : undefined,
-    genreId: shape.genre ? param('genreId') : undefined,
-    https: shape.https,
-    online: shape.online,
-  };
-  const conditions = filterConditions(filters);
-  const { after } = sort;
-  const key: SortKeyParams = [param('afterValue'), param('afterId')];
-  let where: SQL | undefined;
-  if (!shape.after) where = and(...conditions);
-  else if ('beyond' in after) where = and(...conditions, after.beyond(key));
-  else {
-    const page = after.page(conditions, key, param('limit'));
-    where = inArray(radioChannels.id, qb.select({ id: page.id }).from(page));
-  }
-  return [
-    db
-      .select(radioResourceColumns(shape.anonymous ? 0 : param('viewer')))
-      .from(radioChannels)
-      .where(where)
-      .orderBy(...sort.order)
-      .limit(param('limit'))
-      .offset(param('offset')),
-    countQuery(db, filters, param('scope')),
-  ] as const;
-}
-
-/** A page's templates, one pair per shape: at most 4 sorts x 32 filter sets x 2 x 2 = 512. */
-const pageTemplates = byShape((shape: PageShape) => ({
-  items: prepared((db) => pageStatements(db, shape)[0]),
-  count: prepared((db) => pageStatements(db, shape)[1]),
-}));
-
 /**
  * A page of visible channels without a search, along the sort's index: each channel shown
  * costs one row read (its index entry and its row, which holds everything the page shows
  * and whether it is visible), and a skipped one (the offset, at most `MAX_OFFSET_ITEMS`)
  * its index entry. A counter sort after a cursor's key takes the page's ids first (see
  * `counterSort`). The total comes from `catalogue_counts`. One D1 round trip, whatever the
- * catalogue (docs/performance.md#rows-per-item-shown). Its SQL is built once per shape
- * (db/prepared.ts): building it took a fifth of an uncached page's CPU.
+ * catalogue (docs/performance.md#rows-per-item-shown).
  */
 export function channelPage(db: Db, query: ChannelListQuery, viewerId: number) {
-  const templates = pageTemplates(pageShape(query, viewerId));
-  const values = {
-    countryId: query.countryId,
-    language: query.language,
-    genreId: query.genreId,
+  const sort = SORTS[query.sort];
+  const conditions = filterConditions(query);
+  const { after } = sort;
+  let where: SQL | undefined;
+  if (!query.after) where = and(...conditions);
+  else {
     // A counter's key is a number; a name's or a date's, text.
-    afterValue:
-      query.after && (query.sort === 'popular' || query.sort === 'likes' ? Number(query.after[0]) : query.after[0]),
-    afterId: query.after?.[1],
-    limit: query.perPage,
-    offset: query.after ? 0 : (query.page - 1) * query.perPage,
-    viewer: viewerId,
-    scope: countScope(query),
-  };
-  return read([templates.items(db, values), templates.count(db, values)] as const, ([items, [count]]) => ({
-    items,
+    const counter = query.sort === 'popular' || query.sort === 'likes';
+    const key: SortKeyParams = [counter ? Number(query.after[0]) : query.after[0], Number(query.after[1])];
+    if ('beyond' in after) where = and(...conditions, after.beyond(key));
+    else {
+      const page = after.page(conditions, key, query.perPage);
+      where = inArray(radioChannels.id, qb.select({ id: page.id }).from(page));
+    }
+  }
+  const items = db
+    .select(radioResourceColumns(viewerId))
+    .from(radioChannels)
+    .where(where)
+    .orderBy(...sort.order)
+    .limit(query.perPage)
+    .offset(query.after ? 0 : (query.page - 1) * query.perPage);
+  return read([items, countQuery(db, query, countScope(query))] as const, ([rows, [count]]) => ({
+    items: rows,
     total: count?.total ?? 0,
   }));
 }
@@ -365,24 +311,24 @@ export function searchTotals(db: Db, query: ChannelListQuery & { search: string 
 }
 
 /** One visible channel, or null (missing, inactive, or in an inactive country). */
-const channelById = preparedForViewer((db, viewer) =>
-  db
-    .select(radioResourceColumns(viewer))
-    .from(radioChannels)
-    .where(and(eq(radioChannels.id, sql.placeholder('id')), channelVisible)),
-);
-
 export function visibleChannel(db: Db, id: number, viewerId: number) {
-  return read([channelById(db, { id, viewer: viewerId })] as const, ([[channel]]) => channel ?? null);
+  return read(
+    [
+      db
+        .select(radioResourceColumns(viewerId))
+        .from(radioChannels)
+        .where(and(eq(radioChannels.id, id), channelVisible)),
+    ] as const,
+    ([[channel]]) => channel ?? null,
+  );
 }
-
-const visibility = prepared((db) =>
-  db.select({ visible: sql<boolean>`${channelIsVisible(sql.placeholder('id'))}`.mapWith(Boolean) }).from(oneRow),
-);
 
 /** Whether channel `id` is visible (the 404 check of writes to a channel). */
 export const channelVisibility = (db: Db, id: number) =>
-  read([visibility(db, { id })] as const, ([[row]]) => row?.visible ?? false);
+  read(
+    [db.select({ visible: sql<boolean>`${channelIsVisible(id)}`.mapWith(Boolean) }).from(oneRow)] as const,
+    ([[row]]) => row?.visible ?? false,
+  );
 
 /** Any channel, active or not, for the admin API. */
 export function anyChannel(db: Db, id: number) {
@@ -407,29 +353,26 @@ export function featuredChannels(db: Db, limit: number, viewerId: number) {
   );
 }
 
-/** `channelsByIds`'s statement, built once per isolate (db/prepared.ts). */
-const channelsInOrder = preparedForViewer((db, viewer) => {
-  const wanted = qb
-    .select({ id: sql<number>`value`.as('wanted_id'), at: sql<number>`rowid`.as('wanted_at') })
-    .from(sql`json_each(${sql.placeholder('ids')})`)
-    .as('wanted');
-  return db
-    .select(radioResourceColumns(viewer))
-    .from(wanted)
-    .crossJoin(radioChannels)
-    .where(and(eq(radioChannels.id, wanted.id), channelVisible))
-    .orderBy(sql`${wanted.at}`)
-    .limit(sql.placeholder('limit'));
-});
-
 /**
  * The first `limit` visible channels of `ids`, in their order (missing and inactive ones left out). The order is
  * json_each's rowid, which SQLite takes as given (no temporary sort), so the read stops at the `limit`th channel:
  * the ids past it, kept as spares for hidden channels, cost nothing (docs/performance.md#rows-per-item-shown).
  */
 export function channelsByIds(db: Db, ids: number[], viewerId: number, limit = ids.length) {
+  const wanted = qb
+    .select({ id: sql<number>`value`.as('wanted_id'), at: sql<number>`rowid`.as('wanted_at') })
+    .from(sql`json_each(${JSON.stringify(ids)})`)
+    .as('wanted');
   return read(
-    [channelsInOrder(db, { ids: JSON.stringify(ids), limit, viewer: viewerId })] as const,
+    [
+      db
+        .select(radioResourceColumns(viewerId))
+        .from(wanted)
+        .crossJoin(radioChannels)
+        .where(and(eq(radioChannels.id, wanted.id), channelVisible))
+        .orderBy(sql`${wanted.at}`)
+        .limit(limit),
+    ] as const,
     ([channels]) => channels,
   );
 }

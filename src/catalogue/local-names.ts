@@ -1,39 +1,47 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { read } from '../db/read';
 import { countries, countryNames, genreNames, genres } from '../db/schema';
+import type { LocalNames } from '../env';
+
+export type { LocalNames };
 
 /**
- * The names a response shows in the caller's language (docs/api.md#languages): countries by
- * their code, genres by their id (with the slug their translation was found by).
+ * The names of `locale` in one statement: each country's and each genre's, where D1 has a translation (the others
+ * keep their English name). Starts from the countries and genres (a few hundred rows) and probes each one's name by
+ * primary key: no scan of the names tables.
  */
-export interface LocalNames {
-  countries: ReadonlyMap<string, string>;
-  genres: ReadonlyMap<number, { slug: string; name: string }>;
-}
-
-/**
- * The names of `locale`, in one round trip: each country's and each genre's, where D1 has a
- * translation (the others keep their English name). Starts from the countries and genres
- * (a few hundred rows) and probes each one's name by primary key: no scan of the names tables.
- */
-export const localNames = (db: Db, locale: string) =>
-  read(
-    [
+export const localNamesQuery = (db: Db, locale: string) =>
+  db
+    .select({
+      kind: sql<string>`'c'`.as('kind'),
+      key: sql<string>`${countries.code}`.as('name_key'),
+      slug: sql<string>`''`.as('slug'),
+      name: countryNames.name,
+    })
+    .from(countries)
+    .innerJoin(countryNames, and(eq(countryNames.code, countries.code), eq(countryNames.locale, locale)))
+    .unionAll(
       db
-        .select({ code: countries.code, name: countryNames.name })
-        .from(countries)
-        .innerJoin(countryNames, and(eq(countryNames.code, countries.code), eq(countryNames.locale, locale))),
-      db
-        .select({ id: genres.id, slug: genres.slug, name: genreNames.name })
+        .select({
+          kind: sql<string>`'g'`.as('kind'),
+          key: sql<string>`${genres.id}`.as('name_key'),
+          slug: genres.slug,
+          name: genreNames.name,
+        })
         .from(genres)
         .innerJoin(genreNames, and(eq(genreNames.code, genres.slug), eq(genreNames.locale, locale))),
-    ] as const,
-    ([countryRows, genreRows]): LocalNames => ({
-      countries: new Map(countryRows.map((row) => [row.code, row.name])),
-      genres: new Map(genreRows.map((row) => [row.id, { slug: row.slug, name: row.name }])),
-    }),
-  );
+    );
+
+/** Rows of `localNamesQuery` as the maps `localise` takes. */
+export function toLocalNames(rows: { kind: string; key: string; slug: string; name: string }[]): LocalNames {
+  const countryMap = new Map<string, string>();
+  const genreMap = new Map<number, { slug: string; name: string }>();
+  for (const row of rows) {
+    if (row.kind === 'c') countryMap.set(row.key, row.name);
+    else genreMap.set(Number(row.key), { slug: row.slug, name: row.name });
+  }
+  return { countries: countryMap, genres: genreMap };
+}
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

@@ -4,24 +4,9 @@ import type { Db } from '../db/client';
 import { read } from '../db/read';
 import { radioChannels } from '../db/schema';
 import { jsonField, jsonRows } from '../db/sql';
-import { preparedForViewer, radioResourceColumns, type RadioResource, type ViewerId } from './radio-resource';
+import { radioResourceColumns } from './radio-resource';
 
 const qb = new QueryBuilder();
-
-/** Where a nearby read looked from (its `meta.location`): the query's point, or the network's, with its city. */
-export interface NearbyLocation {
-  source: 'query' | 'network';
-  lat: number;
-  lng: number;
-  city: string | null;
-  country: string | null;
-}
-
-/** A nearby answer: the channels, nearest first, each with its distance, and where it looked from. */
-export interface NearbyPage {
-  items: (RadioResource & { distance_km: number })[];
-  meta: { location: NearbyLocation };
-}
 
 /** The mean Earth radius (IUGG), km. */
 const EARTH_KM = 6371.0088;
@@ -149,11 +134,15 @@ export function ringRanges(lat: number, lng: number, radiusKm: number): [number,
 }
 
 /**
- * `nearbyChannels`' statement, built once per isolate (db/prepared.ts), with placeholders: the point (`lat`, `lng`),
- * the longitude's scale there, the ranges as JSON, and how many of the nearest to keep.
+ * `nearbyChannels`' statement: the point (`lat`, `lng`), the longitude's scale there, the ranges as JSON, and how many
+ * of the nearest to keep.
  */
-function nearbyStatement(db: Db, viewer: ViewerId) {
-  const [lat, lng, scale] = [sql.placeholder('lat'), sql.placeholder('lng'), sql.placeholder('scale')];
+function nearbyStatement(
+  db: Db,
+  viewer: number,
+  values: { ranges: string; lat: number; lng: number; scale: number; keep: number },
+) {
+  const { lat, lng, scale } = values;
   const candidates = db.$with('candidates').as(
     qb
       .select({
@@ -161,7 +150,7 @@ function nearbyStatement(db: Db, viewer: ViewerId) {
         lat: sql<number>`${radioChannels.geoLat}`.as('candidate_lat'),
         lng: sql<number>`${radioChannels.geoLng}`.as('candidate_lng'),
       })
-      .from(jsonRows(sql.placeholder('ranges')))
+      .from(jsonRows(values.ranges))
       // CROSS JOIN: the ranges in their order, each a range of the grid-cell index, until the cap.
       .crossJoin(radioChannels)
       .where(
@@ -186,7 +175,7 @@ function nearbyStatement(db: Db, viewer: ViewerId) {
       })
       .from(candidates)
       .orderBy(sql`nearest_flat`, sql`nearest_id`)
-      .limit(sql.placeholder('keep')),
+      .limit(values.keep),
   );
   return db
     .with(candidates, nearest)
@@ -195,7 +184,6 @@ function nearbyStatement(db: Db, viewer: ViewerId) {
     .crossJoin(radioChannels)
     .where(eq(radioChannels.id, nearest.id));
 }
-const nearbyQuery = preparedForViewer(nearbyStatement);
 
 /**
  * The `want` visible channels nearest (lat, lng) within `radiusKm`, nearest first, each
@@ -217,9 +205,8 @@ export function nearbyChannels(db: Db, lat: number, lng: number, radiusKm: numbe
     lng,
     scale: Math.cos(radians(lat)) ** 2,
     keep: want * 2,
-    viewer: viewerId,
   };
-  return read([nearbyQuery(db, values)] as const, ([rows]) =>
+  return read([nearbyStatement(db, viewerId, values)] as const, ([rows]) =>
     rows
       .map((channel) => ({
         ...channel,

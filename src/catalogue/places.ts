@@ -1,5 +1,6 @@
 import { and, eq, gt, gte, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
+import { read } from '../db/read';
 import { catalogueCounts, countries, countryNames, languageNames } from '../db/schema';
 import { nativeLanguageName } from './reference-data';
 
@@ -38,8 +39,8 @@ const byName = (locale: string) => {
 };
 
 /** Active countries with visible channels, in `locale` (English where a name is missing), by name. */
-export async function countriesWithStations(db: Db, locale: string): Promise<CountryEntryOut[]> {
-  const rows = await db
+export function countriesWithStations(db: Db, locale: string) {
+  const query = db
     .select({
       id: countries.id,
       code: countries.code,
@@ -50,17 +51,17 @@ export async function countriesWithStations(db: Db, locale: string): Promise<Cou
     .innerJoin(countries, eq(sql`'c' || ${countries.id}`, catalogueCounts.scope))
     .leftJoin(countryNames, and(eq(countryNames.code, countries.code), eq(countryNames.locale, locale)))
     .where(and(scopesOf('c'), eq(countries.isActive, true)));
-  return rows.sort(byName(locale));
+  return read([query] as const, ([rows]): CountryEntryOut[] => rows.sort(byName(locale)));
 }
 
 /** Languages of visible channels, named in `locale` (then English, then the code), by name. */
-export async function languagesWithStations(db: Db, locale: string): Promise<LanguageEntryOut[]> {
+export function languagesWithStations(db: Db, locale: string) {
   const code = sql<string>`substr(${catalogueCounts.scope}, 2)`;
   const english = db
     .select({ name: languageNames.name })
     .from(languageNames)
     .where(and(eq(languageNames.code, code), eq(languageNames.locale, 'en')));
-  const rows = await db
+  const query = db
     .select({
       code,
       name: sql<string>`coalesce(${languageNames.name}, (${english}), ${code})`,
@@ -69,12 +70,14 @@ export async function languagesWithStations(db: Db, locale: string): Promise<Lan
     .from(catalogueCounts)
     .leftJoin(languageNames, and(eq(languageNames.code, code), eq(languageNames.locale, locale)))
     .where(scopesOf('l'));
-  return rows
-    .map((row) => ({
-      code: row.code,
-      name: row.name,
-      native_name: nativeLanguageName(row.code) ?? row.name,
-      stations_count: row.stations_count,
-    }))
-    .sort(byName(locale));
+  return read([query] as const, ([rows]): LanguageEntryOut[] =>
+    rows
+      .map((row) => ({
+        code: row.code,
+        name: row.name,
+        native_name: nativeLanguageName(row.code) ?? row.name,
+        stations_count: row.stations_count,
+      }))
+      .sort(byName(locale)),
+  );
 }

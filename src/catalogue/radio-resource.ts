@@ -1,8 +1,6 @@
-import { and, eq, exists, sql, type AnyColumn, type Placeholder, type SQL } from 'drizzle-orm';
+import { and, eq, exists, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { z } from 'zod';
-import type { Db } from '../db/client';
-import { prepared, type Preparable } from '../db/prepared';
 import { favorites, genres, likes, radioChannelGenres, radioChannels } from '../db/schema';
 import type { GenreRefsSchema, RadioSchema } from '../schemas/catalogue';
 
@@ -11,22 +9,8 @@ export type RadioResource = z.infer<typeof RadioSchema>;
 
 const qb = new QueryBuilder();
 
-/** A caller's id, or a placeholder for it in a prepared query (db/prepared.ts). */
-export type ViewerId = number | Placeholder;
-
-/**
- * A prepared query (db/prepared.ts) of channels as a viewer sees them, built twice: for no signed-in caller (the
- * flags are constant false: nothing is probed) and for one (a `viewer` parameter). `values.viewer` picks which.
- */
-export function preparedForViewer<B extends Preparable>(build: (db: Db, viewer: ViewerId) => B) {
-  const anonymous = prepared((db) => build(db, 0));
-  const signedIn = prepared((db) => build(db, sql.placeholder('viewer')));
-  return (db: Db, values: Record<string, unknown> & { viewer: number }): B =>
-    (values.viewer === 0 ? anonymous : signedIn)(db, values);
-}
-
 /** True when the caller likes (or favorites) the channel; constant false without a signed-in caller (0). */
-function flag(table: typeof likes | typeof favorites, viewerId: ViewerId): SQL<boolean> {
+function flag(table: typeof likes | typeof favorites, viewerId: number): SQL<boolean> {
   if (viewerId === 0) return sql<boolean>`0`.mapWith(Boolean);
   return sql<boolean>`${exists(
     qb
@@ -53,7 +37,7 @@ const readGeo = (json: string) => JSON.parse(json) as { lat: number; lng: number
  * rows as objects: see db/client.ts).
  * `viewerId` is the caller (0 when no one is signed in: the flags are then false).
  */
-export function radioResourceColumns(viewerId: ViewerId) {
+export function radioResourceColumns(viewerId: number) {
   return {
     id: radioChannels.id,
     name: radioChannels.name,
@@ -105,7 +89,7 @@ export function radioResourceColumns(viewerId: ViewerId) {
 export const channelVisible = and(eq(radioChannels.isActive, true), eq(radioChannels.countryActive, true));
 
 /** True when the channel in `channelId` (a column of the outer query) is linked to genre `genreId`: a primary-key probe. */
-export const channelInGenre = (channelId: AnyColumn, genreId: number | Placeholder) =>
+export const channelInGenre = (channelId: AnyColumn, genreId: number) =>
   exists(
     qb
       .select({ one: sql`1` })
@@ -114,7 +98,7 @@ export const channelInGenre = (channelId: AnyColumn, genreId: number | Placehold
   );
 
 /** True when genre `genreId` is active (an inactive genre filters to nothing: docs/catalogue.md#channels). */
-export const genreActive = (genreId: number | Placeholder) =>
+export const genreActive = (genreId: number) =>
   exists(
     qb
       .select({ one: sql`1` })
@@ -123,7 +107,7 @@ export const genreActive = (genreId: number | Placeholder) =>
   );
 
 /** True when channel `id` is visible, as a condition other statements can be guarded by. */
-export function channelIsVisible(id: number | SQL | Placeholder) {
+export function channelIsVisible(id: number | SQL) {
   return exists(
     qb
       .select({ one: sql`1` })

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, ne, sql, type Placeholder, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, eq, isNotNull, ne, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
 import { channelSearch, genreSearch, radioChannels } from '../db/schema';
@@ -108,7 +108,7 @@ export function ftsQuery(folded: string): string | null {
 }
 
 /** The search rowids (most popular first) of at most `limit` channels that match the FTS5 query `fts` (`ftsQuery`). */
-export function ftsMatchRowids(fts: string | Placeholder, limit: number) {
+export function ftsMatchRowids(fts: string, limit: number) {
   return qb
     .select({ rowid: sql<number>`${channelSearch.rowid}`.as('match_rowid') })
     .from(channelSearch)

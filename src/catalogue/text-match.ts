@@ -1,12 +1,11 @@
-import { sql, type Placeholder, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 
 /**
  * How well a folded name matches a folded query, best first: 0 the whole name, 1 its
  * start, 2 the start of one of its words, 3 anywhere, 4 only elsewhere (the
  * description). `matchRankOf` computes the same in JavaScript.
  */
-export function matchRank(name: SQLWrapper, q: string | Placeholder): SQL<number> {
-  // Written in SQL alone (length, concatenation), so that `q` may be a prepared query's parameter.
+export function matchRank(name: SQLWrapper, q: string): SQL<number> {
   return sql<number>`(CASE WHEN ${name} = ${q} THEN 0
     WHEN substr(${name}, 1, length(${q})) = ${q} THEN 1
     WHEN instr(' ' || ${name}, ' ' || ${q}) > 0 THEN 2

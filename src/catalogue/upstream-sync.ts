@@ -2,7 +2,6 @@ import { and, eq, inArray, lt, notExists, sql } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { tellCountersVisibility } from '../activity/plays';
-import { forgetCatalogue } from '../cache/shared';
 import type { Db } from '../db/client';
 import type { Bindings } from '../env';
 import { nonEmpty } from '../db/read';
@@ -132,15 +131,10 @@ export type RunResult =
   | { ran: false; reason: 'off' }
   | { ran: false; reason: 'busy'; retryAfterMs: number };
 
-/**
- * What a run that created, updated or hid channels owes the rest of the app: the play counters learn what can be
- * played, and this isolate drops its cached catalogue (other isolates within 1.5 × READ_CACHE_MS). True when the run
- * changed channels.
- */
+/** What a run that created, updated or hid channels owes the play counters: what can be played. True when it did. */
 export async function publishSync(env: Bindings, result: RunResult): Promise<boolean> {
   if (!result.ran || result.counts.created + result.counts.updated + result.counts.hidden === 0) return false;
   await tellCountersVisibility(env, 'all');
-  forgetCatalogue();
   return true;
 }
 

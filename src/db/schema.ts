@@ -37,6 +37,13 @@ export const users = sqliteTable(
      */
     credentialGeneration: integer('credential_generation').notNull().default(0),
     tokenKeptId: text('token_kept_id'),
+    /**
+     * The user's rows in the tables bounded per user, kept by triggers (migration 0022): the bounds of
+     * db/row-bounds.ts are checked against these, so a like reads one row for its bound, not every like.
+     */
+    likesCount: integer('likes_count').notNull().default(0),
+    favoritesCount: integer('favorites_count').notNull().default(0),
+    idempotencyKeysCount: integer('idempotency_keys_count').notNull().default(0),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },

@@ -1,4 +1,4 @@
-import { getTableName, sql, type Column, type Placeholder, type SQL } from 'drizzle-orm';
+import { getTableName, sql, type Column, type SQL } from 'drizzle-orm';
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch';
 import type { Db } from './client';
 import { writeGuards } from './schema';
@@ -26,7 +26,7 @@ export function isUniqueViolation(error: unknown, ...columns: Column[]): boolean
 }
 
 /** The rows of a JSON array bound as one parameter, as a FROM source aliased `j` (bulk writes in one statement). */
-export const jsonRows = (json: string | Placeholder): SQL => sql`json_each(${json}) j`;
+export const jsonRows = (json: string): SQL => sql`json_each(${json}) j`;
 
 /** A FROM source of one row, for an INSERT ... SELECT whose values are parameters and whose WHERE guards it. */
 export const oneRow: SQL = sql`(SELECT 1)`;

@@ -10,44 +10,17 @@ export function envelope<D>(data: D, message: string) {
 /** What `c.json()` returns, so that typed routes accept our own JSON responses. */
 export type JsonResponse<T, S extends ContentfulStatusCode> = Response & TypedResponse<JSONParsed<T>, S, 'json'>;
 
-/** A serialised response, and its entity tag once computed (middleware/caching.ts). */
+/** A JSON response's text, kept on the request for what reads it after the handler (names, idempotency replays). */
 export interface SerialisedBody {
   text: string;
-  tag?: string;
 }
 
-/**
- * Responses serialised before, by the frozen data object they carry: the read caches
- * freeze what they keep and hand the same object to every caller whose own likes and
- * favorites do not change it, so such a response is serialised and tagged once, not per request.
- */
-const serialised = new WeakMap<object, { message: string; origin: string; body: SerialisedBody }>();
-
-/**
- * A JSON response serialised once, here: its text is kept on the context so the entity
- * tag is computed from it, without reading the response body back. `reuse` names the
- * object the response is made of, when the same object always gives the same response.
- */
-export function json<T, S extends ContentfulStatusCode>(
-  c: Context,
-  value: T,
-  status: S,
-  reuse?: { key: object; message: string },
-): JsonResponse<T, S> {
-  let body: SerialisedBody | undefined;
-  // Placeholder logo URLs name the request's origin: a text is reused only for the same
-  // origin, so no caller's Host ends up in the responses of callers who sent another.
-  const origin = new URL(c.req.url).origin;
-  if (reuse) {
-    const known = serialised.get(reuse.key);
-    if (known?.message === reuse.message && known.origin === origin) body = known.body;
-  }
-  if (!body) {
-    body = { text: withPlaceholderLogos(JSON.stringify(value), origin) };
-    if (reuse) serialised.set(reuse.key, { message: reuse.message, origin, body });
-  }
+/** A JSON response, serialised here once; its text is kept on the context (`body`). */
+export function json<T, S extends ContentfulStatusCode>(c: Context, value: T, status: S): JsonResponse<T, S> {
+  // Placeholder logo URLs name the request's origin.
+  const body = { text: withPlaceholderLogos(JSON.stringify(value), new URL(c.req.url).origin) };
   c.set('body', body);
-  // The text is JSON.stringify(value): the typed response c.json(value) would give, without a second serialisation.
+  // The text is JSON.stringify(value): the typed response c.json(value) would give.
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion
   return c.body(body.text, status, { 'Content-Type': 'application/json; charset=UTF-8' }) as unknown as JsonResponse<
     T,
@@ -81,21 +54,14 @@ export function withPlaceholderLogos(text: string, origin: string): string {
   );
 }
 
-/** What `json` may reuse the serialisation of: `data` when it is a frozen object. */
-export const reusable = (data: unknown, message: string) =>
-  typeof data === 'object' && data !== null && Object.isFrozen(data) ? { key: data, message } : undefined;
-
 /** 200 with a success envelope. */
 export function ok<D>(c: Context, data: D, message: string) {
-  return json(c, envelope(data, message), 200, reusable(data, message));
+  return json(c, envelope(data, message), 200);
 }
 
-/**
- * 200 with a success envelope of `page.items` and its `meta` beside `data` (a list's paging, nearby's location);
- * its serialisation is reused when the page is a frozen object of the read caches.
- */
+/** 200 with a success envelope of `page.items` and its `meta` beside `data` (a list's paging, nearby's location). */
 export function okPage<D, M>(c: Context, page: { items: D; meta: M }, message: string) {
-  return json(c, { ...envelope(page.items, message), meta: page.meta }, 200, reusable(page, message));
+  return json(c, { ...envelope(page.items, message), meta: page.meta }, 200);
 }
 
 /** 201 with a success envelope and the `Location` of what was created (docs/api.md#what-every-response-carries). */

@@ -13,12 +13,6 @@ export function fromKeys<K extends string, V>(keys: readonly K[], valueOf: (key:
   return Object.fromEntries(keys.map((key) => [key, valueOf(key)])) as Record<K, V>;
 }
 
-/** The oldest key of a Map (insertion order), to evict it. */
-export function oldestKey<K>(map: Map<K, unknown>): K | undefined {
-  const first = map.keys().next();
-  return first.done ? undefined : first.value;
-}
-
 /** True for a plain JSON object (not null, not an array): its properties may be read as unknowns. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../env';
-import { optionalToken, requireAccount, requireAdmin, requireToken } from './auth';
+import { accountFirst, optionalToken, requireAdmin, requireUser } from './auth';
 import { idempotentByRule, idempotentWrites } from './idempotency';
+import { localiseNames } from './language';
 import { userRateLimit, type UserPolicy } from './rate-limit';
 
 const bearer = [{ bearerAuth: [] }];
@@ -10,41 +11,46 @@ export const limited = { 'x-rate-limited': true } as const;
 const byMethod = (c: Context<AppEnv>): UserPolicy => (c.req.method === 'GET' ? 'reads' : 'writes');
 
 /*
- * Spread into `createRoute`: who may call a route, checked by its middleware
- * (middleware/auth.ts), and the per-user limit it counts against (docs/security.md#limits).
+ * Spread into `createRoute`: who may call a route (middleware/auth.ts), the per-user limit it counts against
+ * (docs/security.md#limits), and, where it shows channels or genres, their names in the caller's language.
  */
 
-/** Account routes (me, verify, profile, password, logout): the account row of this moment, checked first; writes take an `Idempotency-Key`. */
+/** Account routes (me, verify, profile, password, logout): the account row first; writes take an `Idempotency-Key`. */
 export const accountAccess = {
-  middleware: [requireAccount({ current: true }), userRateLimit(byMethod), idempotentWrites],
+  middleware: [requireUser, accountFirst, userRateLimit(byMethod), idempotentWrites],
   security: bearer,
   ...limited,
 };
-/**
- * A write: the account checked before the handler (cached up to 2 s: services/caller.ts), or
- * `inBatch` in the write's own batch; counted as a write, with `idempotency`.
- */
-const writing = (idempotency: typeof idempotentWrites, inBatch = false) => ({
-  middleware: [requireAccount({ inBatch }), userRateLimit('writes'), idempotency],
+/** Writes (likes, favorites, playlists): the account check rides in the write's batch; an `Idempotency-Key` makes a retry safe. */
+export const writeAccess = {
+  middleware: [requireUser, userRateLimit('writes'), idempotentWrites, localiseNames],
   security: bearer,
   ...limited,
-});
-/** Writes (playlists): an `Idempotency-Key` makes a retry safe. */
-export const writeAccess = writing(idempotentWrites);
-/** Likes and favorites: as `writeAccess`, with the account checked in the toggle's own batch (one round trip). */
-export const reactionAccess = writing(idempotentWrites, true);
-/** Plays: like a write, counted as plays; a repeat within 60 s is not counted, so an `Idempotency-Key` needs no storage. */
+};
+/** Plays: the account first (the play goes to a Durable Object); a repeat within 60 s is not counted, so a key needs no storage. */
 export const playAccess = {
-  middleware: [requireAccount(), userRateLimit('plays'), idempotentByRule],
+  middleware: [requireUser, accountFirst, userRateLimit('plays'), idempotentByRule],
   security: bearer,
   ...limited,
 };
-/** Player reports: like a write, but idempotent by their own rule (one per user, channel and hour counts): a key is validated, not stored. */
-export const reportAccess = writing(idempotentByRule);
-/** Reads: a live token; the account check rides in the handler's first D1 batch (services/caller.ts). */
-export const readAccess = { middleware: [requireToken, userRateLimit('reads')], security: bearer, ...limited };
+/** Player reports: a write, idempotent by its own rule (one per user, channel and hour counts): a key is validated, not stored. */
+export const reportAccess = {
+  middleware: [requireUser, userRateLimit('writes'), idempotentByRule],
+  security: bearer,
+  ...limited,
+};
+/** Reads: a live token; the account check rides in the handler's D1 batch. */
+export const readAccess = {
+  middleware: [requireUser, userRateLimit('reads'), localiseNames],
+  security: bearer,
+  ...limited,
+};
 /** Searches: like a read, counted as searches. */
-export const searchAccess = { middleware: [requireToken, userRateLimit('searches')], security: bearer, ...limited };
+export const searchAccess = {
+  middleware: [requireUser, userRateLimit('searches'), localiseNames],
+  security: bearer,
+  ...limited,
+};
 /** Public reads (genres): a token may be sent; when sent it must be valid. */
 export const optionalAccess = {
   middleware: [optionalToken],

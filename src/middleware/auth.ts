@@ -1,64 +1,54 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
+import { accountRider } from '../accounts/account-check';
+import { parseBearer, resolveToken } from '../accounts/tokens';
 import { config } from '../config';
 import type { AppEnv } from '../env';
+import { addRider, sendRiders } from '../http/batch';
 import { constantTimeEqual } from '../lib/crypto';
 import { adminTokenRequired, unauthenticated } from '../lib/errors';
-import { checkAccountNow, reloadStaleCaller, useCachedCaller } from '../services/caller';
-import { parseBearer, resolveToken } from '../services/tokens';
 
-/** The presented token (KV, cached per isolate: services/tokens.ts): 401 unless it is live. */
+/** The presented token (KV): 401 unless it is live; then the account check joins the request's first D1 batch. */
 async function authenticate(c: Context<AppEnv>): Promise<void> {
   const header = c.req.header('authorization');
   const presented = parseBearer(header);
   if (!presented) throw unauthenticated(header === undefined ? 'token_missing' : 'token_invalid');
-  const record = await resolveToken(c, presented);
+  const record = await resolveToken(c.env, presented);
   if (record === 'expired') throw unauthenticated('token_expired');
   if (record === 'revoked') throw unauthenticated('token_revoked');
   if (!record) throw unauthenticated('token_invalid');
   c.set('token', record);
   c.set('userId', record.userId);
+  addRider(c, accountRider(c));
 }
 
 /**
- * Read routes: a live token, then the account (401 revoked, 403 inactive or banned). A
- * caller the isolate read less than 2 s ago (services/caller.ts) is checked at once; otherwise
- * the handler's first D1 batch carries the check (services/caller.ts
- * `withAccountCheck`), and a handler that did not reach D1 is checked after it ran,
- * before its response leaves. Read routes write nothing, so no write of a refused account
- * can happen before the check. A cached caller past its fresh second is reloaded in the
- * handler's first D1 batch, or after it (`reloadStaleCaller`).
+ * Signed-in routes: a live token, then the account row (401 revoked, 403 inactive or
+ * banned), read in the request's first D1 batch with the route's own reads, or inside its
+ * write batch as a guard (http/batch.ts). A handler that reached no batch is checked after
+ * it ran, before its response leaves.
  */
-export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
+export const requireUser = createMiddleware<AppEnv>(async (c, next) => {
   await authenticate(c);
-  useCachedCaller(c);
   await next();
-  if (!c.get('accountChecked')) await checkAccountNow(c);
-  reloadStaleCaller(c);
+  await sendRiders(c);
 });
 
 /**
- * Routes that write (or play): the account is checked before the handler runs, from the
- * cached caller when fresh, else from D1 (its own round trip), so no write of a refused
- * account ever happens (docs/security.md#accounts-passwords-and-tokens). `current: true` (the account routes: profile,
- * password) always reads the row of this moment. `inBatch: true` (likes and favorites,
- * whose every write is one `guardedWrite` batch): without a fresh cached caller, the
- * check is a guard in that batch instead of a round trip of its own, and a handler that
- * did not reach it is checked after it ran, before its response leaves.
+ * Routes that act outside D1 (a play, a logout) or read the account before writing (profile,
+ * password): the account is checked before the handler, in a round trip of its own.
  */
-export const requireAccount = (options: { current?: boolean; inBatch?: boolean } = {}) =>
-  createMiddleware<AppEnv>(async (c, next) => {
-    await authenticate(c);
-    if (options.current) await checkAccountNow(c, { rowOnly: true });
-    else if (useCachedCaller(c)) {
-      // Checked from the cache.
-    } else if (options.inBatch) c.set('accountInBatch', true);
-    else await checkAccountNow(c);
-    await next();
-    // Only an `inBatch` handler that did not reach its batch gets here unchecked.
-    if (!c.get('accountChecked')) await checkAccountNow(c, { rowOnly: true });
-    reloadStaleCaller(c);
-  });
+export const accountFirst = createMiddleware<AppEnv>(async (c, next) => {
+  await sendRiders(c);
+  await next();
+});
+
+/** The caller's account row, checked (after `accountFirst`, or once the request's batch ran). */
+export function currentUser(c: Context<AppEnv>) {
+  const user = c.get('user');
+  if (!user) throw new Error('The account was not checked before its row was used.');
+  return user;
+}
 
 /**
  * Routes where a token is optional (genres): no Authorization header is an anonymous
@@ -66,7 +56,7 @@ export const requireAccount = (options: { current?: boolean; inBatch?: boolean }
  */
 export const optionalToken = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.header('authorization') === undefined) return next();
-  await requireToken(c, next);
+  await requireUser(c, next);
 });
 
 /**

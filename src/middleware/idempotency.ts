@@ -7,7 +7,9 @@ import type { AppEnv, IdempotencyClaim } from '../env';
 import { sha256Hex } from '../lib/crypto';
 import { ApiError, fieldInvalid, keyInProgress } from '../lib/errors';
 import { parseIdempotencyKey } from '../lib/idempotency-key';
-import { IDEMPOTENCY_TTL_MS } from '../services/idempotency-keys';
+import { IDEMPOTENCY_TTL_MS } from '../http/idempotency-keys';
+import { runBatch } from '../http/batch';
+import { read } from '../db/read';
 import { responseHeaders } from './observability';
 
 /**
@@ -151,7 +153,11 @@ export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
   const now = Date.now();
   const url = new URL(c.req.url);
   const fingerprint = await sha256Hex(`${c.req.method} ${url.pathname}${url.search}\n${await c.req.text()}`);
-  const [known] = await stored(db, userId, key, now);
+  // The account check rides with the lookup (http/batch.ts): the write batch that follows needs none.
+  const [known] = await runBatch(
+    c,
+    read([stored(db, userId, key, now)] as const, ([rows]) => rows),
+  );
   if (known) {
     c.res = await replayKnown(c, known, fingerprint, now);
     return;

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { requestId } from 'hono/request-id';
 import { setMetric } from 'hono/timing';
-import { createDb, d1Bookmark, instrumentD1, newDbStats, type DbStats } from '../db/client';
+import { createDb, d1Bookmark, instrumentD1, newDbStats, type Db, type DbStats } from '../db/client';
 import { config } from '../config';
 import type { AppEnv, Bindings } from '../env';
 import { constantTimeEqual } from '../lib/crypto';
@@ -44,10 +44,8 @@ export function openSession(db: D1Database, bookmark: string | undefined): D1Dat
 }
 
 /**
- * A malformed `X-D1-Bookmark` is a 422 on every route, before the route runs (db/client.ts
- * `d1Bookmark`), not only where the read caches would look at it. Mounted after
- * `requestContext` and the CORS and security headers, so the 422 carries them, its
- * request id and its log line.
+ * A malformed `X-D1-Bookmark` is a 422 on every route, before the route runs (db/client.ts `d1Bookmark`). Mounted
+ * after `requestContext` and the CORS and security headers, so the 422 carries them, its request id and its log line.
  */
 export const checkBookmark = createMiddleware<AppEnv>(async (c, next) => {
   d1Bookmark(c.req.header('x-d1-bookmark'));
@@ -159,11 +157,14 @@ export const assignRequestId = requestId({ headerName: '', generator: (c) => req
  * Requests the app makes to itself while serving one (a replay reading its resource again, middleware/idempotency.ts),
  * with the D1 figures of the request they belong to.
  */
-const innerRequests = new WeakMap<Request, DbStats>();
+const innerRequests = new WeakMap<Request, { dbStats: DbStats; db: Db }>();
 
-/** Marks `request` as part of the request `c` serves: its D1 work counts there, and it has no log line or point. */
+/**
+ * Marks `request` as part of the request `c` serves: it reads through the same D1 session (so it sees that request's
+ * writes), its D1 work counts there, and it has no log line or point.
+ */
 export function innerRequest(c: Context<AppEnv>, request: Request): Request {
-  innerRequests.set(request, c.get('dbStats'));
+  innerRequests.set(request, { dbStats: c.get('dbStats'), db: c.get('db') });
   return request;
 }
 
@@ -178,12 +179,11 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   // The first read of the config in a request: a bad one fails here, before any route (src/config.ts).
   const { logLevel, dependencyTimeoutMs } = config(c.env);
   const outer = innerRequests.get(c.req.raw);
-  const dbStats = outer ?? newDbStats(logLevel);
+  const dbStats = outer?.dbStats ?? newDbStats(logLevel);
   c.set('dbStats', dbStats);
   let session: D1DatabaseSession | undefined;
   const openOnce = () => (session ??= openSession(c.env.DB, c.req.header('x-d1-bookmark')));
-  c.set('db', createDb(instrumentD1(openOnce, dbStats, new Deadline('D1', dependencyTimeoutMs))));
-  c.set('sessionBookmark', () => session?.getBookmark() ?? null);
+  c.set('db', outer?.db ?? createDb(instrumentD1(openOnce, dbStats, new Deadline('D1', dependencyTimeoutMs))));
 
   await next();
 
@@ -192,6 +192,10 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   // The envelope's content type names the charset (docs/api.md#the-envelope-and-errors); Hono's c.json() leaves it out.
   if (headers.get('content-type') === 'application/json')
     headers.set('Content-Type', 'application/json; charset=UTF-8');
+  // Clients may keep a GET's answer and revalidate it with its `ETag`; shared caches may not, unless a route says so.
+  if (c.req.method === 'GET' && c.res.status === 200 && !headers.has('Cache-Control')) {
+    headers.set('Cache-Control', 'private, no-cache');
+  }
   const bookmark = session && dbStats.roundTrips > 0 ? session.getBookmark() : null;
   if (bookmark) headers.set('X-D1-Bookmark', bookmark);
   // A request the app made to itself is reported in the one it belongs to.
@@ -202,7 +206,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     status: c.res.status,
     startedAt,
     stats: dbStats,
-    userId: c.get('accountChecked') ? c.get('userId') : null,
+    userId: c.get('user')?.id ?? null,
   });
 });
 

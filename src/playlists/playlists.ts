@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, lt, lte, ne, or, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { z } from 'zod';
 import { channelVisibility } from '../catalogue/channels';
-import { channelVisible, preparedForViewer, radioResourceColumns, type ViewerId } from '../catalogue/radio-resource';
+import { channelVisible, radioResourceColumns } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
 import { read } from '../db/read';
 import { playlistItems, playlists, radioChannels } from '../db/schema';
@@ -52,9 +52,8 @@ export const userPlaylists = (db: Db, userId: number, limit: number, after?: Lis
     ([rows]) => rows,
   );
 
-/** `readablePlaylist`'s two statements, with placeholders for the playlist (`id`), its reader and the viewer. */
-function playlistStatements(db: Db, viewer: ViewerId) {
-  const id = sql.placeholder('id');
+/** `readablePlaylist`'s two statements: the playlist `id` if `reader` may read it, and its items as `viewer` sees them. */
+function playlistStatements(db: Db, id: number, reader: number, viewer: number) {
   const { id: channelId, ...channelColumns } = radioResourceColumns(viewer);
   const nearest = qb
     .select({ ...playlistColumns, id: sql<number>`${playlists.id}`.as('nearest_id') })
@@ -63,10 +62,7 @@ function playlistStatements(db: Db, viewer: ViewerId) {
     .orderBy(desc(playlists.id))
     .limit(1)
     .as('nearest');
-  const readable = and(
-    eq(nearest.id, id),
-    or(eq(nearest.is_public, true), eq(nearest.user_id, sql.placeholder('reader'))),
-  );
+  const readable = and(eq(nearest.id, id), or(eq(nearest.is_public, true), eq(nearest.user_id, reader)));
   return [
     db
       .select({
@@ -104,33 +100,26 @@ function playlistStatements(db: Db, viewer: ViewerId) {
   ] as const;
 }
 
-/** The statements built once per isolate (db/prepared.ts), for no signed-in viewer and for one. */
-const playlistQuery = preparedForViewer((db, viewer) => playlistStatements(db, viewer)[0]);
-const playlistItemsQuery = preparedForViewer((db, viewer) => playlistStatements(db, viewer)[1]);
-
 /**
  * A playlist with its items (channels by position, visible ones only) if `readerId` may
  * read it (the owner's, or a public one), in one round trip; null otherwise. A private
  * playlist of someone else gets exactly the response of a missing one, and costs the same: both
  * statements start from the nearest playlist at or below the id (one row read, whether
  * the id exists or not), and an unreadable or missing one stops there, before any item
- * is read. Channels carry `viewerId`'s flags (0: no signed-in caller, for a shared cached response).
+ * is read. Channels carry `viewerId`'s flags (0: no signed-in caller).
  */
 export function readablePlaylist(db: Db, id: number, readerId: number, viewerId: number) {
-  const values = { id, reader: readerId, viewer: viewerId };
-  return read(
-    [playlistQuery(db, values), playlistItemsQuery(db, values)] as const,
-    ([[playlist], items]): PlaylistDetail | null =>
-      playlist
-        ? {
-            ...playlist,
-            items: items.map(({ item_id, position, ...channel }) => ({
-              id: item_id,
-              position,
-              radio_channel: channel,
-            })),
-          }
-        : null,
+  return read(playlistStatements(db, id, readerId, viewerId), ([[playlist], items]): PlaylistDetail | null =>
+    playlist
+      ? {
+          ...playlist,
+          items: items.map(({ item_id, position, ...channel }) => ({
+            id: item_id,
+            position,
+            radio_channel: channel,
+          })),
+        }
+      : null,
   );
 }
 

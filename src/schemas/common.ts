@@ -22,7 +22,10 @@ const ErrorReasonSchema = z.enum(reasons).openapi('ErrorReason', {
   ].join('\n'),
 });
 
-const errorEnvelope = <T extends ZodType>(data: T, example: { message: string; code: number; error: ErrorReason }) =>
+export const errorEnvelope = <T extends ZodType>(
+  data: T,
+  example: { message: string; code: number; error: ErrorReason },
+) =>
   z.object({
     success: z.literal(false),
     message: message.openapi({ example: example.message }),

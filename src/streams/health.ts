@@ -1,4 +1,4 @@
-import { CROWD_MAX_PER_NETWORK } from '../lib/crowd';
+import { CROWD_MAX_PER_NETWORK } from '../crowd/rules';
 
 /**
  * The health of a channel's stream

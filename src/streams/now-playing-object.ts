@@ -1,7 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { and, desc, gte, lt, lte } from 'drizzle-orm';
 import migrations from '../../drizzle/objects/now-playing/migrations.js';
-import { openObjectStorage, type ObjectDb } from '../durable-objects/storage';
+import { openObjectStorage, type ObjectDb } from '../db/object-storage';
 import type { Bindings } from '../env';
 import { fetchNowPlaying } from './check';
 import { STREAM_DEADLINE_MS, type StreamFetchOptions } from './fetch-stream';

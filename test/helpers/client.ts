@@ -16,6 +16,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** Sends the operators' `X-Debug-Token`, so `Server-Timing` carries the D1 counts. */
   debug?: boolean;
+  /** The Worker's bindings (a test's own vars or limits); the suite's by default. */
+  bindings?: Cloudflare.Env;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read response bodies freely
@@ -58,7 +60,7 @@ export async function call(method: string, path: string, options: CallOptions = 
     if (!headers.has('content-type')) headers.set('Content-Type', 'application/json');
   }
   const url = `${BASE}${path}`;
-  const response = await fetchWorker(new Request(url, { method, headers, body }));
+  const response = await fetchWorker(new Request(url, { method, headers, body }), options.bindings);
   const text = await response.text();
   if (method === 'HEAD') return { status: response.status, headers: response.headers, body: undefined };
 

@@ -65,8 +65,8 @@ export async function quickUser(
   password = QUICK_USER_PASSWORD,
   { name = 'Quick User', email = uniqueEmail('quick') }: { name?: string; email?: string } = {},
 ): Promise<TestUser> {
-  const { hashPassword, hashTurn } = await import('../../src/services/passwords');
-  const { issueToken } = await import('../../src/services/tokens');
+  const { hashPassword, hashTurn } = await import('../../src/accounts/passwords');
+  const { issueToken } = await import('../../src/accounts/tokens');
   // Another password is hashed in the tests' turn: no pause between hashes (vitest.config.ts).
   const hash =
     password === QUICK_USER_PASSWORD ? QUICK_USER_PASSWORD_HASH : await hashPassword(password, hashTurn(env));

@@ -5,7 +5,7 @@ import { recordPlay } from '../../src/activity/plays';
 import { createDb } from '../../src/db/client';
 import worker from '../../src/index';
 import { clientNetwork } from '../../src/lib/client-ip';
-import { CROWD_MAX_PER_NETWORK } from '../../src/lib/crowd';
+import { CROWD_MAX_PER_NETWORK } from '../../src/crowd/rules';
 import { reportsAskForCheck, type PlayerReport } from '../../src/streams/health';
 import { REPORTS_READ, latestReports, recordReport, streamOf } from '../../src/streams/service';
 import { call } from '../helpers/client';

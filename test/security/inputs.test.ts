@@ -199,7 +199,7 @@ describe('trending terms', () => {
         timeout: 5000,
       })
       .toEqual(['cafe']);
-    const { SearchTrends } = await import('../../src/durable-objects/search-trends');
+    const { SearchTrends } = await import('../../src/search/search-trends');
     void SearchTrends;
   });
 });

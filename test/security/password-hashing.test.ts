@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/config';
 import { ApiError } from '../../src/lib/errors';
-import { HashQueue, hashTurn, passwordHashes } from '../../src/services/passwords';
+import { HashQueue, hashTurn, passwordHashes } from '../../src/accounts/passwords';
 import { BASE, call, fetchWorker } from '../helpers/client';
 import { quickUser, randomIp } from '../helpers/users';
 

@@ -2,8 +2,8 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { config } from '../../src/config';
 import { createDb } from '../../src/db/client';
-import { findUserByEmail } from '../../src/services/users';
-import { isRevokedByUser, issueToken } from '../../src/services/tokens';
+import { findUserByEmail } from '../../src/accounts/users';
+import { isRevokedByUser, issueToken } from '../../src/accounts/tokens';
 import { call } from '../helpers/client';
 import { randomIp, registerUser } from '../helpers/users';
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db/client';
 import { USER_ROW_BOUNDS } from '../../src/db/row-bounds';
 import { REPLAY_BODY_MAX_BYTES } from '../../src/middleware/idempotency';
-import { IDEMPOTENCY_TTL_MS, purgeExpiredKeys } from '../../src/services/idempotency-keys';
+import { IDEMPOTENCY_TTL_MS, purgeExpiredKeys } from '../../src/http/idempotency-keys';
 import { call } from '../helpers/client';
 import { seedChannels, station } from '../helpers/catalogue';
 import { quickUser } from '../helpers/users';
@@ -242,10 +242,13 @@ describe('rows a user can add', { timeout: 60_000 }, () => {
 
   it('the triggers carry the same numbers as the code', async () => {
     const { results } = await env.DB.prepare(
-      "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%_user_bound'",
+      "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND (name LIKE '%_user_bound' OR name = 'idempotency_keys_user_count_up')",
     ).all<{ name: string; sql: string }>();
     const numbers = Object.fromEntries(
-      results.map((r) => [r.name.replace(/_user_bound$/, ''), Number(/(?:>=|OFFSET) (\d+)/.exec(r.sql)?.[1])]),
+      results.map((r) => [
+        r.name.replace(/_user_(bound|count_up)$/, ''),
+        Number(/(?:>=|OFFSET|>) (\d+)/.exec(r.sql)?.[1]),
+      ]),
     );
     expect(numbers).toEqual(USER_ROW_BOUNDS);
   });

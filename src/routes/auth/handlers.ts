@@ -1,15 +1,15 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { forgetCaller } from '../../services/caller';
 import { config } from '../../config';
 import type { AppEnv } from '../../env';
 import { accountInactive, fieldInvalid, invalidCredentials } from '../../lib/errors';
 import { created, ok } from '../../lib/envelope';
-import { DUMMY_PASSWORD_HASH, hashPassword, hashTurn, needsRehash, verifyPassword } from '../../services/passwords';
-import { clientAddress, reserveLogin, reservePasswordCheck, reserveRegistration } from '../../services/rate-limits';
-import { issueToken, revokeOtherTokens, revokeToken } from '../../services/tokens';
-import * as usersService from '../../services/users';
-import { guardedWrite } from '../../services/guarded-writes';
+import { DUMMY_PASSWORD_HASH, hashPassword, hashTurn, needsRehash, verifyPassword } from '../../accounts/passwords';
+import { clientAddress, reserveLogin, reservePasswordCheck, reserveRegistration } from '../../rate-limits/limits';
+import { issueToken, revokeOtherTokens, revokeToken } from '../../accounts/tokens';
+import * as usersService from '../../accounts/users';
+import { guardedWrite } from '../../http/write';
+import { currentUser } from '../../middleware/auth';
 import type * as routes from './routes';
 
 const EMAIL_TAKEN = 'The email has already been taken.';
@@ -91,14 +91,14 @@ export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
 };
 
 export const me: RouteHandler<typeof routes.me, AppEnv> = async (c) =>
-  ok(c, await usersService.toUserResource(c.get('user')), 'The authenticated user.');
+  ok(c, await usersService.toUserResource(currentUser(c)), 'The authenticated user.');
 
 export const verify: RouteHandler<typeof routes.verify, AppEnv> = async (c) =>
-  ok(c, { user: await usersService.toUserResource(c.get('user')), status: 'active' as const }, 'The token is valid.');
+  ok(c, { user: await usersService.toUserResource(currentUser(c)), status: 'active' as const }, 'The token is valid.');
 
 export const updateProfile: RouteHandler<typeof routes.updateProfile, AppEnv> = async (c) => {
   const changes = c.req.valid('json');
-  const user = c.get('user');
+  const user = currentUser(c);
   if (changes.name === undefined && changes.email === undefined) {
     return ok(c, await usersService.toUserResource(user), 'Nothing to update.');
   }
@@ -108,13 +108,12 @@ export const updateProfile: RouteHandler<typeof routes.updateProfile, AppEnv> = 
   }
   const updated = await guardedWrite(c, (guards) => usersService.updateProfile(c.get('db'), user.id, changes, guards));
   if (!updated) throw fieldInvalid('email', EMAIL_TAKEN, 'email_taken');
-  forgetCaller(user.id);
   return ok(c, await usersService.toUserResource(updated), 'Profile updated successfully.');
 };
 
 export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> = async (c) => {
   const body = c.req.valid('json');
-  const user = c.get('user');
+  const user = currentUser(c);
   const token = c.get('token');
   // Throttled like a login (docs/security.md#limits): the current password is a guess until proven.
   const attempt = await reservePasswordCheck(c, user.id);
@@ -124,8 +123,6 @@ export const changePassword: RouteHandler<typeof routes.changePassword, AppEnv> 
   await attempt.succeeded();
   const hash = await hashPassword(body.password, hashTurn(c.env));
   await guardedWrite(c, (guards) => usersService.changePassword(c.get('db'), user.id, hash, token.id, guards));
-  // This isolate refuses the other tokens at once; others within 2 s (the row decides: docs/consistency-and-caching.md#consistency-of-revocation).
-  forgetCaller(user.id);
   // The user row already refuses the other tokens everywhere; deleting their records can follow the response.
   c.executionCtx.waitUntil(revokeOtherTokens(c.env.TOKENS, user.id, token.id).catch(() => 0));
   return ok(c, null, 'Password changed successfully. Your other sessions were logged out.');

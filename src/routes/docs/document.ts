@@ -172,6 +172,7 @@ export const TAGS = [
       'Playlists of channels with positions, public or private, exported as M3U or PLS. Writes accept `If-Match`.',
   },
   { name: 'Admin', description: 'Catalogue and account administration with the `ADMIN_TOKEN`.' },
+  { name: 'Service', description: 'Whether the service answers: for monitors, smoke tests and rollouts.' },
 ];
 
 const records = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(isRecord) : []);

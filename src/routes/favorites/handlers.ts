@@ -6,14 +6,11 @@ import type { AppEnv } from '../../env';
 import { created, json, ok, okPage } from '../../lib/envelope';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
-import { rememberToggle, withAccountCheck } from '../../services/caller';
-import { guardedWrite } from '../../services/guarded-writes';
+import { runBatch } from '../../http/batch';
+import { guardedWrite } from '../../http/write';
 import type * as routes from './routes';
 
 const state = (s: { active: boolean; total: number }) => ({ is_favorited: s.active, favorites_count: s.total });
-
-// After a favorite changed, only the caller's cached favorites follow (rememberToggle):
-// no shared response shows a favorites count (only the favorite responses do, read from D1).
 
 export const listFavorites: RouteHandler<typeof routes.listFavorites, AppEnv> = async (c) => {
   return okPage(
@@ -25,15 +22,15 @@ export const listFavorites: RouteHandler<typeof routes.listFavorites, AppEnv> = 
 
 export const toggleFavorite: RouteHandler<typeof routes.toggleFavorite, AppEnv> = async (c) => {
   const id = c.req.valid('json').radio_channel_id;
-  const result = await rememberToggle(c, 'favorited', id, () =>
-    guardedWrite(c, (guards) => reactions.toggle(c.get('db'), favorites, c.get('userId'), id, isoTimestamp(), guards)),
+  const result = await guardedWrite(c, (guards) =>
+    reactions.toggle(c.get('db'), favorites, c.get('userId'), id, isoTimestamp(), guards),
   );
   if (!result) throw notFound('Radio channel');
   return ok(c, state(result), result.active ? 'Added to favorites.' : 'Removed from favorites.');
 };
 
 export const checkFavorite: RouteHandler<typeof routes.checkFavorite, AppEnv> = async (c) => {
-  const [result] = await withAccountCheck(c, {
+  const [result] = await runBatch(c, {
     queries: [reactions.favoriteState(c.get('db'), c.get('userId'), c.req.valid('param').id)] as const,
     result: ([rows]) => rows,
   });
@@ -43,8 +40,8 @@ export const checkFavorite: RouteHandler<typeof routes.checkFavorite, AppEnv> = 
 
 export const addFavorite: RouteHandler<typeof routes.addFavorite, AppEnv> = async (c) => {
   const id = c.req.valid('json').radio_channel_id;
-  const result = await rememberToggle(c, 'favorited', id, () =>
-    guardedWrite(c, (guards) => reactions.addFavorite(c.get('db'), c.get('userId'), id, isoTimestamp(), guards)),
+  const result = await guardedWrite(c, (guards) =>
+    reactions.addFavorite(c.get('db'), c.get('userId'), id, isoTimestamp(), guards),
   );
   if (!result) throw notFound('Radio channel');
   return result.created
@@ -54,9 +51,7 @@ export const addFavorite: RouteHandler<typeof routes.addFavorite, AppEnv> = asyn
 
 export const removeFavorite: RouteHandler<typeof routes.removeFavorite, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const result = await rememberToggle(c, 'favorited', id, () =>
-    guardedWrite(c, (guards) => reactions.removeFavorite(c.get('db'), c.get('userId'), id, guards)),
-  );
+  const result = await guardedWrite(c, (guards) => reactions.removeFavorite(c.get('db'), c.get('userId'), id, guards));
   if (!result) throw notFound('Radio channel');
   return ok(c, state(result), 'Removed from favorites.');
 };

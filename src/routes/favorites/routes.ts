@@ -3,7 +3,7 @@ import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { idParam, noQuery } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
 import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, jsonResponseWithMeta } from '../../schemas/common';
-import { reactionAccess, readAccess } from '../../middleware/access';
+import { readAccess, writeAccess } from '../../middleware/access';
 import { count, id, list } from '../../schemas/fields';
 
 const tags = ['Favorites'];
@@ -34,7 +34,7 @@ export const toggleFavorite = createRoute({
   summary: 'Toggle a favorite',
   description:
     'Adds the channel to the favorites when it is not one, removes it when it is. Send an `Idempotency-Key` so that a retry never toggles back.',
-  ...reactionAccess,
+  ...writeAccess,
   request: { query: noQuery, body: ChannelBody },
   responses: {
     200: jsonResponse(FavoriteState, 'The state after the toggle'),
@@ -71,7 +71,7 @@ export const addFavorite = createRoute({
   tags,
   summary: 'Add a favorite',
   description: '201 when the channel was added, 200 when it already was a favorite (nothing changes).',
-  ...reactionAccess,
+  ...writeAccess,
   request: { query: noQuery, body: ChannelBody },
   responses: {
     201: jsonResponse(FavoriteState, 'Added'),
@@ -87,7 +87,7 @@ export const removeFavorite = createRoute({
   tags,
   summary: 'Remove a favorite',
   description: '200 whether or not the channel was a favorite; 404 when the channel does not exist.',
-  ...reactionAccess,
+  ...writeAccess,
   request: { query: noQuery, params: channelParams },
   responses: { 200: jsonResponse(FavoriteState, 'Removed'), ...errorResponses(401, 403, 404, 422, 429) },
 });

@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { idParam, intParam, noQuery } from '../../lib/validation';
 import { GenreDetailSchema, GenreSchema } from '../../schemas/catalogue';
 import { PUBLIC_MAX_AGE, anonymousRoute } from '../../middleware/caching';
+import { localiseNames } from '../../middleware/language';
 import { errorResponses, jsonResponse } from '../../schemas/common';
 import { list } from '../../schemas/fields';
 
@@ -22,6 +23,7 @@ export const listGenres = createRoute(
       description:
         "Named and ordered in the caller's language (`Accept-Language`; English where a genre has no translation). Readable without a token: then served from a shared copy per language, up to 60 seconds old, and limited per client address. A token, when sent, must be valid.",
       request: { query: noQuery },
+      middleware: [localiseNames],
       responses: { 200: jsonResponse(list(GenreSchema, 500), 'Genres'), ...errorResponses(401, 403) },
     },
     { maxAge: PUBLIC_MAX_AGE, perLanguage: true },
@@ -39,8 +41,9 @@ export const showGenre = createRoute(
       description:
         "Up to `limit` (1 to 100, default 50) of its most played channels; its name in the caller's language (`Accept-Language`). Readable without a token (a shared copy per `limit` and language, up to 60 seconds old; limited per client address); an inactive genre is 404.",
       request: { params: z.object({ id: idParam('id') }), query: genreQuery },
+      middleware: [localiseNames],
       responses: { 200: jsonResponse(GenreDetailSchema, 'The genre'), ...errorResponses(401, 403, 404, 422) },
     },
-    { maxAge: PUBLIC_MAX_AGE, query: genreQuery, perLanguage: true },
+    { maxAge: PUBLIC_MAX_AGE, perLanguage: true },
   ),
 );

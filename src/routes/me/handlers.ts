@@ -4,7 +4,7 @@ import { pendingHistory } from '../../activity/plays';
 import { discoverChannels, recommendedChannels } from '../../activity/recommendations';
 import type { AppEnv } from '../../env';
 import { ok, okPage } from '../../lib/envelope';
-import { withAccountCheck } from '../../services/caller';
+import { runBatch } from '../../http/batch';
 import type * as routes from './routes';
 
 export const recent: RouteHandler<typeof routes.recent, AppEnv> = async (c) =>
@@ -16,7 +16,7 @@ export const top: RouteHandler<typeof routes.top, AppEnv> = async (c) => {
   const pending = await pendingHistory(c.env, c.get('userId'));
   return ok(
     c,
-    await withAccountCheck(c, topChannels(c.get('db'), c.get('userId'), c.req.valid('query').limit, pending)),
+    await runBatch(c, topChannels(c.get('db'), c.get('userId'), c.req.valid('query').limit, pending)),
     'Most played radio channels retrieved successfully.',
   );
 };

@@ -1,50 +1,32 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { cache } from '../../cache';
 import type { AppEnv } from '../../env';
 import { created, ok, okPage } from '../../lib/envelope';
 import { decodeListCursor, keysetPage } from '../../lib/list-cursor';
-import { forgetPlaylistCopies } from '../../middleware/caching';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
 import { idParam } from '../../lib/validation';
+import { versionConditions } from '../../playlists/conditions';
 import { playlistTag } from '../../playlists/entity-tags';
 import { EXPORT_FORMATS, exportFormat, toM3u, toPls } from '../../playlists/export';
 import * as playlists from '../../playlists/playlists';
-import { withAccountCheck } from '../../services/caller';
-import { guardedWrite } from '../../services/guarded-writes';
+import { runBatch } from '../../http/batch';
+import { guardedWrite } from '../../http/write';
 import type * as routes from './routes';
 
-/**
- * A playlist as the caller may read it, with their own likes and favorites; null when
- * they may not (or it is missing). Public playlists are shared by every reader through
- * `cache.playlists`; a private one is null there (loaded as no one), so a signed-in
- * reader who may be its owner reads it from D1, as they would a missing one.
- */
-async function readPlaylist(c: Context<AppEnv>, id: number): Promise<playlists.PlaylistDetail | null> {
-  const db = c.get('db');
-  // Who the load ran as: the shared namespace loads as no one, or as the caller when it reads past the caches.
-  let loadedAs: number | undefined;
-  const load = (viewerId: number) => {
-    loadedAs = viewerId;
-    return withAccountCheck(c, playlists.readablePlaylist(db, id, viewerId, viewerId));
-  };
+/** A playlist as the caller may read it, with their own likes and favorites; null when they may not (or it is missing). */
+function readPlaylist(c: Context<AppEnv>, id: number): Promise<playlists.PlaylistDetail | null> {
   const userId = c.get('userId') ?? 0;
-  const detail = await cache.playlists.swr(c, String(id), load);
-  // Read again as the caller only when it may change the answer (a load that ran as them already said no).
-  return detail ?? (userId !== 0 && loadedAs !== userId ? load(userId) : null);
+  return runBatch(c, playlists.readablePlaylist(c.get('db'), id, userId, userId));
 }
 
-/** After a playlist changed: its cached copies go (the shared one, and its exports' anonymous copies). */
-async function forgetPlaylist(c: Context<AppEnv>, id: number) {
-  cache.playlists.remove(String(id));
-  await forgetPlaylistCopies(c, id);
-}
+/** The `If-Match` condition of a write to playlist `id` (playlists/conditions.ts). */
+const ifMatch = (c: Context<AppEnv>, id: number) => versionConditions(c.get('db'), id, c.req.header('if-match'));
 
 export const listPlaylists: RouteHandler<typeof routes.listPlaylists, AppEnv> = async (c) => {
   const { limit, cursor } = c.req.valid('query');
   const after = cursor === undefined ? undefined : decodeListCursor(cursor, 'playlists');
-  const rows = await withAccountCheck(c, playlists.userPlaylists(c.get('db'), c.get('userId'), limit + 1, after));
+  const rows = await runBatch(c, playlists.userPlaylists(c.get('db'), c.get('userId'), limit + 1, after));
   const { items, meta } = keysetPage(rows, limit, 'playlists', (row) => [row.created_at, row.id]);
   return okPage(c, { items, meta }, 'Playlists retrieved successfully.');
 };
@@ -102,19 +84,15 @@ export const updatePlaylist: RouteHandler<typeof routes.updatePlaylist, AppEnv> 
   const playlist = await guardedWrite(
     c,
     (guards) => playlists.updatePlaylist(c.get('db'), id, c.get('userId'), c.req.valid('json'), isoTimestamp(), guards),
-    { playlistId: id },
+    ifMatch(c, id),
   );
-  await forgetPlaylist(c, id);
   tagVersion(c, playlist);
   return ok(c, playlist, 'Playlist updated successfully.');
 };
 
 export const deletePlaylist: RouteHandler<typeof routes.deletePlaylist, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  await guardedWrite(c, (guards) => playlists.deletePlaylist(c.get('db'), id, c.get('userId'), guards), {
-    playlistId: id,
-  });
-  await forgetPlaylist(c, id);
+  await guardedWrite(c, (guards) => playlists.deletePlaylist(c.get('db'), id, c.get('userId'), guards), ifMatch(c, id));
   return ok(c, null, 'Playlist deleted successfully.');
 };
 
@@ -124,9 +102,8 @@ export const addItem: RouteHandler<typeof routes.addItem, AppEnv> = async (c) =>
   const detail = await guardedWrite(
     c,
     (guards) => playlists.addItem(c.get('db'), id, c.get('userId'), radio_channel_id, position, isoTimestamp(), guards),
-    { playlistId: id },
+    ifMatch(c, id),
   );
-  await forgetPlaylist(c, id);
   tagVersion(c, detail);
   return created(
     c,
@@ -141,9 +118,8 @@ export const removeItem: RouteHandler<typeof routes.removeItem, AppEnv> = async 
   const detail = await guardedWrite(
     c,
     (guards) => playlists.removeItem(c.get('db'), id, c.get('userId'), channel_id, isoTimestamp(), guards),
-    { playlistId: id },
+    ifMatch(c, id),
   );
-  await forgetPlaylist(c, id);
   tagVersion(c, detail);
   return ok(c, detail, 'Radio channel removed from the playlist.');
 };
@@ -154,9 +130,8 @@ export const reorderItems: RouteHandler<typeof routes.reorderItems, AppEnv> = as
     c,
     (guards) =>
       playlists.reorderItems(c.get('db'), id, c.get('userId'), c.req.valid('json').items, isoTimestamp(), guards),
-    { playlistId: id },
+    ifMatch(c, id),
   );
-  await forgetPlaylist(c, id);
   tagVersion(c, detail);
   return ok(c, detail, 'Playlist reordered successfully.');
 };
@@ -164,6 +139,6 @@ export const reorderItems: RouteHandler<typeof routes.reorderItems, AppEnv> = as
 export const membership: RouteHandler<typeof routes.membership, AppEnv> = async (c) =>
   ok(
     c,
-    await withAccountCheck(c, playlists.membership(c.get('db'), c.req.valid('param').id, c.get('userId'))),
+    await runBatch(c, playlists.membership(c.get('db'), c.req.valid('param').id, c.get('userId'))),
     'Playlist membership retrieved successfully.',
   );

@@ -1,30 +1,23 @@
 import { zValidator } from '@hono/zod-validator';
 import { createRouter } from '../router';
 import { noQuery, validationHook } from '../../lib/validation';
-import { EXPORT_MAX_AGE, anonymousAccess, anonymousRoute, playlistScope } from '../../middleware/caching';
-import type { Context } from 'hono';
+import { anonymousAccess, anonymousRoute } from '../../middleware/caching';
 import { every } from 'hono/combine';
-import type { AppEnv } from '../../env';
 import * as handlers from './handlers';
 import * as routes from './routes';
 
 /**
- * The export is an anonymous route (media players send no token): limited per client
- * address, and a public playlist's file is served from shared copies for up to
- * `EXPORT_MAX_AGE` seconds, which follow the playlist's writes (`forgetPlaylistCopies`).
+ * The export is an anonymous route (media players send no token), limited per client address; read from D1 every
+ * time, so a change or a deletion shows at once. Clients may keep it a minute.
  */
-const exportPolicy = {
-  maxAge: EXPORT_MAX_AGE,
-  scopes: (c: Context<AppEnv>) => [playlistScope(c.req.param('file')?.split('.')[0] ?? '')],
-};
+const exportPolicy = { maxAge: 60 };
 
 /**
  * `/api/v1/playlists/*` and the membership summary `/api/v1/radios/{id}/playlists`
  * (docs/catalogue.md#playlists). The `{id}.m3u`/`{id}.pls` export is registered before `{id}`.
  */
 export const playlistsRouter = createRouter();
-// The id as written canonically (no leading zero; no `*` either: routes/router.ts takes a path with one for middleware),
-// so its copies and the writes that end them share one key.
+// The id as written canonically (no leading zero; no `*` either: routes/router.ts takes a path with one for middleware).
 const EXPORT_PATH = '/api/v1/playlists/:file{[1-9][0-9]{0,15}\\.(?:m3u|pls)}';
 playlistsRouter.get(
   EXPORT_PATH,

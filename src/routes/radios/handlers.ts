@@ -1,10 +1,9 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { chart, markedPage, trendingChannels } from '../../activity/lists';
-import { chartFilterKey, recordPlay } from '../../activity/plays';
+import { recordPlay } from '../../activity/plays';
 import { toggle } from '../../activity/reactions';
-import { guardedWrite } from '../../services/guarded-writes';
-import { cache } from '../../cache';
+import { guardedWrite } from '../../http/write';
 import {
   channelsByIds,
   featuredChannels,
@@ -14,7 +13,8 @@ import {
 } from '../../catalogue/channels';
 import { changesPage } from '../../catalogue/changes';
 import { decodeCursor } from '../../catalogue/cursor';
-import { nearbyChannels, type NearbyPage } from '../../catalogue/nearby';
+import { nearbyChannels } from '../../catalogue/nearby';
+import { sharedChannels } from '../../catalogue/shared-lists';
 import { likes } from '../../db/schema';
 import type { AppEnv } from '../../env';
 import { ok, okPage } from '../../lib/envelope';
@@ -22,17 +22,17 @@ import { config } from '../../config';
 import { fieldInvalid, notFound } from '../../lib/errors';
 import { normaliseTerm } from '../../lib/text';
 import { isoTimestamp } from '../../lib/time';
-import { rememberToggle, withAccountCheck } from '../../services/caller';
-import { activeCountries, findCountryByName } from '../../search/search';
+import { runBatch } from '../../http/batch';
+import { findCountryByName } from '../../search/search';
 import type * as routes from './routes';
-import { requestNetwork } from '../../lib/crowd';
+import { requestNetwork } from '../../crowd/rules';
 
 export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async (c) => {
   const query = c.req.valid('query');
   if (query.ids !== undefined) return channelsInOrder(c, query.ids);
   let countryId = query.country_id;
   if (query.country !== undefined) {
-    const country = findCountryByName(await activeCountries(c), query.country);
+    const country = findCountryByName(query.country);
     if (!country) throw fieldInvalid('country', 'The selected country does not exist.');
     if (countryId !== undefined && countryId !== country.id) {
       throw fieldInvalid('country', 'The country does not match the country id.');
@@ -55,11 +55,12 @@ export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async 
     if (c.req.query('page') !== undefined) throw fieldInvalid('page', 'Send either page or cursor, not both.');
     Object.assign(list, decodeCursor(query.cursor, query.sort, filters));
   }
-  const db = c.get('db');
-  const page = await cache.channelPages.swr(c, JSON.stringify(list), (viewerId) =>
-    listChannels((pending) => withAccountCheck(c, pending), db, list, viewerId),
-  );
-  return okPage(c, page, 'Radio channels retrieved successfully.');
+  const viewer = c.get('userId');
+  const { items, rest: meta } = await sharedChannels(c, 'radios', { ...list }, [], async () => {
+    const page = await listChannels((pending) => runBatch(c, pending), c.get('db'), list, viewer);
+    return { items: page.items, rest: page.meta };
+  });
+  return okPage(c, { items, meta }, 'Radio channels retrieved successfully.');
 };
 
 /**
@@ -70,7 +71,7 @@ async function channelsInOrder(c: Context<AppEnv>, list: string) {
   const others = [...new URL(c.req.url).searchParams.keys()].filter((name) => name !== 'ids');
   if (others.length > 0) throw fieldInvalid('ids', `ids cannot be combined with ${others.join(', ')}.`);
   const ids = [...new Set(list.split(',').map(Number))];
-  const channels = await withAccountCheck(c, channelsByIds(c.get('db'), ids, c.get('userId')));
+  const channels = await runBatch(c, channelsByIds(c.get('db'), ids, c.get('userId')));
   const meta = {
     current_page: 1,
     per_page: Math.max(1, ids.length),
@@ -99,8 +100,7 @@ function nearbyPoint(c: Context<AppEnv>, query: { lat?: number; lng?: number }) 
     throw fieldInvalid(lat === undefined ? 'lat' : 'lng', 'Send lat and lng together.');
   }
   if (lat !== undefined && lng !== undefined) {
-    // Responses for points many callers share are kept in the read caches; a GPS fix is one
-    // listener's and would only push those out.
+    // A point many callers share (a city's) gets a shared copy; a GPS fix is one listener's.
     const shared = coarse(c.req.query('lat')) && coarse(c.req.query('lng'));
     return { shared, location: { source: 'query' as const, lat, lng, city: null, country: null } };
   }
@@ -128,7 +128,7 @@ function nearbyPoint(c: Context<AppEnv>, query: { lat?: number; lng?: number }) 
 /** `GET /radios/changes`: the feed of an offline copy (docs/api.md#changes-feed), read with the caller's check. */
 export const radioChanges: RouteHandler<typeof routes.radioChanges, AppEnv> = async (c) => {
   const { since, limit } = c.req.valid('query');
-  const page = await withAccountCheck(c, changesPage(c.get('db'), since, limit, Date.now()));
+  const page = await runBatch(c, changesPage(c.get('db'), since, limit, Date.now()));
   return okPage(c, page, 'Radio channel changes retrieved successfully.');
 };
 
@@ -136,50 +136,52 @@ export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = as
   const query = c.req.valid('query');
   const { shared, location } = nearbyPoint(c, query);
   const { lat, lng } = location;
-  const db = c.get('db');
-  const load = async (viewerId: number): Promise<NearbyPage> => {
-    const near = await withAccountCheck(c, nearbyChannels(db, lat, lng, query.radius_km, query.limit, viewerId));
+  const load = async () => {
+    const read = nearbyChannels(c.get('db'), lat, lng, query.radius_km, query.limit, c.get('userId'));
+    const near = await runBatch(c, read);
     const items = near.map(({ distance, ...channel }) => ({ ...channel, distance_km: Math.round(distance * 10) / 10 }));
-    return { items, meta: { location } };
+    return { items, rest: { location } };
   };
   // The location is part of the answer: a network's point and the same point sent in the query are kept apart.
-  const key = shared ? JSON.stringify([location, query.radius_km, query.limit]) : null;
-  return okPage(c, await cache.nearby.swr(c, key, load), 'Nearby radio channels retrieved successfully.');
+  const key = { location: JSON.stringify(location), radius: query.radius_km, limit: query.limit };
+  const { items, rest } = shared ? await sharedChannels(c, 'nearby', key, ['distance_km'], load) : await load();
+  return okPage(c, { items, meta: rest }, 'Nearby radio channels retrieved successfully.');
 };
 
 export const featuredRadios: RouteHandler<typeof routes.featuredRadios, AppEnv> = async (c) => {
   const { limit } = c.req.valid('query');
-  const channels = await cache.featured.swr(c, String(limit), (viewerId) =>
-    withAccountCheck(c, featuredChannels(c.get('db'), limit, viewerId)),
-  );
-  return ok(c, channels, 'Featured radio channels retrieved successfully.');
+  const { items } = await sharedChannels(c, 'featured', { limit }, [], async () => ({
+    items: await runBatch(c, featuredChannels(c.get('db'), limit, c.get('userId'))),
+    rest: null,
+  }));
+  return ok(c, items, 'Featured radio channels retrieved successfully.');
 };
 
 export const showRadio: RouteHandler<typeof routes.showRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  const channel = await cache.channels.swr(c, String(id), (viewerId) =>
-    withAccountCheck(c, visibleChannel(c.get('db'), id, viewerId)),
-  );
+  const channel = await runBatch(c, visibleChannel(c.get('db'), id, c.get('userId')));
   if (!channel) throw notFound('Radio channel');
   return ok(c, channel, 'Radio channel retrieved successfully.');
 };
 
 export const trendingRadios: RouteHandler<typeof routes.trendingRadios, AppEnv> = async (c) => {
   const { hours, limit, country_id: countryId, genre_id: genreId } = c.req.valid('query');
-  const filter = { countryId, genreId };
-  const channels = await cache.trending.swr(c, `${hours}:${limit}:${chartFilterKey(filter)}`, (viewerId) =>
-    trendingChannels(c, hours, limit, viewerId, filter),
-  );
-  return ok(c, channels, 'Trending radio channels retrieved successfully.');
+  const query = { hours, limit, countryId, genreId };
+  const { items } = await sharedChannels(c, 'trending', query, ['recent_plays'], async () => ({
+    items: await trendingChannels(c, hours, limit, { countryId, genreId }),
+    rest: null,
+  }));
+  return ok(c, items, 'Trending radio channels retrieved successfully.');
 };
 
 export const chartRadios: RouteHandler<typeof routes.chartRadios, AppEnv> = async (c) => {
   const { metric, period, limit, country_id: countryId, genre_id: genreId } = c.req.valid('query');
-  const filter = { countryId, genreId };
-  const channels = await cache.charts.swr(c, `${metric}:${period}:${limit}:${chartFilterKey(filter)}`, (viewerId) =>
-    chart(c, metric, period, limit, viewerId, filter),
-  );
-  return ok(c, channels, 'Radio chart retrieved successfully.');
+  const query = { metric, period, limit, countryId, genreId };
+  const { items } = await sharedChannels(c, 'charts', query, ['rank', 'score'], async () => ({
+    items: await chart(c, metric, period, limit, { countryId, genreId }),
+    rest: null,
+  }));
+  return ok(c, items, 'Radio chart retrieved successfully.');
 };
 
 export const likedRadios: RouteHandler<typeof routes.likedRadios, AppEnv> = async (c) => {
@@ -189,7 +191,7 @@ export const likedRadios: RouteHandler<typeof routes.likedRadios, AppEnv> = asyn
 export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   // One call to the channel's counter: it knows which channels can be played (activity/plays.ts).
-  // Its network, for the crowd rule of rankings (lib/crowd.ts).
+  // Its network, for the crowd rule of rankings (crowd/rules.ts).
   const { found } = await recordPlay(c.env, c.get('userId'), id, { network: requestNetwork(c) });
   if (!found) throw notFound('Radio channel');
   return ok(c, null, 'Play tracked successfully.');
@@ -197,9 +199,8 @@ export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c
 
 export const likeRadio: RouteHandler<typeof routes.likeRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  // The caller's next reads show this count; other callers' within the caches' window.
-  const state = await rememberToggle(c, 'liked', id, () =>
-    guardedWrite(c, (guards) => toggle(c.get('db'), likes, c.get('userId'), id, isoTimestamp(), guards)),
+  const state = await guardedWrite(c, (guards) =>
+    toggle(c.get('db'), likes, c.get('userId'), id, isoTimestamp(), guards),
   );
   if (!state) throw notFound('Radio channel');
   return ok(

@@ -5,10 +5,11 @@ import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { PageMetaSchema, RadioSchema, languageCode } from '../../schemas/catalogue';
 import { count, id, list, smallInt, text } from '../../schemas/fields';
 import { CHANGES_MEMORY_DAYS } from '../../catalogue/changes';
-import { requireToken } from '../../middleware/auth';
+import { requireUser } from '../../middleware/auth';
+import { localiseNames } from '../../middleware/language';
 import { userRateLimit } from '../../middleware/rate-limit';
 import { NullData, errorResponses, jsonResponse, jsonResponseWithMeta } from '../../schemas/common';
-import { playAccess, reactionAccess, readAccess } from '../../middleware/access';
+import { playAccess, readAccess, writeAccess } from '../../middleware/access';
 
 const tags = ['Radio channels'];
 
@@ -22,7 +23,11 @@ export const listRadios = createRoute({
     'Pages of `per_page` (1 to 100) by `page` up to 1,000 channels deep, and by `cursor` (`meta.next_cursor`) at any depth. `search` matches name and description and considers the 1,000 best matches (`meta.total_exact` says whether there were more). Counted as a search when `search` is given.',
   ...readAccess,
   // A list with `search` counts as a search (docs/security.md#limits).
-  middleware: [requireToken, userRateLimit((c) => (c.req.query('search') === undefined ? 'reads' : 'searches'))],
+  middleware: [
+    requireUser,
+    userRateLimit((c) => (c.req.query('search') === undefined ? 'reads' : 'searches')),
+    localiseNames,
+  ],
   request: {
     query: z.strictObject({
       page: intParam({ min: 1, max: 100_000 }).default(1),
@@ -291,7 +296,7 @@ export const likeRadio = createRoute({
   summary: 'Toggle the like of a channel',
   description:
     'Likes the channel when the user does not, unlikes it when they do, and answers the new state and count. Send an `Idempotency-Key`: a retry with it answers the first answer and never toggles back.',
-  ...reactionAccess,
+  ...writeAccess,
   request: { query: noQuery, params: channelParams },
   responses: {
     200: jsonResponse(

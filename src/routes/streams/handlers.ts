@@ -1,18 +1,15 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { forgetCatalogue } from '../../cache';
 import { channelVisibility } from '../../catalogue/channels';
 import { genreIsActive } from '../../catalogue/genres';
 import { runRead } from '../../db/read';
 import type { AppEnv } from '../../env';
-import { requestNetwork } from '../../lib/crowd';
+import { requestNetwork } from '../../crowd/rules';
 import { json, ok, okPage } from '../../lib/envelope';
 import { decodeListCursor, keysetPage } from '../../lib/list-cursor';
 import { notFound, tooManyRequests } from '../../lib/errors';
-import { LIVE_LEASE_MS, clientAddress, releaseLiveStream, reserveLiveStream } from '../../services/rate-limits';
+import { LIVE_LEASE_MS, clientAddress, releaseLiveStream, reserveLiveStream } from '../../rate-limits/limits';
 import { LIVE_RETRY_MS } from '../../streams/live';
-import { CacheNamespace } from '../../cache/namespace';
-import { fixed } from '../../cache/shared';
 import { checkStream } from '../../streams/check';
 import { placeholderPng } from '../../streams/placeholder';
 import { checkUpdate, recordReport, streamOf } from '../../streams/service';
@@ -88,14 +85,10 @@ export const history: RouteHandler<typeof routes.history, AppEnv> = async (c) =>
   return okPage(c, { items: items.map(({ seq: _seq, ...entry }) => entry), meta }, 'Title history retrieved.');
 };
 
-/** Generated placeholders, by kind and id: the same bytes every time, so an isolate keeps the recent ones. */
-const pngs = new CacheNamespace<Uint8Array<ArrayBuffer>>('placeholders', { windows: fixed(3_600_000), max: 500 });
-
 /** Bumped when the drawing changes: the tag of a placeholder is its kind, id and this. */
 const DRAWING = 1;
 
 async function placeholder(c: Context<AppEnv>, kind: 'radio' | 'genre', id: number) {
-  const key = `${kind}:${id}`;
   const etag = `"${kind}-${id}-v${DRAWING}"`;
   const cache = { ETag: etag, 'Cache-Control': 'public, max-age=86400' };
   if (
@@ -106,7 +99,7 @@ async function placeholder(c: Context<AppEnv>, kind: 'radio' | 'genre', id: numb
   ) {
     return c.body(null, 304, cache);
   }
-  const bytes = await pngs.swr(c, key, () => placeholderPng(kind, id));
+  const bytes = await placeholderPng(kind, id);
   return c.body(bytes, 200, { 'Content-Type': 'image/png', ...cache });
 }
 
@@ -132,7 +125,6 @@ export const checkStreamNow: RouteHandler<typeof routes.checkStreamNow, AppEnv> 
   const result = await checkStream(target.streamUrl, { ownHosts: ownHosts(c) });
   const { query, status } = checkUpdate(db, target, result);
   await query;
-  if (status !== target.status) forgetCatalogue();
   return ok(
     c,
     {

@@ -1,5 +1,5 @@
 import { createRouter } from '../router';
-import { PUBLIC_MAX_AGE, anonymousRoute } from '../../middleware/caching';
+import { anonymousRoute } from '../../middleware/caching';
 import { NOW_PLAYING_TTL_MS } from '../../streams/now-playing-object';
 import * as handlers from './handlers';
 import * as routes from './routes';
@@ -10,12 +10,12 @@ import * as routes from './routes';
  * reports, now playing and its history, the placeholder PNGs, and the operators' check. The scheduled
  * checks are in src/scheduled.ts; the status rule in src/streams/health.ts. The
  * placeholders are anonymous routes (image loaders send no token): limited per client
- * address and served from shared copies (middleware/caching.ts `anonymousRoute`).
+ * address (middleware/caching.ts `anonymousRoute`).
  */
 /** The same PNG for everyone: a token is not read, and every request counts against its address. */
-const logos = { maxAge: PUBLIC_MAX_AGE, ignoresToken: true } as const;
-/** A channel's history: shared copies live as long as a now-playing title (15 s), one per page. */
-const history = { maxAge: NOW_PLAYING_TTL_MS / 1000, query: routes.historyQuery } as const;
+const logos = { maxAge: 86_400, ignoresToken: true } as const;
+/** A channel's history: clients may keep a page as long as a now-playing title (15 s). */
+const history = { maxAge: NOW_PLAYING_TTL_MS / 1000 } as const;
 
 export const streamsRouter = createRouter()
   .openapi(routes.reportStream, handlers.reportStream)

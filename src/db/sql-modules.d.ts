@@ -6,7 +6,7 @@ declare module '*.sql' {
 }
 
 declare module '*/migrations.js' {
-  import type { ObjectMigrations } from './storage';
+  import type { ObjectMigrations } from '../db/object-storage';
 
   const migrations: ObjectMigrations;
   export default migrations;

@@ -1,6 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { prepared } from '../db/prepared';
 import { users, type UserRow, type UserStatus } from '../db/schema';
 import { batchWithGuards, isUniqueViolation, type WriteGuards } from '../db/sql';
 import { sha256Hex } from '../lib/crypto';
@@ -29,21 +28,6 @@ export async function toUserResource(user: UserRow): Promise<UserResource> {
     created_at: user.createdAt,
     updated_at: user.updatedAt,
   };
-}
-
-const userById = prepared((db) =>
-  db
-    .select()
-    .from(users)
-    .where(eq(users.id, sql.placeholder('id'))),
-);
-
-/** The user row by id, as a query (the account check batches it with a handler's first query). */
-export const userByIdQuery = (db: Db, id: number) => userById(db, { id });
-
-export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
-  const [rows] = await db.batch([userByIdQuery(db, id)]);
-  return rows[0];
 }
 
 /** `email` must already be normalised (trimmed, lower-case). */

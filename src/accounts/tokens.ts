@@ -1,6 +1,4 @@
-import { CacheNamespace } from '../cache/namespace';
-import { fixed } from '../cache/shared';
-import type { Bindings, TokenRecord } from '../env';
+import type { TokenRecord } from '../env';
 import { constantTimeEqual, randomBase64Url, sha256Hex, toHex } from '../lib/crypto';
 
 const tokenKey = (id: string) => `token:${id}`;
@@ -57,42 +55,20 @@ export function parseBearer(header: string | undefined): { id: string; secret: s
 }
 
 /**
- * Token records read from KV, for 30 s per isolate. A logged-out token is refused at once by the isolate that logged
- * it out; another isolate may hold its copy for up to 30 s, and another location may also read the live record from
- * KV for up to 60 s before that: up to about 90 s in all (docs/consistency-and-caching.md).
- */
-const tokens = new CacheNamespace<{ record: TokenRecord; secret?: string }>('tokens', {
-  windows: fixed(30_000),
-  max: 10_000,
-});
-
-/**
- * The live record of a presented token; `'expired'` or `'revoked'` when the secret matched a record that is no longer
- * live; null when the token is unknown or its secret wrong. At most
- * one KV read: records are kept per isolate (`tokens`, 30 s; password changes and
- * bans do not depend on it, the account row decides). Unknown ids are not cached.
+ * The live record of a presented token; `'expired'` or `'revoked'` when the secret matched a
+ * record that is no longer live; null when the token is unknown or its secret wrong. One KV
+ * read, which KV itself keeps at the location for up to 60 s: a logout holds elsewhere within
+ * that (docs/consistency-and-caching.md#how-fast-revocation-holds); bans and password changes
+ * do not depend on it, the account row decides.
  */
 export async function resolveToken(
-  scope: { env: Bindings },
+  env: { TOKENS: KVNamespace },
   presented: { id: string; secret: string },
   now = Date.now(),
 ): Promise<TokenRecord | 'expired' | 'revoked' | null> {
-  let cached = tokens.get(undefined, presented.id, now);
-  if (!cached) {
-    const record = await scope.env.TOKENS.get<TokenRecord>(tokenKey(presented.id), 'json');
-    if (!record) return null;
-    cached = { record };
-    tokens.set(presented.id, cached, now);
-  }
-  const { record } = cached;
-  // A secret that matched the hash once is kept beside the record, so the next requests
-  // compare it (in constant time) instead of hashing again.
-  if (cached.secret !== undefined) {
-    if (!constantTimeEqual(presented.secret, cached.secret)) return null;
-  } else {
-    if (!constantTimeEqual(await sha256Hex(presented.secret), record.secretHash)) return null;
-    cached.secret = presented.secret;
-  }
+  const record = await env.TOKENS.get<TokenRecord>(tokenKey(presented.id), 'json');
+  if (!record) return null;
+  if (!constantTimeEqual(await sha256Hex(presented.secret), record.secretHash)) return null;
   // Only the token's holder (the secret matched) learns that it was logged out or expired rather than never existed.
   if (record.revokedAt !== undefined) return 'revoked';
   return record.expiresAt <= now ? 'expired' : record;
@@ -100,10 +76,9 @@ export async function resolveToken(
 
 /**
  * Revokes one token (logout): its record is marked, not deleted, and kept until it would have expired, so its holder
- * is told `token_revoked` (docs/api.md#error-reasons). Elsewhere it may still be accepted for a while (`tokens`).
+ * is told `token_revoked` (docs/api.md#error-reasons). Other locations may accept it while KV's copy there lives (60 s).
  */
 export async function revokeToken(kv: KVNamespace, record: TokenRecord, now = Date.now()): Promise<void> {
-  tokens.remove(record.id);
   // In a token's last minute the mark outlives its expiry a little (KV's minimum): it still says revoked.
   const expiration = expirationOf(record, now);
   await Promise.all([

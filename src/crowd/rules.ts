@@ -1,4 +1,4 @@
-import { clientNetwork } from './client-ip';
+import { clientNetwork } from '../lib/client-ip';
 
 /**
  * Crowd signals: what many users send that ranks or decides something for everyone

@@ -2,10 +2,10 @@ import { DurableObject } from 'cloudflare:workers';
 import { and, count, desc, gt, lte, sql, sum } from 'drizzle-orm';
 import migrations from '../../drizzle/objects/search-trends/migrations.js';
 import type { Bindings } from '../env';
-import { UNKNOWN_NETWORK } from '../lib/crowd';
-import { CrowdLedger } from './crowd';
-import { termBuckets } from './search-trends-schema';
-import { openObjectStorage, type ObjectDb } from './storage';
+import { UNKNOWN_NETWORK } from '../crowd/rules';
+import { CrowdLedger } from '../crowd/counting';
+import { termBuckets } from '../search/search-trends-schema';
+import { openObjectStorage, type ObjectDb } from '../db/object-storage';
 
 const HOUR_MS = 3_600_000;
 /** Trending covers the current hour and the 23 before it. */

@@ -1,7 +1,7 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
-import { CROWD_MAX_PER_NETWORK, CROWD_WINDOW_MS } from '../lib/crowd';
-import { crowdNetworks, crowdUsers } from './crowd-schema';
-import type { ObjectDb } from './storage';
+import { CROWD_MAX_PER_NETWORK, CROWD_WINDOW_MS } from '../crowd/rules';
+import { crowdNetworks, crowdUsers } from '../crowd/crowd-schema';
+import type { ObjectDb } from '../db/object-storage';
 
 /**
  * The crowd rule for counts kept in a Durable Object's SQLite storage: who counted for
