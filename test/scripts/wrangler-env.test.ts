@@ -44,6 +44,14 @@ describe('the checked-in wrangler.toml', () => {
       expect(config.routes ?? []).toEqual([]);
     },
   );
+
+  it('traces on for staging (every request) and production (1%)', () => {
+    expect(wranglerReads(checkedIn, 'staging').observability?.traces).toEqual({ enabled: true, head_sampling_rate: 1 });
+    expect(wranglerReads(checkedIn, 'production').observability?.traces).toEqual({
+      enabled: true,
+      head_sampling_rate: 0.01,
+    });
+  });
 });
 
 describe('a custom domain written into an environment', () => {
@@ -57,6 +65,7 @@ describe('a custom domain written into an environment', () => {
     expect(config.name).toBe('radio-api-production');
     expect(config.vars.ENVIRONMENT).toBe('production');
     expect(config.d1_databases[0]?.database_name).toBe('radio-api-production');
+    expect(config.observability?.traces?.head_sampling_rate).toBe(0.01);
   });
 
   it('is read back by the deploy scripts, and changes nothing else of the file', () => {
