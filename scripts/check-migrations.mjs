@@ -3,6 +3,9 @@
 // tree stay compatible with the previous release, which keeps serving part of the traffic
 // after they are applied (a gradual deploy). The previous release is the commit --base names
 // (default: $MIGRATIONS_BASE, else HEAD~1); the rules are in scripts/lib/migration-check.mjs.
+// With nothing to compare with (no git, a copy without .git such as a release tarball or
+// GitHub's "Download ZIP", a shallow clone, the first commit) it says why and exits 0: the
+// check belongs to CI, which fetches the history.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -35,21 +38,37 @@ function inTree(path) {
   return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
 }
 
+/** Ends the check with nothing to compare with, and why (exit 0). */
+function nothingToCompare(why) {
+  console.log(`Migrations: nothing to compare, ${why}.`);
+  process.exit(0);
+}
+
+try {
+  git(['rev-parse', '--git-dir']);
+} catch (error) {
+  if (error.code === 'ENOENT') nothingToCompare('git is not installed, and the previous release is read from git');
+  const said = String(error.stderr ?? '').trim();
+  if (/not a git repository/i.test(said)) {
+    nothingToCompare(
+      `${root} is not in a git repository (a copy without .git), so there is no previous release to read`,
+    );
+  }
+  // A repository git refuses to read (its ownership, a broken .git): not a reason to pass unchecked.
+  console.error(`Migrations: git cannot read the repository at ${root}: ${said || error.message}`);
+  process.exit(1);
+}
 let commit;
 try {
   commit = git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]).trim();
 } catch {
   // A shallow clone (CI checks out one commit by default) or the first commit.
-  console.log(`Migrations: nothing to compare, ${ref} is not a commit of this clone.`);
-  process.exit(0);
+  nothingToCompare(`${ref} is not a commit of this clone`);
 }
 const shown = `${ref} (${commit.slice(0, 7)})`;
 
 const baseJournalText = atBase(commit, 'meta/_journal.json');
-if (baseJournalText === undefined) {
-  console.log(`Migrations: nothing to compare, ${shown} has no ${FOLDER}meta/_journal.json.`);
-  process.exit(0);
-}
+if (baseJournalText === undefined) nothingToCompare(`${shown} has no ${FOLDER}meta/_journal.json`);
 const currentJournalText = inTree('meta/_journal.json');
 if (currentJournalText === undefined) {
   console.error(`${FOLDER}meta/_journal.json: missing, while ${shown} has one.`);

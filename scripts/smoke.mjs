@@ -1,18 +1,22 @@
 #!/usr/bin/env node
-// npm run smoke [-- --base URL]   (default http://localhost:8787, the API of `npm run dev`)
+// npm run smoke [-- --base URL] [--wait SECONDS]   (default http://localhost:8787, the API of `npm run dev`)
 //
-// A smoke test of a running API, staging after a deploy in particular: the requests an app makes in its first minute,
-// the reference pages, now playing, an anonymous playlist export. Each step prints `ok  <step> (<ms> ms)`,
-// `FAIL <step>: <reason>` or `skip <step>: <reason>`; the exit code is 1 when any step failed, 0 otherwise. A step
-// that fails does not stop the others; one that needs its result is skipped. Every request gets 15 s, so a hung API
-// fails the run instead of hanging it.
+// A smoke test of a running API, staging after a deploy in particular: its health first, then the requests an app
+// makes in its first minute, the reference pages, now playing, an anonymous playlist export. Each step prints
+// `ok  <step> (<ms> ms)`, `FAIL <step>: <reason>` or `skip <step>: <reason>`; the exit code is 1 when any step failed,
+// 0 otherwise. A step that fails does not stop the others; one that needs its result is skipped, and a failed health
+// check skips them all (it names the dependency that failed; nothing after it could pass). Every request gets 15 s,
+// so a hung API fails the run instead of hanging it. `--wait` asks for the health again, for up to that many seconds,
+// while the API gives no answer at all: a custom domain attached by the deploy just before may need a minute for its
+// DNS record and certificate.
 //
 // Safe to run against staging again and again: it needs no admin token (SMOKE_ADMIN_TOKEN, when set, adds one
 // read-only admin check), and everything it writes belongs to one throwaway account made for the run
 // (smoke+<random>@example.test), whose like, playlist and token it takes back at the end. A run costs one
 // registration, and registrations are limited to 60 an hour per client address (docs/security.md#limits): so at most
 // 60 runs an hour from one machine; past that, `register` fails with the 429 and its Retry-After. The other limits
-// are per minute and far above what a run sends (9 writes, 1 play, 5 signed-in reads, 2 anonymous requests).
+// are per minute and far above what a run sends (9 writes, 1 play, 5 signed-in reads, 3 anonymous requests, the
+// health included).
 //
 // Why the app flow is written again here rather than imported from examples/app-flow.ts (`runAppFlow`): that file
 // is TypeScript importing the client's TypeScript sources, which plain Node 20 cannot load, and no TypeScript
@@ -21,15 +25,22 @@
 // test/scripts/example-flow.test.ts; this copy is plain fetch, so the smoke runs wherever `node` does and checks
 // the HTTP contract itself, headers included, not the typed client's reading of it.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { HEALTH_PATH, readHealth } from './lib/health.mjs';
 import { apiClient, createRun, expectEnvelope, expectStatus, expectThat } from './lib/smoke.mjs';
 
 let base;
+let waitMs;
 try {
-  const { values } = parseArgs({ options: { base: { type: 'string', default: 'http://localhost:8787' } } });
+  const { values } = parseArgs({
+    options: { base: { type: 'string', default: 'http://localhost:8787' }, wait: { type: 'string', default: '0' } },
+  });
   base = new URL(values.base).origin;
+  waitMs = Number(values.wait) * 1000;
+  if (!(waitMs >= 0 && Number.isFinite(waitMs))) throw new Error(`--wait ${values.wait}: not a number of seconds`);
 } catch (error) {
-  console.error(`${error.message}\nUsage: npm run smoke -- --base https://api-staging.example.com`);
+  console.error(`${error.message}\nUsage: npm run smoke -- --base https://api-staging.example.com [--wait SECONDS]`);
   process.exit(2);
 }
 
@@ -38,13 +49,33 @@ const run = createRun();
 const startedAt = performance.now();
 console.log(`smoke test of ${base}`);
 
-// 1. Health. The API has no health route of its own (none in src/routes), so this is the cheapest request that
-// answers the envelope: the anonymous genre list. A warm isolate may answer it from its copy (up to 60 s old), so
-// it proves the Worker answers, not that D1 does; the steps after it read and write D1.
-await run.step('health', async () => {
-  const genres = expectEnvelope(await call('GET', '/api/v1/genres'), 200);
-  expectThat(Array.isArray(genres), `GET /api/v1/genres: data is not a list`);
-});
+// 1. Health: GET /api/v1/health asks D1, KV and the Durable Objects (no token, never stored). A 503 names what failed,
+// and then nothing else can pass: every later step is skipped, and the run ends with that one reason.
+await run.step(
+  'health',
+  async () => {
+    const deadline = performance.now() + waitMs;
+    let answer;
+    for (;;) {
+      try {
+        answer = await call('GET', HEALTH_PATH);
+        break;
+      } catch (error) {
+        const left = deadline - performance.now();
+        if (left <= 0) throw error;
+        console.log(`     ${error.message}; asking again (up to ${Math.ceil(left / 1000)} s more)`);
+        await sleep(Math.min(2000, left));
+      }
+    }
+    const { healthy, reason } = readHealth(answer);
+    expectThat(healthy, reason);
+    const cacheControl = answer.headers.get('cache-control') ?? '';
+    const stored = `GET ${HEALTH_PATH}: Cache-Control is ${cacheControl || 'missing'}, expected no-store`;
+    expectThat(/\bno-store\b/.test(cacheControl), `${stored} (a kept answer says nothing about now)`);
+  },
+  {},
+  { essential: true },
+);
 
 // 2. The first minute of an app (examples/app-flow.ts): sign up, browse, play, a retried like, a playlist edited
 // with If-Match. Every later step that needs a token uses this one account.

@@ -1,6 +1,6 @@
 // The pure part of the production rollout (scripts/rollout.mjs): the metrics query it
-// reads and the rule that promotes or rolls back a new version. Why these numbers:
-// docs/operations.md#gradual-rollout-and-rollback.
+// reads and the rules that promote or roll back a new version, from its error rate and
+// its health. Why these numbers: docs/operations.md#gradual-rollout-and-rollback.
 import { wranglerJson } from './local-worker.mjs';
 
 /** The gate's defaults: a new version at 10% is watched 5 minutes, read every 30 seconds. */
@@ -65,6 +65,26 @@ export function judge(reading, { done }) {
   if (!enough && candidate.errors > 0)
     return { action: 'rollback', reason: `${describe(candidate, current, rate)}; too few requests to judge` };
   return { action: 'promote', reason: describe(candidate, current, rate) };
+}
+
+/**
+ * The whole gate at one read: the new version's health (`{ answered, healthy, reason }`, asked with the version
+ * override; scripts/lib/health.mjs `readHealth`) and both versions' metrics (`judge`). An unhealthy answer rolls
+ * back at once, whatever the metrics say: D1, KV or a Durable Object does not answer the new version. A health
+ * that gives no answer decides nothing while the watch runs, and rolls back at its end like unreadable metrics:
+ * nothing vouches for the version.
+ */
+export function decide(reading, health, { done }) {
+  if (health.answered && !health.healthy) return { action: 'rollback', reason: `its health: ${health.reason}` };
+  const verdict = judge(reading, { done });
+  if (health.answered) return { ...verdict, reason: `${verdict.reason}; health ok` };
+  if (verdict.action === 'promote') {
+    return {
+      action: 'rollback',
+      reason: `${verdict.reason}; its health gave no answer at the end of the watch (${health.reason}): nothing vouches for it`,
+    };
+  }
+  return { ...verdict, reason: `${verdict.reason}; health not read (${health.reason})` };
 }
 
 function describe(candidate, current, rate) {

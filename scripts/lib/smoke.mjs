@@ -13,10 +13,13 @@ const BODY_IN_REASON = 200;
 /**
  * A run of named checks. `step` runs one and prints `ok  <name> (<ms> ms)` or `FAIL <name>: <reason>`; a failure
  * does not stop the run, so one broken endpoint still lets the others be checked. A step that needs what an
- * earlier one would have given is printed as `skip` instead of failing a second time for the same cause.
+ * earlier one would have given is printed as `skip` instead of failing a second time for the same cause, and so is
+ * every step after an essential one that failed (the health check: nothing after it can pass).
  */
 export function createRun() {
   const counts = { ok: 0, failed: 0, skipped: 0 };
+  /** Essential steps that failed: every later step needs them. */
+  const blockers = [];
   /** Prints a step that does not run, and why. */
   function skip(name, reason) {
     counts.skipped += 1;
@@ -25,10 +28,10 @@ export function createRun() {
   /**
    * Runs `check` as step `name` and answers what it returned (`true` when it returned nothing), or `undefined`
    * when it failed or was skipped. `needs` maps the names of earlier steps to what they answered; one of them
-   * `undefined` skips this step.
+   * `undefined` skips this step. `essential`: when this step fails, every later one is skipped.
    */
-  async function step(name, check, needs = {}) {
-    const missing = Object.keys(needs).filter((earlier) => needs[earlier] === undefined);
+  async function step(name, check, needs = {}, { essential = false } = {}) {
+    const missing = [...blockers, ...Object.keys(needs).filter((earlier) => needs[earlier] === undefined)];
     if (missing.length > 0) {
       skip(name, `needs ${missing.join(', ')}, which did not pass`);
       return undefined;
@@ -41,6 +44,7 @@ export function createRun() {
       return value ?? true;
     } catch (error) {
       counts.failed += 1;
+      if (essential) blockers.push(name);
       console.log(`FAIL ${name}: ${error instanceof Error ? error.message : String(error)}`);
       return undefined;
     }

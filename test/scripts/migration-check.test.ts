@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 // @ts-expect-error -- a plain .mjs module of the scripts, without type declarations
 import { CONTRACT_RULE, checkMigrations, formatIssue } from '../../scripts/lib/migration-check.mjs';
 
@@ -417,18 +417,13 @@ describe('npm run migrations:check', () => {
       env: { ...process.env, MIGRATIONS_BASE: '' },
     });
 
-  it('passes on this repository against HEAD', () => {
-    const result = run(['--base', 'HEAD']);
-    expect(result.stderr).toBe('');
-    expect(result.stdout).toMatch(
-      /^Migrations: .* since HEAD \([0-9a-f]{7}\), compatible with the previous release\.\n$/,
-    );
-    expect(result.status).toBe(0);
-  });
-
-  describe('in a repository of its own', () => {
-    const repo = mkdtempSync(join(tmpdir(), 'radio-api-migrations-'));
-    afterAll(() => rmSync(repo, { recursive: true, force: true }));
+  /**
+   * A scratch git repository of its own, and `remove` for when its test is done (never the project's history:
+   * `npm test` also runs in copies without .git).
+   */
+  function scratchRepository(prefix: string) {
+    const repo = mkdtempSync(join(tmpdir(), prefix));
+    const remove = () => rmSync(repo, { recursive: true, force: true });
     const git = (...args: string[]) => {
       const result = spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', ...args], {
         cwd: repo,
@@ -436,6 +431,48 @@ describe('npm run migrations:check', () => {
       });
       expect(result.status, result.stderr).toBe(0);
     };
+    return { repo, git, remove };
+  }
+
+  it("passes on this project's migrations: the tree against a commit of the same files", () => {
+    // The project's own folder, committed in a scratch repository: its journal, snapshots and SQL files all read,
+    // and the tree compares clean with them. Against a commit rather than the project's history, so that it runs
+    // in a copy without .git as anywhere else.
+    const { repo, git, remove } = scratchRepository('radio-api-migrations-project-');
+    onTestFinished(remove);
+    cpSync(join(root, 'drizzle/migrations'), join(repo, 'drizzle/migrations'), { recursive: true });
+    git('init', '--quiet');
+    git('add', '.');
+    git('commit', '--quiet', '--no-gpg-sign', '-m', 'the migrations as they are');
+    const result = run(['--root', repo, '--base', 'HEAD']);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(
+      /^Migrations: none new since HEAD \([0-9a-f]{7}\), compatible with the previous release\.\n$/,
+    );
+    expect(result.status).toBe(0);
+  });
+
+  it('says why it has nothing to compare in a copy without .git, and exits 0', () => {
+    const copy = mkdtempSync(join(tmpdir(), 'radio-api-migrations-nogit-'));
+    onTestFinished(() => rmSync(copy, { recursive: true, force: true }));
+    cpSync(join(root, 'drizzle/migrations'), join(copy, 'drizzle/migrations'), { recursive: true });
+    // GIT_CEILING_DIRECTORIES: git looks for no repository above the copy (a temporary directory inside one).
+    const result = spawnSync(process.execPath, [script, '--root', copy], {
+      cwd: copy,
+      encoding: 'utf8',
+      env: { ...process.env, MIGRATIONS_BASE: '', GIT_CEILING_DIRECTORIES: dirname(copy) },
+    });
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe(
+      `Migrations: nothing to compare, ${copy} is not in a git repository (a copy without .git), so there is no ` +
+        'previous release to read.\n',
+    );
+    expect(result.status).toBe(0);
+  });
+
+  describe('in a repository of its own', () => {
+    const { repo, git, remove } = scratchRepository('radio-api-migrations-');
+    afterAll(remove);
     const folder = join(repo, 'drizzle/migrations');
     const write = (migrations: Migration[]) => {
       mkdirSync(join(folder, 'meta'), { recursive: true });
