@@ -133,7 +133,7 @@ const call = apiClient(base);
 async function health(version) {
   try {
     const answer = await call('GET', HEALTH_PATH, { headers: versionOverride(workerName, version) });
-    return { answered: true, ...readHealth(answer) };
+    return { answered: true, ...readHealth(answer, { version }) };
   } catch (error) {
     return { answered: false, healthy: false, reason: error.message };
   }

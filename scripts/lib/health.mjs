@@ -3,7 +3,7 @@
 // answered, 503 naming the ones that did not.
 //
 //   200 { success: true, message,
-//         data: { status: "ok", checks: { d1: { ok: true, ms }, kv: { ... }, durable_objects: { ... } } } }
+//         data: { status: "ok", version, checks: { d1: { ok: true, ms }, kv: { ... }, durable_objects: { ... } } } }
 //   503 { success: false, code: 503, error: "dependency_unavailable", message,
 //         data: { status: "unavailable", checks: { d1: { ok: false, ms }, ... } } }
 
@@ -23,13 +23,19 @@ function describeCheck(name, check) {
 
 /**
  * Whether an answer of the health route (`{ label, status, text, json }`, as scripts/lib/smoke.mjs `apiClient`
- * gives it) says the API is healthy, and why, in words: `{ healthy, reason }`. A 503 names every dependency that
+ * gives it) says the API is healthy, and why, in words: `{ healthy, reason }`; with `version`, only that version's
+ * answer counts. A 503 names every dependency that
  * failed and the API's own message; anything that is not the documented shape is unhealthy too.
  */
-export function readHealth(answer) {
+export function readHealth(answer, { version } = {}) {
   const { label, status, json } = answer;
   const checks = json?.data?.checks;
   const inEnvelope = typeof json?.success === 'boolean' && typeof json?.message === 'string' && 'data' in json;
+  // The version that answered (`data.version`): another than the one asked for has not told its own health.
+  const answeredBy = json?.data?.version;
+  if (version !== undefined && typeof answeredBy === 'string' && answeredBy !== version) {
+    return { healthy: false, reason: `${label} was answered by version ${answeredBy}, not ${version}` };
+  }
   if (status === 200 && inEnvelope && json.success === true) {
     const missing = DEPENDENCIES.filter((name) => checks?.[name]?.ok !== true);
     if (json.data?.status === 'ok' && missing.length === 0) {

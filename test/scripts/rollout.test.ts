@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error -- plain .mjs modules of the scripts, without type declarations
 import * as gate from '../../scripts/lib/rollout.mjs';
 // @ts-expect-error -- as above
-import { HEALTH_PATH } from '../../scripts/lib/health.mjs';
+import { HEALTH_PATH, readHealth } from '../../scripts/lib/health.mjs';
 // @ts-expect-error -- as above
 import { freePort, root } from '../../scripts/lib/local-worker.mjs';
 
@@ -18,6 +18,24 @@ const NEW = '22222222-2222-4222-8222-222222222222';
 const counts = (requests: number, errors: number) => ({ requests, errors });
 
 describe('the gate: error rate and health', () => {
+  it("counts only the asked version's own health answer", () => {
+    const answer = (version: string) => ({
+      label: 'health',
+      status: 200,
+      text: '',
+      json: {
+        success: true,
+        message: 'The service is up.',
+        data: { status: 'ok', version, checks: { d1: { ok: true }, kv: { ok: true }, durable_objects: { ok: true } } },
+      },
+    });
+    expect(readHealth(answer(NEW), { version: NEW }).healthy).toBe(true);
+    expect(readHealth(answer(OLD), { version: NEW })).toEqual({
+      healthy: false,
+      reason: `health was answered by version ${OLD}, not ${NEW}`,
+    });
+  });
+
   it('waits while the watch runs and the new version holds', () => {
     expect(judge({ candidate: counts(500, 1), current: counts(5000, 5) }, { done: false }).action).toBe('wait');
   });

@@ -114,11 +114,6 @@ interface Proxy {
   written: Written;
   /** The answer the proxy breaks; none when undefined. */
   fault: Fault | undefined;
-  /**
-   * The Worker has no GET /api/v1/health yet (src/ without the route, on a branch of the scripts alone): the proxy
-   * answers it healthy in the Worker's place, so that the rest of the run still runs against the real Worker.
-   */
-  standInHealth: boolean;
   close(): Promise<void>;
 }
 
@@ -131,18 +126,14 @@ const HOP_HEADERS = new Set(['host', 'connection', 'keep-alive', 'transfer-encod
  */
 async function startProxy(target: string): Promise<Proxy> {
   const written: Written = { liked: new Set(), playlists: new Set(), tokens: new Set() };
-  const proxy: Proxy = { url: '', written, fault: undefined, standInHealth: false, close: async () => {} };
+  const proxy: Proxy = { url: '', written, fault: undefined, close: async () => {} };
 
   async function forward(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const method = request.method ?? 'GET';
     const path = request.url ?? '/';
-    if (path === '/api/v1/health' && (proxy.fault === 'health unavailable' || proxy.standInHealth)) {
-      const unavailable = proxy.fault === 'health unavailable';
-      response.writeHead(unavailable ? 503 : 200, {
-        'Content-Type': 'application/json; charset=UTF-8',
-        'Cache-Control': 'no-store',
-      });
-      response.end(JSON.stringify(unavailable ? UNAVAILABLE : HEALTHY));
+    if (path === '/api/v1/health' && proxy.fault === 'health unavailable') {
+      response.writeHead(503, { 'Content-Type': 'application/json; charset=UTF-8', 'Cache-Control': 'no-store' });
+      response.end(JSON.stringify(UNAVAILABLE));
       return;
     }
     const chunks: Buffer[] = [];
@@ -295,12 +286,6 @@ describe('against npm run dev, through a proxy', () => {
     dev = started;
     await waitForApi(api, { timeoutMs: 170_000, child: started.child });
     proxy = await startProxy(api);
-    // Until src/ has the health route (it comes with the Worker's side of the same change), the proxy stands in for
-    // it; once the Worker answers it, every run below checks the real one.
-    if ((await fetch(`${api}/api/v1/health`)).status === 404) {
-      proxy.standInHealth = true;
-      console.warn('smoke.test.ts: the Worker has no GET /api/v1/health: the proxy answers it (healthy) instead.');
-    }
 
     const password = 'the smoke test reads what it left';
     const registered = await fetch(`${api}/api/v1/auth/register`, {
