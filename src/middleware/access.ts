@@ -15,7 +15,7 @@ const byMethod = (c: Context<AppEnv>): UserPolicy => (c.req.method === 'GET' ? '
  * (docs/security.md#limits), and, where it shows channels or genres, their names in the caller's language.
  */
 
-/** Account routes (me, verify, profile, password, logout): the account row first; writes take an `Idempotency-Key`. */
+/** Account routes (me, verify, password, logout): the account row first; writes take an `Idempotency-Key`. */
 export const accountAccess = {
   middleware: [requireUser, accountFirst, userRateLimit(byMethod), idempotentWrites],
   security: bearer,
@@ -24,6 +24,12 @@ export const accountAccess = {
 /** Writes (likes, favorites, playlists): the account check rides in the write's batch; an `Idempotency-Key` makes a retry safe. */
 export const writeAccess = {
   middleware: [requireUser, userRateLimit('writes'), idempotentWrites, localiseNames],
+  security: bearer,
+  ...limited,
+};
+/** Account writes checked in their own batch (the profile): as `writeAccess`, with no names to translate. */
+export const accountWriteAccess = {
+  middleware: [requireUser, userRateLimit('writes'), idempotentWrites],
   security: bearer,
   ...limited,
 };

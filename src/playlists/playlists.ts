@@ -1,14 +1,25 @@
-import { and, asc, count, desc, eq, lt, lte, ne, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, lt, lte, ne, notExists, or, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { z } from 'zod';
 import { channelVisibility } from '../catalogue/channels';
-import { channelVisible, radioResourceColumns } from '../catalogue/radio-resource';
+import { channelIsVisible, channelVisible, radioResourceColumns } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
 import { read } from '../db/read';
 import { playlistItems, playlists, radioChannels } from '../db/schema';
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch';
-import { bare, batchable, batchWithGuards, isUniqueViolation, jsonRows, type WriteGuards } from '../db/sql';
-import { conflict, fieldInvalid, notFound, notOwner, validationFailed } from '../lib/errors';
+import {
+  bare,
+  batchable,
+  batchWithGuards,
+  guard,
+  isUniqueViolation,
+  jsonField,
+  jsonRows,
+  type WriteGuards,
+} from '../db/sql';
+import type { WriteConditions } from '../http/write';
+import { acceptedVersions } from './entity-tags';
+import { conflict, fieldInvalid, notFound, notOwner, staleVersion, validationFailed } from '../lib/errors';
 import { keysetPage, listKey, readCursor, type ListKey } from '../lib/list-cursor';
 import { apiColumns } from '../schemas/from-table';
 import { PLAYLIST_FIELDS, type PlaylistDetailSchema, type PlaylistSchema } from '../schemas/playlists';
@@ -173,9 +184,56 @@ function authorizeWrite(row: PlaylistResource | undefined, userId: number): Play
   return row;
 }
 
-/** Reads a playlist for a write by `userId` (404 or 403 otherwise). */
-export async function playlistForWrite(db: Db, id: number, userId: number): Promise<PlaylistResource> {
-  return authorizeWrite((await playlistRow(db, id))[0], userId);
+/**
+ * What a write to a playlist needs to hold, checked inside its own batch (docs/catalogue.md#playlists): guards that
+ * fail the batch, and, when one did, what to answer, read in a round trip of its own. A write that holds costs one
+ * round trip; only a refused one costs two.
+ */
+export interface PlaylistCheck {
+  guards: WriteGuards;
+  /** Throws the answer of the precondition that no longer holds; returns when none is found (a race). */
+  explain: () => Promise<void>;
+}
+
+/**
+ * The conditions of every write to playlist `playlistId` by `userId`: the caller owns it (else 404, or 403 for
+ * someone else's public one), its version is one `If-Match` accepts (else 412 with the current one), and the
+ * write's own `check`. When nothing explains the failure, the playlist changed meanwhile: 409, nothing written.
+ */
+export function playlistConditions(
+  db: Db,
+  playlistId: number,
+  userId: number,
+  ifMatch: string | undefined,
+  check?: PlaylistCheck,
+): WriteConditions {
+  const versions = acceptedVersions(ifMatch, playlistId);
+  const owned = db
+    .select({ one: sql`1` })
+    .from(playlists)
+    .where(and(eq(playlists.id, playlistId), eq(playlists.userId, userId)));
+  const guards = [guard(db, notExists(owned))];
+  if (versions !== null) {
+    const current = db
+      .select({ one: sql`1` })
+      .from(playlists)
+      .where(
+        and(
+          eq(playlists.id, playlistId),
+          sql`${playlists.version} IN (SELECT value FROM json_each(${JSON.stringify(versions)}))`,
+        ),
+      );
+    guards.push(guard(db, notExists(current)));
+  }
+  return {
+    guards: [...guards, ...(check?.guards ?? [])],
+    async explain() {
+      const row = authorizeWrite((await playlistRow(db, playlistId))[0], userId);
+      if (versions !== null && !versions.includes(row.version)) throw staleVersion(row.version);
+      await check?.explain();
+      throw conflict('playlist_changed', 'The playlist changed meanwhile; nothing was written. Read it and try again.');
+    },
+  };
 }
 
 export async function createPlaylist(
@@ -204,17 +262,16 @@ export async function createPlaylist(
   return created;
 }
 
-/** Changes the given fields only; the owner's playlist or 404/403. */
+/** Changes the given fields only (its conditions: `playlistConditions`). */
 export async function updatePlaylist(
   db: Db,
   id: number,
   userId: number,
   changes: { name?: string; description?: string | null; is_public?: boolean },
   now: string,
-  guards: WriteGuards = [],
+  guards: WriteGuards,
 ): Promise<PlaylistDetail> {
-  await playlistForWrite(db, id, userId);
-  const { results, detail } = await changeThenDetail(db, guards, id, userId, [
+  const { detail } = await changeThenDetail(db, guards, id, userId, [
     db
       .update(playlists)
       .set({
@@ -224,15 +281,12 @@ export async function updatePlaylist(
         version: sql`${playlists.version} + 1`,
         updatedAt: now,
       })
-      .where(eq(playlists.id, id))
-      .returning({ id: playlists.id }),
+      .where(eq(playlists.id, id)),
   ]);
-  if (results[0].length === 0) throw notFound('Playlist');
   return detail;
 }
 
-export async function deletePlaylist(db: Db, id: number, userId: number, guards: WriteGuards = []): Promise<void> {
-  await playlistForWrite(db, id, userId);
+export async function deletePlaylist(db: Db, id: number, userId: number, guards: WriteGuards): Promise<void> {
   await batchWithGuards(db, guards, [
     db.delete(playlists).where(and(eq(playlists.id, id), eq(playlists.userId, userId))),
   ]);
@@ -297,12 +351,56 @@ async function changeThenDetail<T extends Statements>(
   };
 }
 
+/** The items of a playlist: how many, and whether `channelId` is one of them. */
+const itemsState = (db: Db, playlistId: number, channelId: number) =>
+  db
+    .select({ count: count(), present: sql<number>`coalesce(sum(${playlistItems.channelId} = ${channelId}), 0)` })
+    .from(playlistItems)
+    .where(eq(playlistItems.playlistId, playlistId));
+
 /**
- * Adds a channel: appended when `position` is missing or one past the end, otherwise
- * inserted there with the later items shifted down. One batch; the SQL re-checks the
- * limit and takes the position from the count at that moment, so concurrent adds line
- * up at 0..n-1. 404 for an unknown channel, 409 when it is already in, 422 when full or
- * when the position is past the end.
+ * What an add needs besides the playlist's own conditions: a visible channel (404), not in the playlist already
+ * (409), room for it (422 past `MAX_PLAYLIST_ITEMS`) and a position at most one past the end (422).
+ */
+export function addItemCheck(
+  db: Db,
+  playlistId: number,
+  channelId: number,
+  position: number | undefined,
+): PlaylistCheck {
+  const items = sql`(SELECT count(*) FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId})`;
+  const present = sql`EXISTS (SELECT 1 FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId} AND ${playlistItems.channelId} = ${channelId})`;
+  return {
+    guards: [
+      guard(db, sql`NOT ${channelIsVisible(channelId)}`),
+      guard(db, present),
+      guard(db, sql`${items} >= ${MAX_PLAYLIST_ITEMS}`),
+      ...(position === undefined ? [] : [guard(db, sql`${position} > ${items}`)]),
+    ],
+    async explain() {
+      const [[channel], [state]] = await db.batch([
+        channelVisibility(db, channelId).queries[0],
+        itemsState(db, playlistId, channelId),
+      ]);
+      if (!channel?.visible) throw notFound('Radio channel');
+      const count = state?.count ?? 0;
+      if (state?.present) throw conflict('already_in_playlist', 'The radio channel is already in the playlist.');
+      if (count >= MAX_PLAYLIST_ITEMS)
+        throw fieldInvalid(
+          'radio_channel_id',
+          `A playlist holds at most ${MAX_PLAYLIST_ITEMS} radio channels.`,
+          'limit_reached',
+        );
+      if (position !== undefined && position > count)
+        throw fieldInvalid('position', `The position must be between 0 and ${count}.`);
+    },
+  };
+}
+
+/**
+ * Adds a channel (its conditions: `playlistConditions` with `addItemCheck`): appended when `position` is missing or
+ * one past the end, otherwise inserted there with the later items shifted down. One batch; the positions come from
+ * the count at that moment, so concurrent adds line up at 0..n-1.
  */
 export async function addItem(
   db: Db,
@@ -311,126 +409,81 @@ export async function addItem(
   channelId: number,
   position: number | undefined,
   now: string,
-  guards: WriteGuards = [],
+  guards: WriteGuards,
 ) {
-  const [playlist, channel, [state]] = await db.batch([
-    playlistRow(db, playlistId),
-    channelVisibility(db, channelId).queries[0],
-    db
-      .select({ count: count(), present: sql<number>`coalesce(sum(${playlistItems.channelId} = ${channelId}), 0)` })
-      .from(playlistItems)
-      .where(eq(playlistItems.playlistId, playlistId)),
-  ]);
-  authorizeWrite(playlist[0], userId);
-  if (!channel[0]?.visible) throw notFound('Radio channel');
-  const items = state?.count ?? 0;
-  if (state?.present) throw conflict('already_in_playlist', 'The radio channel is already in the playlist.');
-  if (items >= MAX_PLAYLIST_ITEMS)
-    throw fieldInvalid(
-      'radio_channel_id',
-      `A playlist holds at most ${MAX_PLAYLIST_ITEMS} radio channels.`,
-      'limit_reached',
-    );
-  if (position !== undefined && position > items)
-    throw fieldInvalid('position', `The position must be between 0 and ${items}.`);
-
-  const room = sql`(SELECT count(*) FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId}) < ${MAX_PLAYLIST_ITEMS}
-    AND NOT EXISTS (SELECT 1 FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId} AND ${playlistItems.channelId} = ${channelId})`;
   const end = sql`(SELECT count(*) FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId})`;
   const insert = batchable(
     db,
     sql`INSERT INTO ${playlistItems} (${bare(playlistItems.playlistId)}, ${bare(playlistItems.channelId)}, ${bare(playlistItems.position)}, ${bare(playlistItems.createdAt)})
-      SELECT ${playlistId}, ${channelId}, ${position === undefined ? end : sql`min(${position}, ${end})`}, ${now} WHERE ${room}`,
+      VALUES (${playlistId}, ${channelId}, ${position === undefined ? end : sql`min(${position}, ${end})`}, ${now})`,
   );
-  let inserted, detail;
+  const shift = (at: number) =>
+    db
+      .update(playlistItems)
+      .set({ position: sql`${playlistItems.position} + 1` })
+      .where(and(eq(playlistItems.playlistId, playlistId), sql`${playlistItems.position} >= ${at}`));
   try {
-    if (position === undefined) {
-      ({
-        results: [inserted],
-        detail,
-      } = await changeThenDetail(db, guards, playlistId, userId, [
-        insert,
-        compact(db, playlistId),
-        touch(db, playlistId, now),
-      ]));
-    } else {
-      const shift = db
-        .update(playlistItems)
-        .set({ position: sql`${playlistItems.position} + 1` })
-        .where(and(eq(playlistItems.playlistId, playlistId), sql`${playlistItems.position} >= ${position}`, room));
-      ({
-        results: [, inserted],
-        detail,
-      } = await changeThenDetail(db, guards, playlistId, userId, [
-        shift,
-        insert,
-        compact(db, playlistId),
-        touch(db, playlistId, now),
-      ]));
-    }
+    const statements = position === undefined ? ([insert] as const) : ([shift(position), insert] as const);
+    const { detail } = await changeThenDetail(db, guards, playlistId, userId, [
+      ...statements,
+      compact(db, playlistId),
+      touch(db, playlistId, now),
+    ]);
+    return detail;
   } catch (error) {
     if (isUniqueViolation(error, playlistItems.playlistId))
       throw conflict('already_in_playlist', 'The radio channel is already in the playlist.');
     throw error;
   }
-  if (inserted.meta.changes === 0)
-    throw conflict('playlist_changed', 'The playlist changed meanwhile; the radio channel was not added.');
-  return detail;
 }
 
-/** Removes a channel and closes the gap; 404 when it is not in the playlist. */
+/** What a removal needs besides the playlist's own conditions: the channel is in it (404). */
+export function removeItemCheck(db: Db, playlistId: number, channelId: number): PlaylistCheck {
+  const item = db
+    .select({ one: sql`1` })
+    .from(playlistItems)
+    .where(and(eq(playlistItems.playlistId, playlistId), eq(playlistItems.channelId, channelId)));
+  return {
+    guards: [guard(db, notExists(item))],
+    async explain() {
+      if ((await item).length === 0) throw notFound('Radio channel in this playlist');
+    },
+  };
+}
+
+/** Removes a channel and closes the gap (its conditions: `playlistConditions` with `removeItemCheck`). */
 export async function removeItem(
   db: Db,
   playlistId: number,
   userId: number,
   channelId: number,
   now: string,
-  guards: WriteGuards = [],
+  guards: WriteGuards,
 ) {
-  await playlistForWrite(db, playlistId, userId);
-  const { results, detail } = await changeThenDetail(db, guards, playlistId, userId, [
+  const { detail } = await changeThenDetail(db, guards, playlistId, userId, [
     db
       .delete(playlistItems)
-      .where(and(eq(playlistItems.playlistId, playlistId), eq(playlistItems.channelId, channelId)))
-      .returning({ id: playlistItems.id }),
+      .where(and(eq(playlistItems.playlistId, playlistId), eq(playlistItems.channelId, channelId))),
     compact(db, playlistId),
     touch(db, playlistId, now),
   ]);
-  if (results[0].length === 0) throw notFound('Radio channel in this playlist');
   return detail;
 }
 
-/**
- * Moves the listed channels to their positions; the others keep their relative order
- * in the positions left. Every problem (a channel not in the playlist, a position out
- * of range, a channel or position twice) is a 422 and nothing changes.
- */
-export async function reorderItems(
-  db: Db,
-  playlistId: number,
-  userId: number,
-  moves: { radio_channel_id: number; position: number }[],
-  now: string,
-  guards: WriteGuards = [],
-) {
-  const [playlist, items] = await db.batch([
-    playlistRow(db, playlistId),
-    db
-      .select({ channelId: playlistItems.channelId })
-      .from(playlistItems)
-      .where(eq(playlistItems.playlistId, playlistId))
-      .orderBy(asc(playlistItems.position), asc(playlistItems.id)),
-  ]);
-  authorizeWrite(playlist[0], userId);
-  const current = items.map((r) => r.channelId);
+type Move = { radio_channel_id: number; position: number };
 
+/**
+ * The problems of a reorder, per move (`items.<i>`): a channel not in the playlist (`current`, in order), a position
+ * out of range, a channel or a position listed twice. Without `current`, only what the moves say of themselves.
+ */
+function reorderProblems(moves: Move[], current?: number[]): Record<string, string[]> {
   const errors: Record<string, string[]> = {};
   const seenChannels = new Set<number>();
   const seenPositions = new Set<number>();
   moves.forEach((move, i) => {
     const problems: string[] = [];
-    if (!current.includes(move.radio_channel_id)) problems.push('The radio channel is not in the playlist.');
-    if (move.position >= current.length)
+    if (current && !current.includes(move.radio_channel_id)) problems.push('The radio channel is not in the playlist.');
+    if (current && move.position >= current.length)
       problems.push(`The position must be between 0 and ${Math.max(0, current.length - 1)}.`);
     if (seenChannels.has(move.radio_channel_id)) problems.push('The radio channel is listed twice.');
     if (seenPositions.has(move.position)) problems.push('The position is listed twice.');
@@ -438,19 +491,71 @@ export async function reorderItems(
     seenPositions.add(move.position);
     if (problems.length) errors[`items.${i}`] = problems;
   });
-  if (Object.keys(errors).length) throw validationFailed(errors);
+  return errors;
+}
 
-  const order: (number | undefined)[] = new Array<number | undefined>(current.length).fill(undefined);
-  for (const move of moves) order[move.position] = move.radio_channel_id;
-  const rest = current.filter((id) => !seenChannels.has(id));
-  for (let i = 0; i < order.length; i += 1) if (order[i] === undefined) order[i] = rest.shift();
+/**
+ * What a reorder needs besides the playlist's own conditions: every listed channel is in the playlist, every position
+ * within it, no channel or position listed twice (422 naming every problem of every move).
+ */
+export function reorderCheck(db: Db, playlistId: number, moves: Move[]): PlaylistCheck {
+  const json = JSON.stringify(moves);
+  // A channel or position listed twice fails the batch whatever the playlist holds; the answer names it with the rest.
+  const twice = Object.keys(reorderProblems(moves)).length > 0;
+  return {
+    guards: [
+      guard(
+        db,
+        sql`${twice ? 1 : 0} OR EXISTS (SELECT 1 FROM ${jsonRows(json)} WHERE NOT EXISTS (SELECT 1 FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId} AND ${playlistItems.channelId} = ${jsonField('radio_channel_id')}) OR ${jsonField('position')} >= (SELECT count(*) FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId}))`,
+      ),
+    ],
+    async explain() {
+      const items = await db
+        .select({ channelId: playlistItems.channelId })
+        .from(playlistItems)
+        .where(eq(playlistItems.playlistId, playlistId))
+        .orderBy(asc(playlistItems.position), asc(playlistItems.id));
+      const errors = reorderProblems(
+        moves,
+        items.map((r) => r.channelId),
+      );
+      if (Object.keys(errors).length) throw validationFailed(errors);
+    },
+  };
+}
 
+/**
+ * Moves the listed channels to their positions; the others keep their relative order in the positions left (its
+ * conditions: `playlistConditions` with `reorderCheck`). In SQL, so that the order it starts from is the playlist's
+ * at that moment: the k-th unlisted item (by position) takes the k-th position no move names.
+ */
+export async function reorderItems(
+  db: Db,
+  playlistId: number,
+  userId: number,
+  moves: Move[],
+  now: string,
+  guards: WriteGuards,
+) {
+  const json = JSON.stringify(moves);
+  const { id, channelId, position } = playlistItems;
+  const reorder = batchable(
+    db,
+    sql`WITH RECURSIVE
+      moves(channel_id, pos) AS (SELECT ${jsonField('radio_channel_id')}, ${jsonField('position')} FROM ${jsonRows(json)}),
+      slots(p) AS (SELECT 0 UNION ALL SELECT p + 1 FROM slots WHERE p + 1 < (SELECT count(*) FROM ${playlistItems} WHERE ${playlistItems.playlistId} = ${playlistId})),
+      free(p, k) AS (SELECT p, row_number() OVER (ORDER BY p) FROM slots WHERE p NOT IN (SELECT pos FROM moves)),
+      rest(item, k) AS (SELECT ${id}, row_number() OVER (ORDER BY ${position}, ${id}) FROM ${playlistItems}
+        WHERE ${playlistItems.playlistId} = ${playlistId} AND ${channelId} NOT IN (SELECT channel_id FROM moves)),
+      target(item, pos) AS (
+        SELECT ${id}, moves.pos FROM ${playlistItems} JOIN moves ON moves.channel_id = ${channelId}
+          WHERE ${playlistItems.playlistId} = ${playlistId}
+        UNION ALL SELECT rest.item, free.p FROM rest JOIN free ON free.k = rest.k)
+    UPDATE ${playlistItems} SET ${bare(position)} = (SELECT pos FROM target WHERE item = ${id})
+    WHERE ${playlistItems.playlistId} = ${playlistId}`,
+  );
   const { detail } = await changeThenDetail(db, guards, playlistId, userId, [
-    db
-      .update(playlistItems)
-      .set({ position: sql`j.key` })
-      .from(jsonRows(JSON.stringify(order)))
-      .where(and(eq(playlistItems.playlistId, playlistId), eq(playlistItems.channelId, sql`j.value`))),
+    reorder,
     compact(db, playlistId),
     touch(db, playlistId, now),
   ]);

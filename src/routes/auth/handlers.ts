@@ -10,6 +10,7 @@ import { issueToken, revokeOtherTokens, revokeToken } from '../../accounts/token
 import * as usersService from '../../accounts/users';
 import { guardedWrite } from '../../http/write';
 import { currentUser } from '../../middleware/auth';
+import { sendRiders } from '../../http/batch';
 import type * as routes from './routes';
 
 const EMAIL_TAKEN = 'The email has already been taken.';
@@ -96,17 +97,15 @@ export const me: RouteHandler<typeof routes.me, AppEnv> = async (c) =>
 export const verify: RouteHandler<typeof routes.verify, AppEnv> = async (c) =>
   ok(c, { user: await usersService.toUserResource(currentUser(c)), status: 'active' as const }, 'The token is valid.');
 
+/** One batch: the account check as a guard, the change; a taken email fails on its unique index. */
 export const updateProfile: RouteHandler<typeof routes.updateProfile, AppEnv> = async (c) => {
   const changes = c.req.valid('json');
-  const user = currentUser(c);
   if (changes.name === undefined && changes.email === undefined) {
-    return ok(c, await usersService.toUserResource(user), 'Nothing to update.');
+    await sendRiders(c);
+    return ok(c, await usersService.toUserResource(currentUser(c)), 'Nothing to update.');
   }
-  if (changes.email !== undefined && changes.email !== user.email) {
-    const owner = await usersService.findUserByEmail(c.get('db'), changes.email);
-    if (owner) throw fieldInvalid('email', EMAIL_TAKEN, 'email_taken');
-  }
-  const updated = await guardedWrite(c, (guards) => usersService.updateProfile(c.get('db'), user.id, changes, guards));
+  const userId = c.get('userId');
+  const updated = await guardedWrite(c, (guards) => usersService.updateProfile(c.get('db'), userId, changes, guards));
   if (!updated) throw fieldInvalid('email', EMAIL_TAKEN, 'email_taken');
   return ok(c, await usersService.toUserResource(updated), 'Profile updated successfully.');
 };

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { noQuery } from '../../lib/validation';
 import { BODY_ERRORS, NullData, errorResponse, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
-import { accountAccess, limited } from '../../middleware/access';
+import { accountAccess, accountWriteAccess, limited } from '../../middleware/access';
 import { UserSchema, emailField, nameField, passwordField } from '../../schemas/user';
 import { isRecord } from '../../lib/objects';
 
@@ -110,7 +110,7 @@ export const updateProfile = createRoute({
   tags,
   summary: 'Change name and/or email',
   description: 'Only `name` and `email` can change here; other keys are ignored. A taken email is 422.',
-  ...accountAccess,
+  ...accountWriteAccess,
   request: {
     query: noQuery,
     body: jsonBody(z.object({ name: nameField.optional(), email: emailField.optional() }).openapi('ProfileRequest')),

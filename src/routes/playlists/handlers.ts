@@ -6,7 +6,6 @@ import { decodeListCursor, keysetPage } from '../../lib/list-cursor';
 import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
 import { idParam } from '../../lib/validation';
-import { versionConditions } from '../../playlists/conditions';
 import { playlistTag } from '../../playlists/entity-tags';
 import { EXPORT_FORMATS, exportFormat, toM3u, toPls } from '../../playlists/export';
 import * as playlists from '../../playlists/playlists';
@@ -20,8 +19,9 @@ function readPlaylist(c: Context<AppEnv>, id: number): Promise<playlists.Playlis
   return runBatch(c, playlists.readablePlaylist(c.get('db'), id, userId, userId));
 }
 
-/** The `If-Match` condition of a write to playlist `id` (playlists/conditions.ts). */
-const ifMatch = (c: Context<AppEnv>, id: number) => versionConditions(c.get('db'), id, c.req.header('if-match'));
+/** What a write to playlist `id` needs to hold: the caller's, at a version `If-Match` accepts, and `check`. */
+const conditions = (c: Context<AppEnv>, id: number, check?: playlists.PlaylistCheck) =>
+  playlists.playlistConditions(c.get('db'), id, c.get('userId'), c.req.header('if-match'), check);
 
 export const listPlaylists: RouteHandler<typeof routes.listPlaylists, AppEnv> = async (c) => {
   const { limit, cursor } = c.req.valid('query');
@@ -84,7 +84,7 @@ export const updatePlaylist: RouteHandler<typeof routes.updatePlaylist, AppEnv> 
   const playlist = await guardedWrite(
     c,
     (guards) => playlists.updatePlaylist(c.get('db'), id, c.get('userId'), c.req.valid('json'), isoTimestamp(), guards),
-    ifMatch(c, id),
+    conditions(c, id),
   );
   tagVersion(c, playlist);
   return ok(c, playlist, 'Playlist updated successfully.');
@@ -92,7 +92,11 @@ export const updatePlaylist: RouteHandler<typeof routes.updatePlaylist, AppEnv> 
 
 export const deletePlaylist: RouteHandler<typeof routes.deletePlaylist, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  await guardedWrite(c, (guards) => playlists.deletePlaylist(c.get('db'), id, c.get('userId'), guards), ifMatch(c, id));
+  await guardedWrite(
+    c,
+    (guards) => playlists.deletePlaylist(c.get('db'), id, c.get('userId'), guards),
+    conditions(c, id),
+  );
   return ok(c, null, 'Playlist deleted successfully.');
 };
 
@@ -102,7 +106,7 @@ export const addItem: RouteHandler<typeof routes.addItem, AppEnv> = async (c) =>
   const detail = await guardedWrite(
     c,
     (guards) => playlists.addItem(c.get('db'), id, c.get('userId'), radio_channel_id, position, isoTimestamp(), guards),
-    ifMatch(c, id),
+    conditions(c, id, playlists.addItemCheck(c.get('db'), id, radio_channel_id, position)),
   );
   tagVersion(c, detail);
   return created(
@@ -118,7 +122,7 @@ export const removeItem: RouteHandler<typeof routes.removeItem, AppEnv> = async 
   const detail = await guardedWrite(
     c,
     (guards) => playlists.removeItem(c.get('db'), id, c.get('userId'), channel_id, isoTimestamp(), guards),
-    ifMatch(c, id),
+    conditions(c, id, playlists.removeItemCheck(c.get('db'), id, channel_id)),
   );
   tagVersion(c, detail);
   return ok(c, detail, 'Radio channel removed from the playlist.');
@@ -126,11 +130,11 @@ export const removeItem: RouteHandler<typeof routes.removeItem, AppEnv> = async 
 
 export const reorderItems: RouteHandler<typeof routes.reorderItems, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
+  const { items } = c.req.valid('json');
   const detail = await guardedWrite(
     c,
-    (guards) =>
-      playlists.reorderItems(c.get('db'), id, c.get('userId'), c.req.valid('json').items, isoTimestamp(), guards),
-    ifMatch(c, id),
+    (guards) => playlists.reorderItems(c.get('db'), id, c.get('userId'), items, isoTimestamp(), guards),
+    conditions(c, id, playlists.reorderCheck(c.get('db'), id, items)),
   );
   tagVersion(c, detail);
   return ok(c, detail, 'Playlist reordered successfully.');
