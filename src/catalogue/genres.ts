@@ -5,13 +5,14 @@ import { genres, radioChannels } from '../db/schema';
 import type { z } from 'zod';
 import { GENRE_FIELDS, type GenreSchema } from '../schemas/catalogue';
 import { apiColumns } from '../schemas/from-table';
+import { channelLogo, genreLogo } from './logos';
 import { channelInGenre, channelVisible } from './radio-resource';
 
 /** The GenreObject of the spec (its schema: schemas/catalogue.ts). */
 export type GenreResource = z.infer<typeof GenreSchema>;
 
 /** The GenreObject of the spec: the table's own columns, named as the API names them. */
-export const genreColumns = apiColumns(genres, GENRE_FIELDS);
+export const genreColumns = { ...apiColumns(genres, GENRE_FIELDS), logo: genreLogo };
 
 /** Active genres by name. */
 export const activeGenres = (db: Db) =>
@@ -44,7 +45,7 @@ export function genreWithChannels(db: Db, id: number, limit: number) {
           id: radioChannels.id,
           name: radioChannels.name,
           stream_url: radioChannels.streamUrl,
-          logo: radioChannels.logo,
+          logo: channelLogo,
         })
         .from(radioChannels)
         .where(and(channelVisible, channelInGenre(radioChannels.id, id)))

@@ -3,6 +3,7 @@ import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { z } from 'zod';
 import { favorites, genres, likes, radioChannelGenres, radioChannels } from '../db/schema';
 import type { GenreRefsSchema, RadioSchema } from '../schemas/catalogue';
+import { channelLogo } from './logos';
 
 /** The RadioResource of the spec, as every endpoint returns a channel (its schema: schemas/catalogue.ts). */
 export type RadioResource = z.infer<typeof RadioSchema>;
@@ -44,8 +45,7 @@ export function radioResourceColumns(viewerId: number) {
     slug: radioChannels.slug,
     description: radioChannels.description,
     stream_url: radioChannels.streamUrl,
-    // '' when the channel has no logo: its response then says where the placeholder is (lib/envelope.ts).
-    logo: sql<string>`coalesce(${radioChannels.logo}, '')`.as('logo'),
+    logo: channelLogo,
     // The country and genres as the row stores them (db/schema.ts): no other table is read for them.
     country: {
       id: radioChannels.countryId,

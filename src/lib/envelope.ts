@@ -17,8 +17,7 @@ export interface SerialisedBody {
 
 /** A JSON response, serialised here once; its text is kept on the context (`body`). */
 export function json<T, S extends ContentfulStatusCode>(c: Context, value: T, status: S): JsonResponse<T, S> {
-  // Placeholder logo URLs name the request's origin.
-  const body = { text: withPlaceholderLogos(JSON.stringify(value), new URL(c.req.url).origin) };
+  const body = { text: absolutePaths(JSON.stringify(value), new URL(c.req.url).origin) };
   c.set('body', body);
   // The text is JSON.stringify(value): the typed response c.json(value) would give.
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion
@@ -28,30 +27,15 @@ export function json<T, S extends ContentfulStatusCode>(c: Context, value: T, st
   >;
 }
 
-/**
- * An object of a response that has no logo of its own, as JSON.stringify writes it: its
- * `id` first, then scalar fields only (strings, numbers, booleans, null), then `"logo":null`
- * or `"logo":""` (what a channel's select gives). Channels, genres and the channels of
- * a genre are written so (radio-resource.ts, genres.ts). A `"` inside a string is always
- * escaped, so nothing inside a string value can match.
- */
-const NO_LOGO = /\{"id":(\d+)((?:,"\w+":(?:"(?:[^"\\]|\\.)*"|[-+.\deE]+|null|true|false))*?),"logo":(?:null|"")/g;
+/** A JSON string value that is a path of this API (`"/api/v1/..."`, a placeholder logo). */
+const OWN_PATH = /":"\/api\/v1\//g;
 
 /**
- * A channel or genre without a logo of its own gets the URL of its placeholder PNG
- * (`logo` is never null: docs/catalogue.md#logos-that-always-render), made where the response is serialised, because
- * the URL needs the request's origin. Channels are the objects with a `stream_url`. Only
- * responses that hold a `"logo":null` or `"logo":""` are rewritten, in one pass over the
- * text (a second JSON.stringify with a replacer would cost every cached read of a list
- * of channels a second walk over its objects).
+ * The paths of this API in an answer, as absolute URLs of the host the request came to: queries name a placeholder
+ * by its path, which only the request knows the origin of.
  */
-export function withPlaceholderLogos(text: string, origin: string): string {
-  if (!text.includes('"logo":null') && !text.includes('"logo":""')) return text;
-  return text.replace(
-    NO_LOGO,
-    (_, id: string, fields: string) =>
-      `{"id":${id}${fields},"logo":"${origin}/api/v1/${fields.includes(',"stream_url":') ? 'radios' : 'genres'}/${id}/logo.png"`,
-  );
+export function absolutePaths(text: string, origin: string): string {
+  return text.includes('":"/api/v1/') ? text.replace(OWN_PATH, `":"${origin}/api/v1/`) : text;
 }
 
 /** 200 with a success envelope. */
