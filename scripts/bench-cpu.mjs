@@ -8,8 +8,9 @@
 // 2-core machine. It still moves ±10% from round to round (timers, GC, how requests
 // batch), so builds are compared round by round, alternating, and the median is kept.
 // (V8's sampling profiler was tried first: under load its samples stand for the gaps in
-// which the sampler waited for a core, which made it a wall clock.) For the few µs a
-// middleware costs, `npm run bench:middleware` measures the chain alone.
+// which the sampler waited for a core, which made it a wall clock.) `npm run bench` takes the
+// same measure apart (the Worker's own code against the simulators, beside a bare Hono route):
+// docs/performance.md#how-cpu-is-measured.
 //
 // Each `--ref` (a commit, branch or tag; `.` or none: the working tree) is checked out in a
 // temporary worktree, bundled with its own wrangler.toml (`wrangler deploy --dry-run`),

@@ -1,23 +1,25 @@
 #!/usr/bin/env node
-// npm run bench [-- --duration S] [--rounds N] [--connections N] [--channels N] [--only a,b] [--tool wrk|autocannon]
-//                 [--var NAME=value ...]   (overrides a wrangler.toml var, e.g. --var READ_CACHE_MS=0)
+// npm run bench [-- --channels 100000] [--requests 1000] [--rounds 3] [--concurrency 8] [--capture 40]
+//                 [--only list,like,...] [--var NAME=value ...]
+// --only takes endpoint ids: genres list list-heavy list-by-number search suggestions charts trending featured nearby
+// trending-searches detail playlist like like-heavy play.
 //
-// Bundles the Worker (`wrangler deploy --dry-run --outdir`), serves the bundle from
-// Miniflare directly (no `wrangler dev` proxy), loads a synthetic catalogue through the
-// API's own import, then drives each endpoint with wrk (Debian's package; autocannon
-// when wrk is not installed), alternating with a baseline Worker on the same runtime
-// that answers a fixed JSON body, and measures the runtime's own ceilings in the same
-// run: a Worker that makes one D1 query, one D1 batch write, one KV read or one Durable
-// Object call per request and nothing else. Each endpoint declares the I/O it must do on
-// a cache miss and is compared with that ceiling; reads run twice, with the read caches
-// as shipped and with `READ_CACHE_MS=0` (a second Worker), and each read also against its own
-// I/O alone: a Worker that only sends its answers (caches on) or only runs its SQL as
-// logged at LOG_LEVEL=debug (caches off). A mix (list pages with one like in ten) is
-// compared with its parts measured alone. Then rows read per request
-// (D1's own counts, through the debug header) at 1,000 and 100,000 channels, caches off.
-// Writes bench/results.md, bench/results.json and bench/results.svg.
+// What docs/performance.md sets as targets, per endpoint: D1 round trips, queries, rows read and written; the
+// Worker's own CPU per request beside a bare Hono + @hono/zod-openapi route answering the same JSON; the latency a
+// listener far from the primary would see, modelled from the calls the request makes; whether each shared list was
+// served from its location copy or missed. Writes bench/results.md and bench/results.json.
+//
+// How (docs/performance.md#how-cpu-is-measured): the Worker is bundled as deployed (`wrangler deploy --dry-run`) and
+// served by one workerd process (Miniflare, wrangler's own copy) twice, with SHARED_LIST_MAX_AGE=0 (every shared
+// list a miss) and 60 (copies), beside a recorder (the same bundle, writing down every call a request makes to D1,
+// KV, the Rate Limiting bindings, the Durable Objects and the Cache API), a replay Worker (only those calls), the
+// bare Hono Worker (the endpoint's captured answers) and a floor Worker (60 bytes). The API's CPU per request is the
+// workerd process's CPU time (the scheduler's, /proc) over a fixed number of requests, minus the replay's over the
+// same requests: what is left is the Worker's own code, without the local D1, KV and Durable Object simulators that
+// run in the same process. The bare route's is its process CPU minus the floor's. Rounds alternate the four, the
+// median is kept.
 import autocannon from 'autocannon';
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -26,215 +28,189 @@ import {
   Miniflare,
   SEARCH_WORDS as words,
   applyMigrations,
+  fetchAgain,
   loadBenchData,
   pick,
   workerOptions,
   wranglerConfig,
 } from './lib/bench-data.mjs';
+import { FLOOR_SOURCE, REPLAY_SOURCE, recorderSource } from './lib/bench-workers.mjs';
+import { LATENCY, RADIO_BROWSER_RTT_MS, modelledLatency } from './lib/bench-latency.mjs';
 import { root, serverTiming } from './lib/local-api.mjs';
-import { onShutdown, runWrangler } from './lib/local-worker.mjs';
+import { onShutdown, runWrangler, sleep } from './lib/local-worker.mjs';
+import { cpuNanos, workerdChildren } from './lib/workerd-stats.mjs';
 
 const { values: options } = parseArgs({
   options: {
-    duration: { type: 'string', default: '4' },
+    channels: { type: 'string', default: '100000' },
+    requests: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '3' },
-    connections: { type: 'string', default: '16' },
-    channels: { type: 'string', default: '50000' },
+    concurrency: { type: 'string', default: '8' },
+    capture: { type: 'string', default: '40' },
     only: { type: 'string', default: '' },
-    tool: { type: 'string' },
     var: { type: 'string', multiple: true, default: [] },
   },
 });
-const DURATION = Number(options.duration);
-const ROUNDS = Number(options.rounds);
-const CONNECTIONS = Number(options.connections);
 const CHANNELS = Number(options.channels);
-const ONLY = options.only.split(',').filter(Boolean);
-const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
-const TOOL = options.tool ?? (hasWrk ? 'wrk' : 'autocannon');
-if (TOOL === 'wrk' && !hasWrk) throw new Error('wrk is not installed (apt-get install wrk), or pass --tool autocannon');
+const REQUESTS = Number(options.requests);
+const ROUNDS = Number(options.rounds);
+const CONCURRENCY = Number(options.concurrency);
+/** Distinct requests per endpoint: captured once, then sent in turn (plays: every one distinct). */
+const CAPTURED = Number(options.capture);
+const ONLY = options.only
+  .split(',')
+  .map((name) => name.trim())
+  .filter(Boolean);
+const USERS = 100;
+const HEAVY_LIKES = 4000;
+/** Requests before each measured run (not counted): compiled code, copies kept, as a steady load keeps them. */
+const WARM = Math.max(100, CAPTURED);
+/** Shared lists' copies: seconds a location keeps one where deployed. */
+const DEPLOYED_MAX_AGE = 60;
 
 const out = `${root}/bench/out`;
 mkdirSync(out, { recursive: true });
-
-console.log('Bundling the Worker (wrangler deploy --dry-run)...');
-const build = runWrangler(['deploy', '--dry-run', '--outdir', `${out}/bundle`], { stdio: 'ignore' });
-if (build.status !== 0) throw new Error('wrangler deploy --dry-run failed');
-
 const config = wranglerConfig(root);
-const { compatibilityDate, vars } = config;
-const overrides = {};
-for (const assignment of options.var) {
-  const [name, ...value] = assignment.split('=');
-  overrides[name] = vars[name] = value.join('=');
-}
+const overrides = Object.fromEntries(
+  options.var.map((assignment) => {
+    const [name, ...value] = assignment.split('=');
+    return [name, value.join('=')];
+  }),
+);
 
-/** Miniflare options of the Worker's bundle, with its own storage; `extra` overrides vars. */
-const apiOptions = (extra = {}) =>
-  workerOptions({
+// Machine load when the run began and ended: the CPU figures hold on a busy machine, the rates do not.
+const othersRunning = () =>
+  execFileSync('sh', ['-c', "pgrep -fa 'vitest|workerd' | grep -v wt-bench | grep -v pgrep | wc -l || true"], {
+    encoding: 'utf8',
+  }).trim();
+const loadAtStart = { loadavg: os.loadavg(), others: othersRunning() };
+
+console.log('Bundling the Worker and the bare baseline (wrangler deploy --dry-run)...');
+if (runWrangler(['deploy', '--dry-run', '--outdir', `${out}/bundle`], { stdio: 'ignore' }).status !== 0)
+  throw new Error('wrangler deploy --dry-run failed');
+writeFileSync(`${out}/bundle/bench-recorder.mjs`, recorderSource());
+// The bare Worker is built with the API's build settings (minified, no __name wrappers).
+writeFileSync(
+  `${out}/bare.toml`,
+  [
+    'name = "bench-bare"',
+    `main = "${root}/scripts/lib/bench-bare-worker.mjs"`,
+    `compatibility_date = "${config.compatibilityDate}"`,
+    'compatibility_flags = ["nodejs_compat"]',
+    'keep_names = false',
+    'minify = true',
+    '',
+  ].join('\n'),
+);
+if (
+  runWrangler(['deploy', '--dry-run', '--outdir', `${out}/bare`, '--config', `${out}/bare.toml`], { stdio: 'ignore' })
+    .status !== 0
+)
+  throw new Error('wrangler deploy --dry-run of the bare Worker failed');
+
+// One workerd process serves them all: the API as deployed (copies kept SHARED_LIST_MAX_AGE seconds) and with
+// SHARED_LIST_MAX_AGE=0, the recorder, the replay, the bare route and the floor. They share the D1 database, the KV
+// namespace and the API's Durable Objects (the replay makes the API's own calls).
+const direct = { unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }] };
+const sharedObjects = Object.fromEntries(
+  Object.entries(config.durableObjects).map(([name, { className }]) => [name, { className, scriptName: 'api' }]),
+);
+const apiWorker = (name, maxAge, extra = {}) => {
+  // The host and port are the instance's, not a worker's.
+  const {
+    host: _host,
+    port: _port,
+    ...worker
+  } = workerOptions({
     scriptPath: `${out}/bundle/index.js`,
     config,
     storage: 'bench',
     adminToken: ADMIN_TOKEN,
-    bindings: { ...overrides, ...extra },
+    bindings: { LOG_LEVEL: 'error', SHARED_LIST_MAX_AGE: String(maxAge), ...overrides },
   });
-const startWorker = (extra = {}) => new Miniflare(apiOptions(extra));
-const worker = startWorker();
-// The Worker with READ_CACHE_MS=0, and beside it on the same D1 (requests with `Host:
-// replay.bench`) a Worker that only replays the statements each of its reads ran, in
-// the same round trips: the ceiling of that read's own I/O. The statements are taken
-// from the Worker's own log at LOG_LEVEL=debug (setOptions keeps the storage).
-const REPLAY_HOST = 'replay.bench';
-let runtimeOutput = null; // collects the runtime's stdout while not null
-const uncachedOptions = ({ logLevel = 'silent', plans = {} } = {}) => {
-  const { host, port, ...api } = apiOptions({ READ_CACHE_MS: '0', LOG_LEVEL: logLevel });
-  return {
-    host,
-    port,
-    handleRuntimeStdio(stdout, stderr) {
-      stdout.setEncoding('utf8');
-      stdout.on('data', (chunk) => {
-        if (runtimeOutput !== null) runtimeOutput += chunk;
-      });
-      stderr.pipe(process.stderr);
-    },
-    workers: [
-      { name: 'api', ...api },
-      {
-        name: 'replay',
-        modules: true,
-        compatibilityDate,
-        d1Databases: { DB: 'bench' },
-        routes: [`${REPLAY_HOST}/*`],
-        script: `const PLANS = ${JSON.stringify(plans)};
-export default { async fetch(request, env) {
-  const plan = PLANS[new URL(request.url).searchParams.get('plan')];
-  if (!plan) return new Response('no such plan', { status: 404 });
-  const db = env.DB.withSession('first-unconstrained');
-  for (const trip of plan) await db.batch(trip.map((s) => db.prepare(s.sql).bind(...s.params)));
-  return new Response('{"success":true,"message":"Replayed.","data":null}', { headers: { 'content-type': 'application/json; charset=UTF-8' } });
-} };`,
-      },
-    ],
-  };
+  return { ...worker, name, ...direct, ...(name === 'api' ? {} : { durableObjects: sharedObjects }), ...extra };
 };
-const uncachedWorker = new Miniflare(uncachedOptions());
-const baselineBody = JSON.stringify({
-  success: true,
-  message: 'Baseline.',
-  data: { id: 1, name: 'Baseline', genres: [] },
+const plain = (name, script, extra = {}) => ({
+  name,
+  modules: true,
+  script,
+  compatibilityDate: config.compatibilityDate,
+  compatibilityFlags: ['nodejs_compat'],
+  ...direct,
+  ...extra,
 });
-const baseline = new Miniflare({
+const apiBindings = apiWorker('x', 0);
+const before = new Set(workerdChildren());
+const mf = new Miniflare({
   host: '127.0.0.1',
   port: 0,
-  modules: true,
-  script: `export default { fetch() { return new Response(${JSON.stringify(baselineBody)}, { headers: { 'content-type': 'application/json; charset=UTF-8' } }); } };`,
-  compatibilityDate,
+  workers: [
+    apiWorker('api', 0),
+    apiWorker('copies', DEPLOYED_MAX_AGE),
+    apiWorker('recorder', 0, {
+      scriptPath: `${out}/bundle/bench-recorder.mjs`,
+      // The bundle it wraps is an ES module (Miniflare takes other .js files for CommonJS).
+      modulesRules: [...apiBindings.modulesRules, { type: 'ESModule', include: ['**/*.js'] }],
+      durableObjects: { ...sharedObjects, OWN_PLAY_COUNTER: { className: 'PlayCounter', useSQLite: true } },
+    }),
+    plain('replay', REPLAY_SOURCE, {
+      d1Databases: apiBindings.d1Databases,
+      kvNamespaces: apiBindings.kvNamespaces,
+      ratelimits: apiBindings.ratelimits,
+      durableObjects: sharedObjects,
+    }),
+    { ...plain('bare', undefined), script: undefined, scriptPath: `${out}/bare/bench-bare-worker.js` },
+    plain('floor', FLOOR_SOURCE),
+  ],
 });
-// The runtime's ceilings: one I/O of each kind per request and nothing else, so an
-// endpoint's figure can be read against what its I/O alone allows on this machine.
-const probe = new Miniflare({
-  host: '127.0.0.1',
-  port: 0,
-  modules: true,
-  compatibilityDate,
-  d1Databases: { DB: 'probe' },
-  kvNamespaces: { KV: 'probe' },
-  durableObjects: { PROBE: { className: 'Probe', useSQLite: true } },
-  script: `import { DurableObject } from 'cloudflare:workers';
-export class Probe extends DurableObject {
-  constructor(ctx, env) {
-    super(ctx, env);
-    ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS plays (user_id INTEGER, channel_id INTEGER, n INTEGER, PRIMARY KEY (user_id, channel_id))');
-  }
-  ping() { return 1; }
-  // One row written durably (the answer waits for the commit): the least a play that must not be lost does.
-  write(userId, channelId) {
-    this.ctx.storage.sql.exec('INSERT INTO plays VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET n = n + 1', userId, channelId);
-    return 1;
-  }
-}
-const headers = { 'content-type': 'application/json; charset=UTF-8' };
-export default { async fetch(request, env) {
-  const path = new URL(request.url).pathname;
-  let data = null;
-  if (path === '/d1') data = await env.DB.prepare('SELECT 1 AS one').first();
-  else if (path === '/d1-batch') {
-    const n = Math.floor(Math.random() * 1000);
-    await env.DB.batch([
-      env.DB.prepare('INSERT INTO probe_rows (n) VALUES (?)').bind(n),
-      env.DB.prepare('UPDATE probe_counts SET count = count + 1 WHERE id = ?').bind(n % 10),
-    ]);
-  }
-  else if (path === '/kv') data = await env.KV.get('key');
-  else if (path === '/do') data = await env.PROBE.get(env.PROBE.idFromName('probe')).ping();
-  else if (path === '/do-write')
-    data = await env.PROBE.get(env.PROBE.idFromName('probe')).write(Math.floor(Math.random() * 100), Math.floor(Math.random() * 50000));
-  return new Response(JSON.stringify({ success: true, message: 'Probe.', data }), { headers });
-} };`,
-});
-// Interrupted or failed, the bench still takes its runtimes down with it.
-const scaleWorkers = [];
-const answerWorkers = [];
-const disposeAll = () =>
-  Promise.allSettled(
-    [worker, uncachedWorker, baseline, probe, ...answerWorkers, ...scaleWorkers].map((w) => w.dispose()),
-  );
-const forgetCleanup = onShutdown(disposeAll);
-const urlOf = async (w) => (await w.ready).toString().replace(/\/$/, '');
-const baselineUrl = (await baseline.ready).toString().replace(/\/$/, '');
-const probeUrl = (await probe.ready).toString().replace(/\/$/, '');
+const stopAll = () => mf.dispose();
+const forgetCleanup = onShutdown(stopAll);
 
 try {
-  const probeDb = await probe.getD1Database('DB');
-  await probeDb.exec('CREATE TABLE probe_rows (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)');
-  await probeDb.exec('CREATE TABLE probe_counts (id INTEGER PRIMARY KEY, count INTEGER NOT NULL)');
-  for (let i = 0; i < 10; i += 1) await probeDb.prepare('INSERT INTO probe_counts VALUES (?, 0)').bind(i).run();
+  await mf.ready;
+  const started = workerdChildren().filter((pid) => !before.has(pid));
+  if (started.length !== 1) throw new Error(`expected one new workerd process, found ${started.length}`);
+  const pid = started[0];
+  const urls = {};
+  for (const name of ['api', 'copies', 'recorder', 'replay', 'bare', 'floor'])
+    urls[name] = (await mf.unsafeGetDirectURL(name)).toString().replace(/\/$/, '');
 
-  /**
-   * One Worker made ready as a deployment would be: migrations, a synthetic catalogue of
-   * `channels` through the API's own import, `USERS` accounts, plays, likes and a public
-   * playlist of 50 channels.
-   */
-  const USERS = 100;
-  const prepare = async (mf, channels) => {
-    const base = await urlOf(mf);
-    const db = await mf.getD1Database('DB');
-    await applyMigrations(db, `${root}/drizzle/migrations`);
-    const file = `${out}/synthetic-${channels}.json`;
-    execFileSync(process.execPath, [`${root}/scripts/generate-synthetic-catalogue.mjs`, String(channels), file], {
-      stdio: 'ignore',
-    });
-    const started = Date.now();
-    const data = await loadBenchData({
-      url: base,
-      db,
-      adminToken: ADMIN_TOKEN,
-      stations: JSON.parse(readFileSync(file, 'utf8')),
-      users: USERS,
-      plays: 400,
-      likes: 200,
-      featuredEvery: 500,
-      flushMs: Number(vars.PLAY_FLUSH_MS),
-    });
-    console.log(`  ${channels} channels and ${USERS} users loaded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    return { url: base, ...data };
-  };
-  /** A fixed pseudo-random sequence (mulberry32), so that every run plays the same "random" channels. */
+  console.log(`Loading ${CHANNELS} channels, ${USERS} users, plays, likes and a playlist...`);
+  const db = await mf.getD1Database('DB', 'api');
+  await applyMigrations(db, `${root}/drizzle/migrations`);
+  const file = `${out}/synthetic-${CHANNELS}.json`;
+  execFileSync(process.execPath, [`${root}/scripts/generate-synthetic-catalogue.mjs`, String(CHANNELS), file], {
+    stdio: 'ignore',
+  });
+  const loadStarted = Date.now();
+  const setup = await loadBenchData({
+    url: urls.api,
+    db,
+    adminToken: ADMIN_TOKEN,
+    stations: JSON.parse(readFileSync(file, 'utf8')),
+    users: USERS,
+    plays: 400,
+    likes: 200,
+    featuredEvery: 500,
+    flushMs: Number(config.vars.PLAY_FLUSH_MS),
+    heavyLikes: HEAVY_LIKES,
+  });
+  console.log(`  loaded in ${((Date.now() - loadStarted) / 1000).toFixed(1)} s`);
+  // workerd's own CPU while nothing is sent (timers, alarms): what a run's settle time adds to its figure.
+  const idleStart = cpuNanos(pid);
+  await sleep(2000);
+  const idleMsPerSecond = (cpuNanos(pid) - idleStart) / 1e6 / 2;
+  console.log(`  workerd idle: ${idleMsPerSecond.toFixed(2)} ms of CPU per second`);
+
+  // ---------------------------------------------------------------- the endpoints
+  /** A fixed pseudo-random sequence (mulberry32): every run sends the same "random" requests. */
   const random = (seed) => () => {
     seed = (seed + 0x6d2b79f5) | 0;
     let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-
-  console.log('Preparing the Worker as shipped, and one with READ_CACHE_MS=0...');
-  const [shipped, uncached] = await Promise.all([prepare(worker, CHANNELS), prepare(uncachedWorker, CHANNELS)]);
-
-  /**
-   * Ranks 0..n-1 drawn from a Zipf distribution (s = 1): listening, and so the channels
-   * apps open, concentrates on few stations (the top 100 of 50,000 take ~45%).
-   */
+  /** Ranks 0..n-1 from a Zipf distribution (s = 1): apps open few channels often (the top 100 of 50,000 take ~45%). */
   const zipf = (n, next) => {
     const cdf = new Float64Array(n);
     let sum = 0;
@@ -250,581 +226,575 @@ try {
       return lo;
     };
   };
+  const rank = zipf(setup.channelIds.length, random(7));
+  const detailIds = Array.from({ length: 5000 }, () => setup.channelIds[rank()]);
+  const likeNext = random(42);
+  const likeIds = Array.from({ length: 5000 }, () => pick(setup.channelIds, Math.floor(likeNext() * 1e9)));
+  const playNext = random(4242);
+  const playIds = Array.from({ length: 50_000 }, () => pick(setup.channelIds, Math.floor(playNext() * 1e9)));
+  const heavy = () => setup.heavyToken;
+  // The popular list as an app scrolls it: page 1, then each next page by its cursor (meta.next_cursor).
+  const cursors = [undefined];
+  for (let page = 1; page < 5; page += 1) {
+    const query = cursors.at(-1) === undefined ? 'page=1' : `cursor=${cursors.at(-1)}`;
+    const response = await fetchAgain(`${urls.api}/api/v1/radios?sort=popular&${query}`, {
+      headers: { authorization: `Bearer ${setup.tokens[0]}` },
+    });
+    cursors.push((await response.json()).meta.next_cursor);
+  }
+  const scrolled = (n) => {
+    const cursor = cursors[n % cursors.length];
+    return `/api/v1/radios?sort=popular&${cursor === undefined ? 'page=1' : `cursor=${cursor}`}`;
+  };
 
-  // `io`: what the endpoint must do on a cache miss (its ceiling); `target`: against the baseline or that ceiling.
-  const reads = (setup) => {
-    const rank = zipf(setup.channelIds.length, random(7));
-    // One channel per prepared request (wrk cycles through 5,000), the same in every run.
-    const detailIds = Array.from({ length: 5000 }, () => setup.channelIds[rank()]);
-    return [
-      { name: 'genres', path: () => '/api/v1/genres', anonymous: true, io: 'd1' },
-      { name: 'channel detail', path: (i) => `/api/v1/radios/${pick(detailIds, i - 1)}`, io: 'd1' },
-      {
-        name: 'list page (popular)',
-        path: (i) => `/api/v1/radios?sort=popular&page=${1 + (i % 5)}`,
-        io: 'd1',
-        items: 20,
-        page: true,
-      },
-      { name: 'search', path: (i) => `/api/v1/search?q=${pick(words, i)}`, io: 'd1' },
-      { name: 'suggestions', path: (i) => `/api/v1/search/suggestions?q=${pick(words, i).slice(0, 3)}`, io: 'd1' },
-      {
-        name: 'charts',
-        path: () => '/api/v1/radios/charts?metric=plays&period=7d',
-        io: 'd1',
-        items: 50,
-        page: true,
-        // On a miss, one call to each of the 8 play counters (docs/scale.md#price-per-million-requests).
-        price: { doCalls: 8 },
-      },
-      {
-        name: 'trending',
-        path: () => '/api/v1/radios/trending',
-        io: 'd1',
-        items: 20,
-        page: true,
-        price: { doCalls: 8 },
-      },
-      // The bench's playlist holds 50 channels (scripts/lib/bench-data.mjs).
-      { name: 'playlist detail', path: () => `/api/v1/playlists/${setup.playlistId}`, io: 'd1', items: 50, page: true },
-      {
-        name: 'nearby',
-        path: (i) =>
-          `/api/v1/radios/nearby?lat=${(51.5 + (i % 7) * 0.1).toFixed(1)}&lng=-0.1&radius_km=${50 * (1 + (i % 4))}`,
-        io: 'd1',
-      },
-    ];
-  };
-  const writes = (setup) => {
-    const next = random(42);
-    const channel = () => setup.channelIds[Math.floor(next() * setup.channelIds.length)];
-    return [
-      // Random channels among all of them (not one hot channel), random users.
-      // Its target is against the least a play that must not be lost does (one DO call that writes a row); `also`: a plain call.
-      {
-        name: 'play (random channels)',
-        method: 'POST',
-        path: () => `/api/v1/radios/${channel()}/play`,
-        io: 'do-write',
-        also: 'do',
-        // What the counter writes per play in its own SQLite (billed as D1 rows): docs/scale.md#price-per-million-requests.
-        price: { doCalls: 1, doRowsWritten: 5 },
-      },
-      { name: 'like toggle', method: 'POST', path: () => `/api/v1/radios/${channel()}/like`, io: 'd1-batch' },
-      // Likes among cached reads: a like must not cost other callers their cached answers.
-      // Its ceiling: its parts measured alone above, in the same shares (`parts`).
-      {
-        name: 'mix: list pages and 1 like in 10',
-        method: (n) => (n % 10 === 0 ? 'POST' : 'GET'),
-        path: (n) =>
-          n % 10 === 0 ? `/api/v1/radios/${channel()}/like` : `/api/v1/radios?sort=popular&page=${1 + (n % 5)}`,
-        io: 'parts',
-        // Each user sends ten requests in a row, a like then nine reads: the likers read too.
-        user: (n) => Math.floor(n / 10) * 7 + 3,
-        parts: [
-          ['list page (popular)', 0.9],
-          ['like toggle', 0.1],
-        ],
-      },
-    ];
-  };
-  // The targets of docs/performance.md: each request against the I/O it cannot avoid.
-  const TARGETS = {
-    genres: { cached: { of: 'baseline', ratio: 0.8 } },
-    'play (random channels)': { cached: { of: 'ceiling', ratio: 0.8 } },
-    'like toggle': { cached: { of: 'ceiling', ratio: 0.8 } },
-    'mix: list pages and 1 like in 10': { cached: { of: 'ceiling', ratio: 0.5 } },
-  };
-  // Reads: 0.8 of their own I/O alone (their answers sent alone with the caches on, their SQL replayed alone off).
-  const targetOf = (endpoint, variant) => TARGETS[endpoint.name]?.[variant] ?? { of: 'own I/O', ratio: 0.8 };
-  // Cloudflare's published rates (Workers Paid, read 2026-11-24; docs/scale.md#price-per-million-requests), $ per million.
-  const RATES = { request: 0.3, rowRead: 0.001, rowWritten: 1.0, doCall: 0.15 };
-  /** $ per million requests of this kind: the Worker request, D1 rows read and written, DO calls and their rows (CPU apart). */
-  const pricePerMillion = (endpoint, rowsRead, rowsWritten) =>
-    RATES.request +
-    rowsRead * RATES.rowRead +
-    (rowsWritten + (endpoint.price?.doRowsWritten ?? 0)) * RATES.rowWritten +
-    (endpoint.price?.doCalls ?? 0) * RATES.doCall;
+  // `rows`: which rows-read target applies (docs/performance.md#the-targets); `shared`: a shared list (copies or not).
   const endpoints = [
-    ...reads(shipped).map((e) => ({ ...e, variant: 'cached', setup: shipped })),
-    ...reads(uncached).map((e) => ({ ...e, variant: 'uncached', setup: uncached })),
-    ...writes(shipped).map((e) => ({ ...e, variant: 'cached', setup: shipped })),
-  ].filter((e) => !ONLY.length || ONLY.includes(e.name));
-  for (const mix of endpoints.filter((e) => e.parts))
-    for (const [name] of mix.parts)
-      if (!endpoints.some((e) => e.name === name && e.variant === 'cached'))
-        throw new Error(`${mix.name} is measured against ${name}: add it to --only`);
-
-  // Requests prepared in advance (wrk cycles through them): 5,000, each from a random user.
-  const PREPARED = 5000;
-  const request = (endpoint, n) => ({
-    method: typeof endpoint?.method === 'function' ? endpoint.method(n) : (endpoint?.method ?? 'GET'),
-    path: endpoint ? endpoint.path(n) : '/',
-    headers: {
-      ...(endpoint && !endpoint.anonymous
-        ? { authorization: `Bearer ${pick(endpoint.setup.tokens, endpoint.user?.(n) ?? n * 7 + 3)}` }
-        : {}),
-      ...endpoint?.headers,
+    { id: 'genres', name: 'genres', path: () => '/api/v1/genres', anonymous: true, shared: true },
+    { id: 'list', name: 'list page (popular, pages 1-5 by cursor)', path: scrolled, shared: true, rows: 'page' },
+    {
+      id: 'list-heavy',
+      name: `list page, a caller with ${HEAVY_LIKES.toLocaleString('en')} likes`,
+      path: scrolled,
+      token: heavy,
+      shared: true,
+      rows: 'page',
     },
-  });
+    // Pages by number read the index entries they skip: D1 figures only.
+    {
+      id: 'list-by-number',
+      name: 'list page (popular, pages 1-5 by number)',
+      path: (n) => `/api/v1/radios?sort=popular&page=${1 + (n % 5)}`,
+      shared: true,
+      rows: 'page',
+      cpu: false,
+    },
+    { id: 'search', name: 'search', path: (n) => `/api/v1/search?q=${pick(words, n)}`, shared: true, rows: 'bounded' },
+    {
+      id: 'suggestions',
+      name: 'suggestions',
+      path: (n) => `/api/v1/search/suggestions?q=${pick(words, n).slice(0, 3)}`,
+      shared: true,
+      rows: 'bounded',
+    },
+    {
+      id: 'charts',
+      name: 'charts',
+      path: () => '/api/v1/radios/charts?metric=plays&period=7d',
+      shared: true,
+      rows: 'page',
+    },
+    { id: 'trending', name: 'trending', path: () => '/api/v1/radios/trending', shared: true, rows: 'page' },
+    { id: 'featured', name: 'featured', path: () => '/api/v1/radios/featured', shared: true, rows: 'page' },
+    {
+      id: 'nearby',
+      name: 'nearby (a city)',
+      path: (n) =>
+        `/api/v1/radios/nearby?lat=${(51.5 + (n % 7) * 0.1).toFixed(1)}&lng=-0.1&radius_km=${50 * (1 + (n % 4))}`,
+      shared: true,
+      rows: 'bounded',
+    },
+    { id: 'trending-searches', name: 'trending searches', path: () => '/api/v1/search/trending', shared: true },
+    { id: 'detail', name: 'channel detail', path: (n) => `/api/v1/radios/${pick(detailIds, n)}`, rows: 'page' },
+    {
+      id: 'playlist',
+      name: 'playlist (50 channels)',
+      path: () => `/api/v1/playlists/${setup.playlistId}`,
+      rows: 'page',
+    },
+    {
+      id: 'like',
+      name: 'like toggle',
+      method: 'POST',
+      path: (n) => `/api/v1/radios/${pick(likeIds, n)}/like`,
+      rows: 'like',
+    },
+    {
+      id: 'like-heavy',
+      name: `like toggle, a caller with ${HEAVY_LIKES.toLocaleString('en')} likes`,
+      method: 'POST',
+      path: (n) => `/api/v1/radios/${pick(likeIds, n)}/like`,
+      token: heavy,
+      rows: 'like',
+    },
+    // Plays are never sent twice (the 60-second rule would make a repeat cheaper): each request its own.
+    {
+      id: 'play',
+      name: 'play',
+      method: 'POST',
+      path: (n) => `/api/v1/radios/${pick(playIds, n)}/play`,
+      distinct: true,
+    },
+  ]
+    .map((endpoint, index) => ({ ...endpoint, index, method: endpoint.method ?? 'GET' }))
+    .filter((e) => !ONLY.length || ONLY.includes(e.id));
 
-  // Each read's own ceiling, from its first OWN requests: with the caches on, a Worker
-  // that only sends the read's own answers (bodies and headers as the API sent them);
-  // with them off, the replay Worker running the read's own statements (above).
-  const OWN = 20;
-  const transportHeaders = new Set(['content-length', 'transfer-encoding', 'date', 'content-encoding']);
-  const answers = {};
-  const plans = {};
-  const readEndpoints = endpoints.filter((e) => !e.method);
-  for (const [k, endpoint] of readEndpoints.entries()) {
-    if (endpoint.variant !== 'cached') continue;
-    for (let n = 1; n <= OWN; n += 1) {
-      const r = request(endpoint, n);
-      const response = await fetch(`${endpoint.setup.url}${r.path}`, {
-        headers: { ...r.headers, 'accept-encoding': 'identity' },
-      });
-      if (!response.ok) throw new Error(`${endpoint.name}: ${response.status} while its answers were kept`);
-      answers[`${k}-${n}`] = {
-        body: await response.text(),
-        headers: [...response.headers].filter(([h]) => !transportHeaders.has(h)),
-      };
-    }
-  }
-  if (readEndpoints.some((e) => e.variant === 'uncached')) {
-    runtimeOutput = '';
-    await uncachedWorker.setOptions(uncachedOptions({ logLevel: 'debug' }));
-    for (const [k, endpoint] of readEndpoints.entries()) {
-      if (endpoint.variant !== 'uncached') continue;
-      for (let n = 1; n <= OWN; n += 1) {
-        const r = request(endpoint, n);
-        const response = await fetch(`${endpoint.setup.url}${r.path}`, {
-          headers: { ...r.headers, 'x-request-id': `own-${k}-${n}` },
-        });
-        if (!response.ok) throw new Error(`${endpoint.name}: ${response.status} while its statements were logged`);
-        await response.arrayBuffer();
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500)); // the last lines
-    for (const line of runtimeOutput.split('\n')) {
-      let entry = null;
-      try {
-        entry = JSON.parse(line);
-      } catch {
-        continue; // not a log line
-      }
-      if (!entry?.request_id?.startsWith('own-')) continue;
-      const statements = entry.db.statements ?? [];
-      if (statements.length !== entry.db.queries) throw new Error(`${entry.path}: a statement was not traced`);
-      const trips = [];
-      // No statements: answered without D1 (genres, from the data centre's cache).
-      for (const { sql, params, round_trip } of statements) (trips[round_trip - 1] ??= []).push({ sql, params });
-      plans[entry.request_id.slice(4)] = trips.filter(Boolean);
-    }
-    runtimeOutput = null;
-    await uncachedWorker.setOptions(uncachedOptions({ plans }));
-  }
-  const answersWorker = new Miniflare({
-    host: '127.0.0.1',
-    port: 0,
-    modules: true,
-    compatibilityDate,
-    script: `const ANSWERS = ${JSON.stringify(answers)};
-export default { fetch(request) {
-  const answer = ANSWERS[new URL(request.url).pathname.slice(1)];
-  return answer ? new Response(answer.body, { headers: answer.headers }) : new Response('no such answer', { status: 404 });
-} };`,
+  /** Where Cloudflare would put a listener in Sydney (request.cf, through Miniflare's cf header). */
+  const CF = JSON.stringify({
+    asn: 1221,
+    asOrganization: 'Telstra',
+    colo: 'SYD',
+    city: 'Sydney',
+    region: 'New South Wales',
+    regionCode: 'NSW',
+    metroCode: '',
+    postalCode: '2000',
+    country: 'AU',
+    continent: 'OC',
+    timezone: 'Australia/Sydney',
+    latitude: '-33.86880',
+    longitude: '151.20930',
+    clientTcpRtt: 12,
+    httpProtocol: 'HTTP/2',
+    requestPriority: '',
+    tlsCipher: 'AEAD-AES128-GCM-SHA256',
+    tlsVersion: 'TLSv1.3',
+    edgeRequestKeepAliveStatus: 1,
+    clientAcceptEncoding: 'gzip, deflate, br',
   });
-  answerWorkers.push(answersWorker);
-  const answersUrl = await urlOf(answersWorker);
-  /** The read's own ceiling as an endpoint to load, or null (writes: their ceilings are global). */
-  const ownOf = (endpoint) => {
-    const k = readEndpoints.indexOf(endpoint);
-    if (k < 0) return null;
-    const nth = (n) => ((n - 1) % OWN) + 1;
-    if (endpoint.variant === 'cached') {
-      return {
-        kind: 'answers',
-        name: 'its own answers, sent by a Worker that does only that',
-        url: answersUrl,
-        endpoint: { name: `${endpoint.name}-answers`, variant: 'own', anonymous: true, path: (n) => `/${k}-${nth(n)}` },
-      };
-    }
-    for (let n = 1; n <= OWN; n += 1)
-      if (!plans[`${k}-${n}`]) throw new Error(`no statements logged for ${endpoint.name}`);
+  /** Request `n` of `endpoint`: its method, path and headers, as Cloudflare would hand them to the Worker. */
+  const request = (endpoint, n) => {
+    const user = (n * 7 + 3) % USERS;
+    const token = endpoint.anonymous ? null : (endpoint.token?.() ?? setup.tokens[user]);
     return {
-      kind: 'replay',
-      name: 'its own statements, replayed by a Worker that does only that',
-      url: endpoint.setup.url,
-      endpoint: {
-        name: `${endpoint.name}-replay`,
-        variant: 'own',
-        anonymous: true,
-        headers: { Host: REPLAY_HOST }, // wrk's own Host otherwise
-        path: (n) => `/?plan=${k}-${nth(n)}`,
+      method: endpoint.method,
+      path: endpoint.path(n),
+      headers: {
+        'mf-cf-blob': CF,
+        'cf-ray': `${(0x8d3a5c1e2f4b0000 + n).toString(16)}-SYD`,
+        'cf-connecting-ip': `203.0.113.${endpoint.anonymous ? 1 + (n % 250) : 1 + user}`,
+        'accept-language': 'en',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
       },
     };
   };
-  const load = (target, endpoint, seconds = DURATION) =>
-    TOOL === 'wrk' ? loadWithWrk(target, endpoint, seconds) : loadWithAutocannon(target, endpoint, seconds);
-  const loadWithAutocannon = (target, endpoint, seconds) =>
+
+  // ---------------------------------------------------------------- capture
+  let captureId = 0;
+  /** Request `n` through the recorder: the answer, D1's own counts (debug header) and every call it made. */
+  const capture = async (endpoint, n, maxAge, delay = 0) => {
+    const id = String((captureId += 1));
+    const r = request(endpoint, n);
+    const response = await fetchAgain(`${urls.recorder}${r.path}`, {
+      method: r.method,
+      headers: {
+        ...r.headers,
+        'x-debug-token': ADMIN_TOKEN,
+        'x-bench-capture': id,
+        'x-bench-max-age': String(maxAge),
+        'x-bench-delay': String(delay),
+      },
+    });
+    const body = await response.text();
+    const calls = await (await fetchAgain(`${urls.recorder}/__calls?id=${id}`)).json();
+    return {
+      status: response.status,
+      body,
+      headers: [...response.headers],
+      timing: serverTiming(response.headers),
+      ...calls,
+    };
+  };
+  const TRANSPORT = new Set(['content-length', 'transfer-encoding', 'date', 'content-encoding', 'connection']);
+  /** An answer as the bare route gives it back: the JSON and the headers the API sent without the debug token. */
+  const bareAnswer = (captured) => ({
+    json: JSON.parse(captured.body),
+    headers: Object.fromEntries(
+      captured.headers
+        .filter(([name]) => !TRANSPORT.has(name))
+        .map(([name, value]) => [name, name === 'server-timing' ? value.replace(/;desc="[^"]*"/g, '') : value]),
+    ),
+  });
+  const put = async (url, body) => {
+    const response = await fetchAgain(url, { method: 'PUT', body: JSON.stringify(body) });
+    if (!response.ok) throw new Error(`PUT ${url}: ${response.status}`);
+  };
+
+  /**
+   * The variants of an endpoint: a shared list as deployed, from its location's copy (`copy`), and with copies off
+   * (`miss`, SHARED_LIST_MAX_AGE=0); any other endpoint once.
+   */
+  const variants = endpoints.flatMap((endpoint) =>
+    endpoint.shared
+      ? [
+          { endpoint, copies: 'miss', url: urls.api, maxAge: 0 },
+          { endpoint, copies: 'copy', url: urls.copies, maxAge: DEPLOYED_MAX_AGE },
+        ]
+      : [{ endpoint, copies: null, url: urls.api, maxAge: 0 }],
+  );
+  /**
+   * The number of the `i`th request a target is sent in a round (warm-up: `i` from -WARM to -1). Requests repeat
+   * the captured ones in turn; where each must be distinct (plays), the API and the replay are sent different ones
+   * in every round, and the replay's (and the bare route's) were captured.
+   */
+  const numbers = (variant, target, round) => {
+    if (!variant.endpoint.distinct) return (i) => 1 + ((i + WARM) % CAPTURED);
+    const base = round * 2 * (WARM + REQUESTS) + (target === 'api' ? 0 : WARM + REQUESTS);
+    return (i) => 1 + base + WARM + i;
+  };
+
+  console.log('Capturing what each request does (the recorder)...');
+  /** The calls of each variant's first captured request, SQL and values included: bench/out/calls.json. */
+  const statements = {};
+  for (const variant of variants) {
+    const { endpoint, maxAge } = variant;
+    const ns = endpoint.distinct
+      ? Array.from({ length: ROUNDS }, (_, round) =>
+          Array.from({ length: WARM + REQUESTS }, (_, i) => numbers(variant, 'replay', round)(i - WARM)),
+        ).flat()
+      : Array.from({ length: CAPTURED }, (_, i) => 1 + i);
+    // A copy is read on the second request of a key: the first pass keeps them.
+    if (variant.copies === 'copy') for (const n of ns) await capture(endpoint, n, maxAge);
+    // The requests the figures are taken from end each call 20 ms late, so that what the answer does not wait for
+    // ends after it (the latency model); the others only feed the replay.
+    const captured = [];
+    for (const [i, n] of ns.entries())
+      captured.push({ n, ...(await capture(endpoint, n, maxAge, i < CAPTURED ? 20 : 0)) });
+    const failed = captured.filter((c) => c.status >= 400);
+    if (failed.length) throw new Error(`${endpoint.name}: ${failed[0].status} ${failed[0].body.slice(0, 300)}`);
+    variant.captured = endpoint.distinct ? captured.slice(0, CAPTURED) : captured;
+    statements[`${endpoint.name}${variant.copies ? ` (${variant.copies})` : ''}`] = captured[0].calls;
+    const key = (n) => `${endpoint.index}-${variant.copies ?? 'x'}-${n}`;
+    variant.key = key;
+    await put(urls.replay, Object.fromEntries(captured.map((c) => [key(c.n), c.calls])));
+    await put(urls.bare, Object.fromEntries(captured.map((c) => [key(c.n), bareAnswer(c)])));
+    console.log(`  ${endpoint.name}${variant.copies ? ` (${variant.copies})` : ''}: ${captured.length} requests`);
+  }
+
+  writeFileSync(`${out}/calls.json`, `${JSON.stringify(statements, null, 2)}\n`);
+
+  // ---------------------------------------------------------------- CPU
+  /**
+   * Sends `list` (request specs, in turn) to `url`, CONCURRENCY at a time, `count` in all. Any answer other than a 2xx
+   * fails the bench: a 5xx is a fault under test, a 4xx a request the bench got wrong; neither is a figure.
+   */
+  const drive = (url, list, count) =>
     new Promise((resolve, reject) => {
-      let n = 0;
+      let i = 0;
+      let failure;
+      const started = performance.now();
       autocannon(
         {
-          url: target,
-          connections: CONNECTIONS,
-          duration: seconds,
-          requests: [{ setupRequest: (r) => (endpoint ? { ...r, ...request(endpoint, (n += 1)) } : r) }],
+          url,
+          connections: CONCURRENCY,
+          amount: count,
+          // Samples every 10 ms: autocannon otherwise ends a run on its next whole second.
+          sampleInt: 10,
+          requests: [
+            {
+              setupRequest: (r, context) => {
+                const spec = list[i++ % list.length];
+                context.sent = `${spec.method ?? 'GET'} ${spec.path}`;
+                return { ...r, ...spec };
+              },
+              onResponse: (status, body, context) => {
+                if ((status < 200 || status >= 300) && !failure)
+                  failure = `${context.sent} (${url}): ${status} ${String(body).slice(0, 300)}`;
+              },
+            },
+          ],
         },
-        (error, result) =>
-          error
-            ? reject(error)
-            : resolve({
-                rps: result.requests.average,
-                p50: result.latency.p50,
-                p99: result.latency.p99,
-                errors: result.errors + result.timeouts + result.non2xx,
-              }),
+        (error, result) => {
+          if (error) return reject(error);
+          if (failure) return reject(new Error(`answered ${result.non2xx} non-2xx of ${count}, first ${failure}`));
+          resolve({
+            rps: (result.requests.total * 1000) / (performance.now() - started),
+            p50: result.latency.p50,
+            p99: result.latency.p99,
+            errors: result.errors + result.timeouts + result.non2xx,
+          });
+        },
       );
     });
-  // wrk (one thread: the other core is the runtime's) cycles through the prepared requests.
-  const loadWithWrk = async (target, endpoint, seconds) => {
-    const script = `${out}/wrk-${endpoint ? `${endpoint.name}-${endpoint.variant}`.replace(/\W+/g, '-') : 'baseline'}.lua`;
-    const requests = Array.from({ length: endpoint ? PREPARED : 1 }, (_, i) => ({
-      ...request(endpoint, i + 1),
-      ...(endpoint ? {} : { path: new URL(target).pathname }),
-    }));
-    // Formatted in init(): wrk fills in the Host header only once the script has loaded.
-    writeFileSync(
-      script,
-      `local specs = {\n${requests
-        .map(
-          (r) =>
-            `  { ${JSON.stringify(r.method)}, ${JSON.stringify(r.path)}, {${Object.entries(r.headers)
-              .map(([k, v]) => `[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
-              .join(', ')}} },`,
-        )
-        .join(
-          '\n',
-        )}\n}\nlocal requests = {}\nlocal i = 0\nfunction init(args)\n  for n, spec in ipairs(specs) do requests[n] = wrk.format(spec[1], spec[2], spec[3]) end\nend\nfunction request()\n  i = i % #requests + 1\n  return requests[i]\nend\n`,
-    );
-    const { stdout } = await new Promise((resolve, reject) =>
-      // A slow answer is a latency, not an error: wrk's 2 s timeout would count the runtime's tail as failures.
-      execFile(
-        'wrk',
-        ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '10s', '--latency', '-s', script, target],
-        (error, stdout) => (error ? reject(error) : resolve({ stdout })),
-      ),
-    );
-    const ms = (label) => {
-      const [, value, unit] = new RegExp(`^\\s*${label}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(stdout) ?? [];
-      return Math.round(Number(value) * ({ us: 0.001, ms: 1, s: 1000 }[unit] ?? NaN) * 100) / 100;
-    };
-    const count = (pattern) =>
-      [...stdout.matchAll(pattern)].reduce((sum, m) => sum + m.slice(1).reduce((a, x) => a + Number(x), 0), 0);
-    return {
-      rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1]),
-      p50: ms(50),
-      p99: ms(99),
-      errors:
-        count(/Non-2xx or 3xx responses: (\d+)/g) +
-        count(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/g),
-    };
-  };
-  // Baseline and endpoint alternate ROUNDS times; the round with the median ratio is
-  // reported, so one noisy run on a shared machine moves nothing.
-  // `runOwn`: the endpoint's own ceiling, run in each round right after it; its ratio is
-  // the median of the rounds' own ratios.
-  const alternate = async (runEndpoint, runOwn) => {
-    const rounds = [];
-    for (let i = 0; i < ROUNDS; i += 1) {
-      const base = await load(baselineUrl);
-      const run = await runEndpoint();
-      const own = runOwn && (await runOwn());
-      rounds.push({ base, run, own, errors: run.errors });
-    }
-    const middle = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
-    const own = runOwn && {
-      rps: middle(rounds.map((r) => r.own.rps)),
-      ratio: middle(rounds.map((r) => r.run.rps / r.own.rps)),
-      errors: rounds.reduce((sum, r) => sum + r.own.errors, 0),
-    };
-    rounds.sort((a, b) => a.run.rps / a.base.rps - b.run.rps / b.base.rps);
-    const median = rounds[Math.floor(rounds.length / 2)];
-    // Errors of every round count, not only the median's.
-    return { base: median.base, run: { ...median.run, errors: rounds.reduce((sum, r) => sum + r.errors, 0) }, own };
+  /** Process CPU per request (ms) of sending `list` `count` times (in turn) after `WARM` unmeasured ones. */
+  const measure = async (url, warmList, list, count, settleMs) => {
+    await drive(url, warmList, WARM);
+    await sleep(settleMs);
+    const start = cpuNanos(pid);
+    const result = await drive(url, list, count);
+    // What the requests left running (copies kept, plays flushed) belongs to them.
+    await sleep(settleMs);
+    return { ...result, cpuMs: (cpuNanos(pid) - start) / 1e6 / count };
   };
 
-  // The ceilings first: each endpoint's figure is then read against the one its I/O allows.
-  const ceilings = {};
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const rows = [];
-  for (const [io, name, path] of [
-    ['d1', 'one D1 query', '/d1'],
-    ['d1-batch', 'one D1 batch write', '/d1-batch'],
-    ['kv', 'one KV read', '/kv'],
-    ['do', 'one DO call', '/do'],
-    ['do-write', 'one DO call that writes a row', '/do-write'],
-  ]) {
-    const { base, run } = await alternate(() => load(`${probeUrl}${path}`));
-    ceilings[io] = { name, rps: run.rps, ratio: run.rps / base.rps };
-    console.log(
-      `ceiling: ${name.padEnd(20)} ${String(Math.round(run.rps)).padStart(6)} req/s  baseline ${Math.round(base.rps)} req/s  ratio ${(run.rps / base.rps).toFixed(2)}`,
-    );
-  }
-
-  // The rate a mix of endpoints would have if each request cost what it costs alone (rows above).
-  const partsCeiling = (endpoint) => {
-    const seconds = endpoint.parts.map(([name, share]) => {
-      const part = rows.find((r) => r.endpoint === name && r.variant === 'cached');
-      if (!part) throw new Error(`${endpoint.name} needs ${name} measured first (--only)`);
-      return share / part.rps;
-    });
-    return { name: 'its parts alone', rps: 1 / seconds.reduce((a, b) => a + b, 0) };
-  };
-
-  // A warm-up: each Worker's read paths run once under load before anything is measured
-  // (the first endpoint measured otherwise carried the runtime's first compilations).
-  // Reads only: writes would leave flushes and likes behind for what is measured next.
-  for (const endpoint of endpoints.filter((e) => !e.method)) await load(endpoint.setup.url, endpoint, 1);
-
-  for (const endpoint of endpoints) {
-    const target = endpoint.setup.url;
-    const ownCeiling = ownOf(endpoint);
-    const { base, run, own } = await alternate(
-      () => load(target, endpoint),
-      ownCeiling && (() => load(ownCeiling.url, ownCeiling.endpoint)),
-    );
-    if (own?.errors) throw new Error(`${endpoint.name}: ${own.errors} errors from ${ownCeiling.name}`);
-    // D1 figures per request: 200 requests like the load's, sent 8 at a time while a
-    // further 3-second load runs (steady state: the caches as the load keeps them).
-    const samples = [];
-    const sample = async () => {
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      for (let i = 0; i < 200; i += 8) {
-        const batch = Array.from({ length: 8 }, (_, j) => request(endpoint, i + j + 1));
-        const responses = await Promise.all(
-          // The operators' debug token: Server-Timing then carries the D1 counts.
-          batch.map((r) =>
-            fetch(`${target}${r.path}`, {
-              method: r.method,
-              headers: { ...r.headers, 'X-Debug-Token': ADMIN_TOKEN },
-            }),
-          ),
-        );
-        for (const response of responses) {
-          await response.arrayBuffer();
-          samples.push(serverTiming(response.headers));
-        }
-      }
+  for (const variant of variants) {
+    const { endpoint } = variant;
+    const label = `${endpoint.name}${variant.copies ? ` (${variant.copies})` : ''}`;
+    // Plays leave their counters a flush to send (PLAY_FLUSH_MS); other requests at most a copy to keep.
+    const settleMs = endpoint.distinct ? Number(config.vars.PLAY_FLUSH_MS) + 1000 : 300;
+    const lists = (target, round) => {
+      const n = numbers(variant, target, round);
+      const spec = (i) => {
+        const r = request(endpoint, n(i));
+        if (target === 'api') return r;
+        const key = variant.key(n(i));
+        const path = {
+          raw: `/raw/${key}`,
+          client: `/client/${key}`,
+          d1: `/d1/${key}`,
+          bare: `/bare/${key}`,
+          floor: '/',
+        }[target];
+        return { ...r, method: target === 'bare' || target === 'floor' ? 'GET' : r.method, path };
+      };
+      return {
+        warm: Array.from({ length: WARM }, (_, i) => spec(i - WARM)),
+        list: Array.from({ length: endpoint.distinct ? REQUESTS : CAPTURED }, (_, i) => spec(i)),
+      };
     };
-    await Promise.all([load(target, endpoint, 3), sample()]);
-    const mean = (key) => samples.reduce((s, x) => s + x[key], 0) / samples.length;
-    const ceiling = endpoint.io === 'parts' ? partsCeiling(endpoint) : ceilings[endpoint.io];
-    const goal = targetOf(endpoint, endpoint.variant);
-    const ratio = run.rps / base.rps;
-    const toCeiling = run.rps / ceiling.rps;
+    const targets = ['api', 'raw', 'client', 'd1', 'bare', 'floor'];
+    const runs = Object.fromEntries(targets.map((t) => [t, []]));
+    for (let round = 0; round < (endpoint.cpu === false ? 0 : ROUNDS); round += 1) {
+      // The order turns each round, so that a machine slowing down or speeding up weighs on all of them alike.
+      const turn = round % targets.length;
+      for (const target of [...targets.slice(turn), ...targets.slice(0, turn)]) {
+        const url =
+          target === 'api' ? variant.url : ['raw', 'client', 'd1'].includes(target) ? urls.replay : urls[target];
+        const { warm, list } = lists(target, round);
+        // The bare route and the floor cost a tenth of the API: more requests keep their figures as exact.
+        const count = target === 'bare' || target === 'floor' ? 3 * REQUESTS : REQUESTS;
+        runs[target].push(await measure(url, warm, list, count, settleMs));
+      }
+      const last = Object.fromEntries(targets.map((t) => [t, runs[t].at(-1).cpuMs.toFixed(3)]));
+      console.log(`  ${label} round ${round + 1}: process CPU ms per request ${JSON.stringify(last)}`);
+    }
+    const measured = runs.api.length > 0;
+    const own = runs.api.map((run, i) => run.cpuMs - runs.raw[i].cpuMs);
+    const d1Client = runs.client.map((run, i) => run.cpuMs - runs.raw[i].cpuMs);
+    const bare = runs.bare.map((run, i) => run.cpuMs - runs.floor[i].cpuMs);
+    const d1 = runs.d1.map((run, i) => run.cpuMs - runs.floor[i].cpuMs);
+    const ratio = own.map((x, i) => x / bare[i]);
+    const middle = [...runs.api].sort((a, b) => a.rps - b.rps)[Math.floor(runs.api.length / 2)];
+    const captured = variant.captured;
+    const mean = (f) => captured.reduce((sum, c, i) => sum + f(c, i), 0) / captured.length;
+    const d1Calls = (c) => c.calls.filter((call, i) => call.kind === 'd1' && c.order.indexOf(i) < c.doneAtResponse);
+    const channels = captured.map((c) => channelsIn(JSON.parse(c.body)));
+    const rowLimit = (c, i) =>
+      endpoint.rows === 'page'
+        ? 3 * channels[i].shown + 10
+        : endpoint.rows === 'bounded'
+          ? 1000
+          : endpoint.rows === 'like'
+            ? 20
+            : null;
+    const cacheMatches = captured.flatMap((c) =>
+      c.calls.filter((call) => call.kind === 'cache' && call.op === 'match'),
+    );
+    const latency = captured.map((c) => modelledLatency(c));
     const row = {
       endpoint: endpoint.name,
-      variant: endpoint.variant,
-      rps: Math.round(run.rps),
-      p50: run.p50,
-      p99: run.p99,
-      errors: run.errors,
-      queries: mean('queries'),
-      roundTrips: mean('roundTrips'),
-      maxRoundTrips: Math.max(...samples.map((x) => x.roundTrips)),
-      rowsRead: Math.round(mean('rowsRead')),
-      rowsWritten: mean('rowsWritten'),
-      price: pricePerMillion(endpoint, mean('rowsRead'), mean('rowsWritten')),
-      baselineRps: Math.round(base.rps),
-      baselineP99: base.p99,
-      ratio,
-      ceiling: ceiling.name,
-      ceilingRps: Math.round(ceiling.rps),
-      toCeiling,
-      also: own
-        ? { kind: ownCeiling.kind, ceiling: ownCeiling.name, rps: Math.round(own.rps), ratio: own.ratio }
-        : endpoint.also && {
-            kind: 'global',
-            ceiling: ceilings[endpoint.also].name,
-            rps: Math.round(ceilings[endpoint.also].rps),
-            ratio: run.rps / ceilings[endpoint.also].rps,
-          },
-      target: goal,
-      met:
-        (goal.of === 'baseline' ? ratio : goal.of === 'own I/O' ? (own?.ratio ?? 0) : toCeiling) >= goal.ratio &&
-        run.errors === 0,
+      method: endpoint.method,
+      copies: variant.copies,
+      copyHits: cacheMatches.length ? cacheMatches.filter((m) => m.hit).length / captured.length : 0,
+      d1RoundTrips: mean((c) => d1Calls(c).length),
+      maxD1RoundTrips: Math.max(...captured.map((c) => d1Calls(c).length)),
+      queries: mean((c) => c.timing.queries),
+      rowsRead: mean((c) => c.timing.rowsRead),
+      maxRowsRead: Math.max(...captured.map((c) => c.timing.rowsRead)),
+      rowsWritten: mean((c) => c.timing.rowsWritten),
+      shown: mean((_, i) => channels[i].shown),
+      flags: mean((_, i) => channels[i].flags),
+      rowLimit: endpoint.rows ? Math.min(...captured.map(rowLimit)) : null,
+      rowsMet: endpoint.rows
+        ? endpoint.rows === 'bounded' && CHANNELS < 100_000
+          ? null
+          : captured.every((c, i) => c.timing.rowsRead <= rowLimit(c, i))
+        : null,
+      calls: callSummary(captured),
+      cpu: measured
+        ? {
+            api: median(runs.api.map((r) => r.cpuMs)),
+            raw: median(runs.raw.map((r) => r.cpuMs)),
+            client: median(runs.client.map((r) => r.cpuMs)),
+            d1Client: median(d1Client),
+            // What the request's D1 calls cost the process: D1's simulator and its SQLite (the floor taken out).
+            d1: median(d1),
+            bare: median(runs.bare.map((r) => r.cpuMs)),
+            floor: median(runs.floor.map((r) => r.cpuMs)),
+            own: median(own),
+            bareOwn: median(bare),
+            ratio: median(ratio),
+            rounds: { own, bare },
+          }
+        : null,
+      cpuLimit: endpoint.method === 'GET' ? 1.5 : 3,
+      latency: {
+        io: mean((_, i) => latency[i].io),
+        stages: latency[0].stages,
+      },
+      load: measured ? { rps: Math.round(middle.rps), p50: middle.p50, p99: middle.p99 } : null,
+      errors: targets.reduce((sum, t) => sum + runs[t].reduce((s, r) => s + r.errors, 0), 0),
     };
+    row.latency.total = LATENCY.edgeRtt + row.latency.io + (row.cpu?.own ?? 0);
+    row.cpuMet = measured ? row.cpu.own <= row.cpuLimit && row.cpu.ratio <= 2 : null;
     rows.push(row);
+    const cpuText = measured
+      ? `CPU ${row.cpu.own.toFixed(3)} ms (bare ${row.cpu.bareOwn.toFixed(3)}, ×${row.cpu.ratio.toFixed(1)})`
+      : 'CPU not measured';
     console.log(
-      `${`${row.endpoint} (${row.variant})`.padEnd(34)} ${String(row.rps).padStart(6)} req/s  p99 ${String(row.p99).padStart(4)} ms  ` +
-        `errors ${row.errors}  D1 ${row.queries.toFixed(1)} q / ${row.rowsRead} rows  $${row.price.toFixed(2)}/M  ` +
-        `÷ baseline ${row.ratio.toFixed(2)}  ÷ ${row.ceiling} ${row.toCeiling.toFixed(2)}  ` +
-        `target ${goal.ratio} of the ${goal.of}: ${row.met ? 'met' : 'NOT met'}`,
+      `${label.padEnd(48)} D1 ${row.d1RoundTrips.toFixed(2)} trips (max ${row.maxD1RoundTrips}), ${row.rowsRead.toFixed(1)} rows read` +
+        `${row.rowLimit !== null ? ` (≤ ${row.rowLimit})` : ''}, ${cpuText}, from Sydney ~${row.latency.total.toFixed(0)} ms, errors ${row.errors}`,
     );
-    if (row.also) console.log(`${''.padEnd(34)} ÷ ${row.also.ceiling} ${row.also.ratio.toFixed(2)}`);
   }
 
-  // Rows read per request at two catalogue sizes, every endpoint on a cache miss: the
-  // cost of a request must not grow with the catalogue (at most 2x from 1,000 to 100,000).
-  const scale = [];
-  if (!ONLY.length || ONLY.includes('scale')) {
-    console.log('Rows read per request at 1,000 and 100,000 channels (READ_CACHE_MS=0)...');
-    const sizes = [1000, 100_000];
-    const setups = [];
-    for (const size of sizes) {
-      const mf = startWorker({ READ_CACHE_MS: '0' });
-      scaleWorkers.push(mf);
-      setups.push(await prepare(mf, size));
-    }
-    const named = (setup) => [...reads(setup), ...writes(setup)].filter((e) => !e.parts).map((e) => ({ ...e, setup })); // endpoints, not mixes
-    const perSize = setups.map(named);
-    for (const [index, endpoint] of perSize[0].entries()) {
-      const figures = [];
-      for (const list of perSize) {
-        const at = list[index];
-        const counts = [];
-        for (let i = 0; i < 40; i += 1) {
-          const r = request(at, i + 1);
-          const response = await fetch(`${at.setup.url}${r.path}`, {
-            method: r.method,
-            headers: { ...r.headers, 'X-Debug-Token': ADMIN_TOKEN },
-          });
-          await response.arrayBuffer();
-          counts.push(serverTiming(response.headers).rowsRead);
-        }
-        figures.push(counts.reduce((a, b) => a + b, 0) / counts.length);
-      }
-      const growth = figures[1] / Math.max(1, figures[0]);
-      // Channel pages: at most 3 rows per item shown + 10 at both sizes; search, suggestions, nearby: 1,000 at 100,000.
-      const limit = endpoint.page
-        ? { text: `≤ ${3 * endpoint.items + 10} at both`, met: Math.max(...figures) <= 3 * endpoint.items + 10 }
-        : ['search', 'suggestions', 'nearby'].includes(endpoint.name)
-          ? { text: '≤ 1,000 at 100,000', met: figures[1] <= 1000 }
-          : { text: '≤ 2x growth', met: figures[1] <= 2 * Math.max(1, figures[0]) };
-      scale.push({
-        endpoint: endpoint.name,
-        small: figures[0],
-        large: figures[1],
-        growth,
-        limit: limit.text,
-        met: limit.met,
-      });
-      console.log(
-        `${endpoint.name.padEnd(24)} ${figures[0].toFixed(1).padStart(8)} rows at 1,000  ${figures[1].toFixed(1).padStart(8)} at 100,000  ×${growth.toFixed(2)}`,
-      );
-    }
-  }
-
+  // ---------------------------------------------------------------- report
+  const loadAtEnd = { loadavg: os.loadavg(), others: othersRunning() };
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model?.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const date = new Date().toISOString().slice(0, 10);
-  const ceilingTable = [
-    '| ceiling (a Worker that does only this) | req/s | ratio to the baseline |',
-    '|---|---|---|',
-    ...Object.values(ceilings).map((c) => `| ${c.name} | ${Math.round(c.rps)} | ${c.ratio.toFixed(2)} |`),
-  ].join('\n');
-  const table = [
-    '| endpoint | read caches | req/s | p50 ms | p99 ms | errors | D1 queries | D1 round trips (max) | rows read | rows written | $ per million | ÷ baseline | I/O on a miss | ÷ that ceiling | ÷ its own I/O alone | target | met |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...rows.map(
-      (r) =>
-        `| ${r.endpoint} | ${r.variant === 'cached' ? 'on' : 'off'} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.queries.toFixed(2)} | ${r.roundTrips.toFixed(2)} (${r.maxRoundTrips}) | ${r.rowsRead} | ${r.rowsWritten.toFixed(1)} | ${r.price.toFixed(2)} | ${r.ratio.toFixed(2)} | ${r.ceiling} | ${r.toCeiling.toFixed(2)} | ${r.also ? r.also.ratio.toFixed(2) : '–'} | ≥ ${r.target.ratio} of the ${r.target.of} | ${r.met ? 'yes' : '**no**'} |`,
-    ),
-  ].join('\n');
-  const alsoNotes = [...new Map(rows.filter((r) => r.also).map((r) => [r.also.ceiling, r])).values()]
-    .map(
-      (r) =>
-        ({
-          answers: `- reads, caches on: ${r.also.ceiling} (the same bodies and headers, from the endpoint's first ${OWN} requests), in each round right after the read (median of the rounds' ratios).`,
-          replay: `- reads, caches off: ${r.also.ceiling} (the SQL and values the Worker logged for its first ${OWN} requests at \`LOG_LEVEL=debug\`, in the same round trips, on the same D1; it answers 80 bytes), in each round right after the read (median of the rounds' ratios).`,
-          global: `- ${r.endpoint}: ${r.also.ceiling} (the ceiling above).`,
-        })[r.also.kind],
-    )
-    .join('\n');
-  const scaleTable = scale.length
-    ? [
-        '| endpoint | rows read at 1,000 channels | at 100,000 | growth | target | met |',
-        '|---|---|---|---|---|---|',
-        ...scale.map(
-          (r) =>
-            `| ${r.endpoint} | ${r.small.toFixed(1)} | ${r.large.toFixed(1)} | ×${r.growth.toFixed(2)} | ${r.limit} | ${r.met ? 'yes' : '**no**'} |`,
-        ),
-      ].join('\n')
-    : '';
-  writeFileSync(
-    `${root}/bench/results.md`,
-    `# Benchmark\n\n${date}; ${machine}; ${CHANNELS} channels; ${Object.entries(overrides)
-      .map(([k, v]) => `${k}=${v}; `)
-      .join(
-        '',
-      )}${TOOL === 'wrk' ? 'wrk, 1 thread' : 'autocannon'}, ${CONNECTIONS} connections, ${DURATION} s per run, ` +
-      `each run right after a baseline run (fixed JSON on the same workerd), ${ROUNDS} rounds, the round with the median ratio shown (errors: all rounds); ` +
-      `bundle served by Miniflare directly; ${USERS} users, requests spread over them. D1 figures: mean of 200 requests like the load's, sent during a further load.\n\n` +
-      `## The runtime's ceilings on this machine\n\n${ceilingTable}\n\n` +
-      `## Endpoints\n\nEach endpoint declares the I/O it must do on a cache miss; \`÷ that ceiling\` compares it with a Worker that does only that I/O, measured above in the same run. ` +
-      `Reads run with the read caches as shipped (on) and with \`READ_CACHE_MS=0\` (off).\n\n${table}\n\n` +
-      (alsoNotes
-        ? `\`÷ its own I/O alone\`: the endpoint against a Worker that does only the I/O this endpoint cannot do without:\n\n${alsoNotes}\n\n`
-        : '') +
-      (scaleTable
-        ? `## Rows read per request as the catalogue grows\n\nMean of 40 requests like the load's, read caches off, D1's own \`rows_read\`.\n\n${scaleTable}\n\n`
-        : '') +
-      `![chart](results.svg)\n`,
-  );
-  writeFileSync(
-    `${root}/bench/results.json`,
-    JSON.stringify(
-      {
-        date,
-        machine,
-        tool: TOOL,
-        overrides,
-        channels: CHANNELS,
-        connections: CONNECTIONS,
-        duration: DURATION,
-        rounds: ROUNDS,
-        ceilings,
-        rows,
-        scale,
-      },
-      null,
-      2,
-    ),
-  );
-  writeFileSync(
-    `${root}/bench/results.svg`,
-    chart(rows, `${date} · ${CHANNELS} channels · requests/s against each target (1.0 = target met exactly)`),
-  );
-  console.log(
-    `\n${ceilingTable}\n\n${table}\n\n${scaleTable}\n\nWritten: bench/results.md, bench/results.json, bench/results.svg`,
-  );
+  const results = {
+    date,
+    machine,
+    load: { atStart: loadAtStart, atEnd: loadAtEnd },
+    channels: CHANNELS,
+    users: USERS,
+    heavyLikes: HEAVY_LIKES,
+    requests: REQUESTS,
+    rounds: ROUNDS,
+    concurrency: CONCURRENCY,
+    captured: CAPTURED,
+    overrides,
+    idleCpuMsPerSecond: idleMsPerSecond,
+    latencyAssumptions: { ...LATENCY, radioBrowserRtt: RADIO_BROWSER_RTT_MS },
+    rows,
+  };
+  writeFileSync(`${root}/bench/results.json`, `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(`${root}/bench/results.md`, report(results));
+  console.log('\nWritten: bench/results.md, bench/results.json');
 } finally {
   forgetCleanup();
-  await disposeAll();
+  await stopAll();
 }
 
-/** A horizontal bar chart: each endpoint's figure divided by its target (the line at 1.0). */
-function chart(rows, title) {
-  const width = 820;
-  const barHeight = 22;
-  const left = 260;
-  const score = (r) => (r.target.of === 'baseline' ? r.ratio : r.toCeiling) / r.target.ratio;
-  const scale = (width - left - 90) / Math.max(1.2, ...rows.map(score));
-  const bars = rows
-    .map((r, i) => {
-      const y = 40 + i * (barHeight + 6);
-      const value = score(r);
-      const color = r.met ? '#2a9d5c' : '#d9534f';
-      return `<text x="${left - 8}" y="${y + 16}" text-anchor="end">${r.endpoint} (caches ${r.variant === 'cached' ? 'on' : 'off'})</text>
-<rect x="${left}" y="${y}" width="${(value * scale).toFixed(1)}" height="${barHeight}" fill="${color}"/>
-<text x="${left + value * scale + 6}" y="${y + 16}">${value.toFixed(2)} (${r.rps}/s)</text>`;
-    })
-    .join('\n');
-  const height = 60 + rows.length * (barHeight + 6);
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">
-<rect width="100%" height="100%" fill="#fff"/><text x="10" y="22" font-weight="bold">${title}</text>
-${bars}
-<line x1="${left + scale}" x2="${left + scale}" y1="34" y2="${height - 10}" stroke="#222" stroke-dasharray="4,3"/>
-</svg>
+/** The channels an answer shows (objects with `is_liked`), and how many of the caller's flags are set on them. */
+function channelsIn(json) {
+  let shown = 0;
+  let flags = 0;
+  const visit = (value) => {
+    if (Array.isArray(value)) value.forEach(visit);
+    else if (value && typeof value === 'object') {
+      if ('is_liked' in value) {
+        shown += 1;
+        flags += (value.is_liked === true ? 1 : 0) + (value.is_favorited === true ? 1 : 0);
+      }
+      Object.values(value).forEach(visit);
+    }
+  };
+  visit(json.data);
+  return { shown, flags };
+}
+
+/** What the captured requests called, per request: `kind` counts (D1 batches, KV reads, Durable Object calls, ...). */
+function callSummary(captured) {
+  const counts = {};
+  for (const c of captured)
+    for (const [i, call] of c.calls.entries()) {
+      const after = c.order.indexOf(i) >= c.doneAtResponse || call.background ? ' (after the response)' : '';
+      const name =
+        call.kind === 'd1'
+          ? 'D1 round trip'
+          : call.kind === 'kv'
+            ? `KV ${call.op}`
+            : call.kind === 'limit'
+              ? 'rate limit'
+              : call.kind === 'do'
+                ? `${call.binding}.${call.method}`
+                : `cache ${call.op}${call.op === 'match' ? (call.hit ? ' (hit)' : ' (miss)') : ''}`;
+      counts[name + after] = (counts[name + after] ?? 0) + 1 / captured.length;
+    }
+  return counts;
+}
+
+function report(results) {
+  const { rows } = results;
+  const f = (x, digits = 2) => (x === null || x === undefined ? '–' : x.toFixed(digits));
+  const yes = (met) => (met === null ? '–' : met ? 'yes' : '**no**');
+  const label = (r) => `${r.endpoint}${r.copies === 'copy' ? ', copy' : r.copies === 'miss' ? ', miss' : ''}`;
+  const calls = (r) =>
+    Object.entries(r.calls)
+      .map(([name, count]) => `${Number.isInteger(count) ? count : count.toFixed(2)} ${name}`)
+      .join('; ');
+  const load = (l) =>
+    `load average ${l.loadavg.map((x) => x.toFixed(2)).join(' ')}, ${l.others} other vitest/workerd processes`;
+  const a = results.latencyAssumptions;
+  return `# Benchmark
+
+${results.date}; ${results.machine}; ${results.channels.toLocaleString('en')} channels, ${results.users} users (and one with ${results.heavyLikes.toLocaleString('en')} likes);
+per endpoint and round ${results.requests} requests, ${results.concurrency} at a time, after ${Math.max(100, results.captured)} to warm up; ${results.rounds} rounds, median.
+At the start: ${load(results.load.atStart)}; at the end: ${load(results.load.atEnd)}.
+${
+  Object.keys(results.overrides).length
+    ? `Vars: ${Object.entries(results.overrides)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}.\n`
+    : ''
+}
+How each figure is taken, and what transfers to production: [docs/performance.md](../docs/performance.md).
+\`copy\`: a shared list as deployed (SHARED_LIST_MAX_AGE=60, requests repeated, served from the location's copy);
+\`miss\`: SHARED_LIST_MAX_AGE=0 (every request builds the list).
+
+## D1 per request
+
+Mean of the ${results.captured} captured requests (plays: the first ${results.captured}); D1's own counts. \`D1 CPU\`: what the request's D1
+calls alone cost the process (the replay of its D1 requests − the floor): D1's simulator and its SQLite on this
+machine, a bound on what the request occupies a D1 instance. Row limit: a page of channels 3 per channel shown + 10;
+search, suggestions and nearby 1,000 at 100,000 channels; a like toggle 20.
+
+| endpoint | copies read | D1 round trips (max) | queries | rows read (max) | row limit | met | rows written | D1 CPU ms | channels shown | flags set | calls per request |
+|---|---|---|---|---|---|---|---|---|---|---|---|
+${rows
+  .map(
+    (r) =>
+      `| ${label(r)} | ${r.copies === null ? '–' : `${Math.round(r.copyHits * 100)}%`} | ${f(r.d1RoundTrips)} (${r.maxD1RoundTrips}) | ${f(r.queries, 1)} | ${f(r.rowsRead, 1)} (${r.maxRowsRead}) | ${r.rowLimit ?? '–'} | ${yes(r.rowsMet)} | ${f(r.rowsWritten, 1)} | ${r.cpu ? f(r.cpu.d1, 3) : '–'} | ${f(r.shown, 1)} | ${f(r.flags, 1)} | ${calls(r)} |`,
+  )
+  .join('\n')}
+
+## The Worker's CPU per request
+
+Milliseconds of CPU per request: the workerd process's (the scheduler's time on a core, \`/proc\`) over ${results.requests} requests
+(the bare route and the floor ${3 * results.requests}). **Worker** = API − replay: the replay makes the same calls to D1, KV, the
+limits, the objects and the cache with no code of ours, and sends D1 its requests as raw HTTP, so the D1 client's work
+(building the request, parsing and mapping the rows), which runs in the Worker's isolate on Cloudflare too, stays in
+the Worker's figure; \`D1 client\` = that share (the replay through the D1 binding − the raw replay). **bare** = the bare
+Hono + zod-openapi route answering the same JSON with the same headers − the floor (a Worker that answers 60 bytes).
+Targets: a read ≤ 1.5 ms, a write ≤ 3 ms, and ≤ 2× bare.
+
+| endpoint | API | replay | **Worker** | of which D1 client | bare route | floor | **bare** | Worker ÷ bare | limit | met |
+|---|---|---|---|---|---|---|---|---|---|---|
+${rows
+  .filter((r) => r.cpu)
+  .map(
+    (r) =>
+      `| ${label(r)} | ${f(r.cpu.api, 3)} | ${f(r.cpu.raw, 3)} | **${f(r.cpu.own, 3)}** | ${f(r.cpu.d1Client, 3)} | ${f(r.cpu.bare, 3)} | ${f(r.cpu.floor, 3)} | **${f(r.cpu.bareOwn, 3)}** | ${f(r.cpu.ratio, 1)} | ≤ ${r.cpuLimit} ms, ≤ 2× | ${yes(r.cpuMet)} |`,
+  )
+  .join('\n')}
+
+## Modelled latency for a listener in Sydney
+
+The calls of each captured request, laid out as they ran (calls made together overlap), each taking: D1 read
+${a.d1Read} ms (a read replica), D1 write ${a.d1Write} ms (the primary), Durable Object ${a.durableObject} ms (an object in a far
+region), KV read ${a.kv} ms (hot at the location), Cache API ${a.cache} ms, rate limit ${a.limit} ms (counted at the location); plus
+${a.edgeRtt} ms to the Cloudflare location and the Worker's CPU above. Radio Browser: one round trip to its servers in
+Europe, ${a.radioBrowserRtt} ms from Sydney, before its own query time. Both on a connection already open.
+
+| endpoint | I/O on the path | Worker CPU | from Sydney | Radio Browser from Sydney |
+|---|---|---|---|---|
+${rows
+  .map(
+    (r) =>
+      `| ${label(r)} | ${r.latency.stages} | ${r.cpu ? `${f(r.cpu.own)} ms` : '–'} | **${f(r.latency.total, 0)} ms** | ${a.radioBrowserRtt} ms + its query |`,
+  )
+  .join('\n')}
+
+## Under load (secondary)
+
+Local figures of a single workerd process that also runs D1's simulator; they do not transfer to production.
+
+| endpoint | req/s | p50 ms | p99 ms | errors |
+|---|---|---|---|---|
+${rows
+  .filter((r) => r.load)
+  .map((r) => `| ${label(r)} | ${r.load.rps} | ${r.load.p50} | ${r.load.p99} | ${r.errors} |`)
+  .join('\n')}
 `;
 }

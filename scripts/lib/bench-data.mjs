@@ -1,8 +1,9 @@
-// What the benchmarks (npm run bench, npm run bench:cpu) share: the Miniflare options of a bundle as a tree's
-// wrangler.toml declares it, and what they load into it before measuring: the migrations, a synthetic catalogue
+// What the benchmarks (npm run bench, bench:cpu, bench:auth, bench:live) share: the Miniflare options of a bundle as a
+// tree's wrangler.toml declares it, and what they load into it before measuring: the migrations, a synthetic catalogue
 // through the API's own import, users, plays, likes and a public playlist of 50 channels.
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from 'wrangler';
 
 /** Miniflare as wrangler resolves it: the version that matches wrangler's workerd. */
 export const { Miniflare } = await import(
@@ -11,66 +12,76 @@ export const { Miniflare } = await import(
 
 export const pick = (list, i) => list[i % list.length];
 
+/**
+ * `fetch`, sent once more on a fresh connection when the first attempt failed on the connection itself (workerd may
+ * close a kept-alive connection while a large body is being written to it: EPIPE, "other side closed"): the
+ * request did not reach the Worker, or is one that can be sent twice (an import, a read).
+ */
+export async function fetchAgain(url, init) {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return fetch(url, init).catch((again) => {
+      throw new Error(`${init?.method ?? 'GET'} ${url}: ${again.cause?.message ?? again.message}`, { cause: again });
+    });
+  }
+}
+
 /** The search terms both benchmarks send (common words of the synthetic catalogue's names). */
 export const SEARCH_WORDS = ['radio', 'sound', 'wave', 'classic', 'groove', 'metro', 'star', 'night', 'blue', 'prime'];
 
 /** The admin token the benchmarks give their Workers (local only). */
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 
-/** What a tree's wrangler.toml declares (top level): compatibility date, vars, Durable Objects, KV namespaces. */
+/**
+ * What a tree's wrangler.toml declares at its top level, read by wrangler itself: the compatibility date, the vars
+ * (wrangler.toml's own: a developer's .dev.vars is left out) and `bindings`, the Miniflare options of every binding it
+ * declares (D1, KV, Durable Objects, Rate Limiting, Analytics Engine, version metadata, ...), so that a binding added
+ * to wrangler.toml is in every benchmark without a change here.
+ */
 export function wranglerConfig(dir) {
-  const toml = readFileSync(`${dir}/wrangler.toml`, 'utf8');
-  const vars = Object.fromEntries(
-    [
-      ...toml
-        .split('[vars]')[1]
-        .split('\n[')[0]
-        .matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm),
-    ].map((m) => [m[1], m[2]]),
-  );
-  const durableObjects = Object.fromEntries(
-    [...toml.matchAll(/name\s*=\s*"(\w+)"\s*\n\s*class_name\s*=\s*"(\w+)"/g)].map((m) => [
-      m[1],
-      { className: m[2], useSQLite: true },
-    ]),
-  );
-  const kv = [...toml.matchAll(/\[\[kv_namespaces\]\]\s*\n\s*binding\s*=\s*"(\w+)"/g)].map((m) => m[1]);
+  // Static Assets answer before the Worker and cost it nothing: the benchmarks send the API's paths only.
+  const config = { ...unstable_readConfig({ config: `${dir}/wrangler.toml` }), assets: undefined };
+  const { bindings: _devVars, assets: _assets, ...bindings } = unstable_getMiniflareWorkerOptions(config).workerOptions;
   return {
-    compatibilityDate: /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1],
-    vars,
-    durableObjects,
-    kvNamespaces: Object.fromEntries(kv.map((name) => [name, name])),
+    compatibilityDate: config.compatibility_date,
+    vars: Object.fromEntries(Object.entries(config.vars).map(([name, value]) => [name, String(value)])),
+    durableObjects: bindings.durableObjects,
+    bindings,
   };
 }
 
+/** What the limits are raised to: past any load a benchmark sends in a minute. */
+const UNLIMITED = 100_000_000;
+
 /**
- * Miniflare options that serve a bundle (`scriptPath`) with the bindings of `config`
- * (wranglerConfig), its own D1 named `storage`, and `bindings` over the vars. The
- * limiters stay on, their limits raised past any load (docs/performance.md#what-npm-run-bench-measures): their
- * cost stays in the figures.
+ * Miniflare options that serve a bundle (`scriptPath`) with every binding of `config` (wranglerConfig), its own D1
+ * named `storage`, and `bindings` over the vars. The limiters stay on, their limits raised past any load
+ * (docs/performance.md#what-is-measured): the Rate Limiting bindings' own limits and the `RATE_LIMIT_*` vars that
+ * announce them, so their cost stays in the figures.
  */
 export const workerOptions = ({ scriptPath, config, storage, adminToken, bindings = {} }) => ({
+  ...config.bindings,
   host: '127.0.0.1',
   port: 0,
   modules: true,
   scriptPath,
-  // The Durable Objects' migrations are bundled as text modules (wrangler.toml [[rules]]).
-  modulesRules: [{ type: 'Text', include: ['**/*.sql'] }],
   compatibilityDate: config.compatibilityDate,
-  compatibilityFlags: ['nodejs_compat'],
   d1Databases: { DB: storage },
-  kvNamespaces: config.kvNamespaces,
-  durableObjects: config.durableObjects,
+  ratelimits: Object.fromEntries(
+    Object.keys(config.bindings.ratelimits ?? {}).map((name) => [name, { simple: { limit: UNLIMITED, period: 60 } }]),
+  ),
   bindings: {
     ...config.vars,
     ADMIN_TOKEN: adminToken,
     LOG_LEVEL: 'silent',
     REGISTER_LIMIT_PER_HOUR: '1000000',
-    RATE_LIMIT_PLAYS_PER_MINUTE: '100000000',
-    RATE_LIMIT_WRITES_PER_MINUTE: '100000000',
-    RATE_LIMIT_SEARCHES_PER_MINUTE: '100000000',
-    RATE_LIMIT_READS_PER_MINUTE: '100000000',
-    RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
+    RATE_LIMIT_PLAYS_PER_MINUTE: String(UNLIMITED),
+    RATE_LIMIT_WRITES_PER_MINUTE: String(UNLIMITED),
+    RATE_LIMIT_SEARCHES_PER_MINUTE: String(UNLIMITED),
+    RATE_LIMIT_READS_PER_MINUTE: String(UNLIMITED),
+    RATE_LIMIT_ANONYMOUS_PER_MINUTE: String(UNLIMITED),
     // Setting up registers accounts in parallel: they wait for their hash instead of answering 503.
     PASSWORD_HASH_WAIT_MS: '600000',
     ...bindings,
@@ -90,11 +101,25 @@ export async function applyMigrations(db, dir) {
  * Loads `stations` through the import (5,000 per request), marks every `featuredEvery`th
  * channel featured, registers `users` accounts (8 at a time), plays `plays` and likes
  * `likes` channels spread over them, builds a public playlist, and waits for the play
- * counters to flush (`flushMs`). Answers `{ tokens, channelIds, playlistId }`.
+ * counters to flush (`flushMs`). With `heavyLikes`, one more account likes that many of the
+ * most played channels, written straight to D1 (quicker than thousands of requests): the
+ * triggers keep the user's `likes_count`, and the channels' counts are raised as a like raises them.
+ * Answers `{ tokens, channelIds, playlistId, heavyToken }`.
  */
-export async function loadBenchData({ url, db, adminToken, stations, users, plays, likes, featuredEvery, flushMs }) {
+export async function loadBenchData({
+  url,
+  db,
+  adminToken,
+  stations,
+  users,
+  plays,
+  likes,
+  featuredEvery,
+  flushMs,
+  heavyLikes = 0,
+}) {
   const api = async (method, path, token, body) => {
-    const response = await fetch(`${url}${path}`, {
+    const response = await fetchAgain(`${url}${path}`, {
       method,
       headers: {
         Authorization: `Bearer ${token ?? adminToken}`,
@@ -135,5 +160,30 @@ export async function loadBenchData({ url, db, adminToken, stations, users, play
       radio_channel_id: pick(channelIds, i * 31),
     });
   await new Promise((r) => setTimeout(r, flushMs + 1500)); // the play counters flush
-  return { tokens, channelIds, playlistId: playlist.id };
+  let heavyToken;
+  if (heavyLikes > 0) {
+    const heavy = await api('POST', '/api/v1/auth/register', null, {
+      name: 'Bench heavy liker',
+      email: 'bench-heavy@example.com',
+      password: 'benchmark-password',
+      password_confirmation: 'benchmark-password',
+    });
+    heavyToken = heavy.token;
+    const { id } = await db.prepare('SELECT id FROM users WHERE email = ?').bind('bench-heavy@example.com').first();
+    await db
+      .prepare(
+        `INSERT INTO likes (user_id, channel_id, created_at)
+         SELECT ?, id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (row_number() OVER ()) || ' seconds')
+         FROM (SELECT id FROM radio_channels ORDER BY play_count DESC, id LIMIT ?)`,
+      )
+      .bind(id, heavyLikes)
+      .run();
+    await db
+      .prepare(
+        'UPDATE radio_channels SET likes_count = likes_count + 1 WHERE id IN (SELECT channel_id FROM likes WHERE user_id = ?)',
+      )
+      .bind(id)
+      .run();
+  }
+  return { tokens, channelIds, playlistId: playlist.id, heavyToken };
 }

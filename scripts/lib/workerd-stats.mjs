@@ -31,3 +31,20 @@ export function cpuMicros(pid) {
 /** A memory figure of process `pid` in KiB: `VmRSS` (now) or `VmHWM` (its peak). */
 export const memoryKiB = (pid, field) =>
   Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+
+/**
+ * CPU time of process `pid` so far, in ns, summed over its threads: the scheduler's own account
+ * (`/proc/<pid>/task/<tid>/schedstat`, time on a core), exact where `stat`'s user and system times are counted in
+ * clock ticks. A thread that ended since is no longer counted (workerd's threads live as long as the process).
+ */
+export function cpuNanos(pid) {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return total;
+}
