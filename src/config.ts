@@ -1,10 +1,8 @@
 import { z } from 'zod';
 
 /**
- * The Worker's vars (wrangler.toml `[vars]`, `.dev.vars`, secrets) parsed once by one zod
- * schema: every other module reads the typed, frozen result of `config(env)`, never a raw
- * string. Each var, its default, its bounds and the rules between vars are listed in
- * docs/operations.md#configuration.
+ * The Worker's vars (wrangler.toml `[vars]`, `.dev.vars`, secrets) parsed once, so that no module reads a raw string.
+ * Each var, its default, its bounds and the rules between vars: docs/operations.md#configuration.
  */
 
 /**
@@ -26,7 +24,7 @@ const whole = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER, why
   );
 };
 
-/** How soon a counted play must show in counts (docs/consistency-and-caching.md). */
+/** How soon a counted play must show in counts (docs/consistency-and-caching.md#plays). */
 const PLAY_SHOWS_WITHIN_MS = 5_000;
 /** The oldest a shared list's copy at a location may be (docs/consistency-and-caching.md#shared-lists). */
 const SHARED_LIST_MAX_SECONDS = 60;
@@ -154,10 +152,8 @@ export function parseConfig(env: Partial<Record<VarName, unknown>>): Config {
 const parsedFor = new WeakMap<object, Config | ConfigError>();
 
 /**
- * The configuration of `env`, parsed at its first use and then kept: the Worker gets one
- * env object per isolate (tests may hand others, each parsed once). A bad config throws a
- * `ConfigError`, logged once per env object; `onError` in src/app.ts answers the generic
- * 500 envelope.
+ * The configuration of `env`, parsed at its first use and kept: the Worker gets one env object per isolate. A bad
+ * config throws a `ConfigError`, logged once per env object; `onError` (src/app.ts) responds with the generic 500.
  */
 export function config(env: Partial<Record<VarName, unknown>>): Config {
   let result = parsedFor.get(env);

@@ -14,12 +14,9 @@ import { recordStreamChecks } from './lib/metrics';
 const PARALLEL = 6;
 
 /**
- * The Cron Trigger (every minute): checks `HEALTH_CHECKS_PER_RUN` channels, first those
- * players' reports asked a check for (at most half), then those checked longest ago
- * (streams/service.ts `checksDue`), `PARALLEL` at a time, and records every result in one D1 batch. A run
- * makes at most that many subrequests to streams (within the 50 of the free plan and
- * the 1,000 of the paid one) plus three to D1, and reads at most 64 KiB of each stream,
- * so its CPU stays small; the arithmetic of a full rotation is in docs/catalogue.md.
+ * The Cron Trigger (every minute): checks `HEALTH_CHECKS_PER_RUN` channels and records every result in one D1 batch, so
+ * a run's subrequests stay within the plan's (50 free, 1,000 paid). Which channels, and the rotation's arithmetic:
+ * docs/catalogue.md#streams-that-play-health-reports-now-playing-logos.
  */
 export async function checkStreams(env: Bindings, fetcher?: (request: Request) => Promise<Response>) {
   const startedAt = Date.now();

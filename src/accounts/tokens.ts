@@ -16,11 +16,8 @@ const expirationOf = (record: TokenRecord, now: number) =>
   Math.ceil(Math.max(record.expiresAt, now + KV_MIN_TTL_MS) / 1000);
 
 /**
- * Mints a token for a user and stores its hash. The plain token is returned once and
- * never stored. `user` is the row whose password hash was checked (or just written): the
- * token carries its credential generation, so a password change that commits while this
- * runs revokes it at every location (`isRevokedByUser`). KV expires the record after the
- * lifetime; `resolveToken` checks the expiry too, because KV deletes expired keys lazily.
+ * Mints a token and stores its hash; the plain token is returned once, never stored. It carries the credential
+ * generation of `user` (the row whose password was checked), so a password change that commits meanwhile revokes it.
  */
 export async function issueToken(
   kv: KVNamespace,
@@ -55,11 +52,9 @@ export function parseBearer(header: string | undefined): { id: string; secret: s
 }
 
 /**
- * The live record of a presented token; `'expired'` or `'revoked'` when the secret matched a
- * record that is no longer live; null when the token is unknown or its secret wrong. One KV
- * read, which KV itself keeps at the location for up to 60 s: a logout holds elsewhere within
- * that (docs/consistency-and-caching.md#how-fast-revocation-holds); bans and password changes
- * do not depend on it, the account row decides.
+ * The live record of a presented token, `'expired'` or `'revoked'` when its secret matched, or null. KV keeps a read
+ * at a location for up to 60 s, so a logout holds everywhere within that; bans and password changes do not wait on
+ * it, the account row decides (docs/consistency-and-caching.md#how-fast-revocation-holds).
  */
 export async function resolveToken(
   env: { TOKENS: KVNamespace },
@@ -69,14 +64,14 @@ export async function resolveToken(
   const record = await env.TOKENS.get<TokenRecord>(tokenKey(presented.id), 'json');
   if (!record) return null;
   if (!constantTimeEqual(await sha256Hex(presented.secret), record.secretHash)) return null;
-  // Only the token's holder (the secret matched) learns that it was logged out or expired rather than never existed.
+  // Only the token's holder learns that it was logged out or expired; the expiry is checked because KV deletes lazily.
   if (record.revokedAt !== undefined) return 'revoked';
   return record.expiresAt <= now ? 'expired' : record;
 }
 
 /**
  * Revokes one token (logout): its record is marked, not deleted, and kept until it would have expired, so its holder
- * is told `token_revoked` (docs/api.md#error-reasons). Other locations may accept it while KV's copy there lives (60 s).
+ * is told `token_revoked` (docs/api.md#error-reasons). Elsewhere KV may serve the live record for up to 60 s.
  */
 export async function revokeToken(kv: KVNamespace, record: TokenRecord, now = Date.now()): Promise<void> {
   // In a token's last minute the mark outlives its expiry a little (KV's minimum): it still says revoked.
@@ -111,12 +106,9 @@ export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId:
 }
 
 /**
- * True when a password change on the user row has revoked this token: it was minted under
- * an older credential generation and is not the token that made the change. Generations,
- * not clocks: a login that checked the old password while the change ran mints a token
- * of the old generation, whatever the clocks of the two locations say. A record minted
- * before generations existed carries none and keeps the rule it was minted under (revoked
- * when minted before the last change), until it expires.
+ * True when a password change has revoked this token: minted under an older credential generation, and not the token
+ * that made the change. Generations, not clocks, which differ between locations; a record minted before generations
+ * existed keeps the clock rule (revoked when minted before the last change).
  */
 export function isRevokedByUser(
   record: TokenRecord,

@@ -91,7 +91,7 @@ export async function updateProfile(
 /**
  * Stores a new password hash and, in the same statement, raises the credential
  * generation: every token minted under an older one is revoked, except `keepTokenId`,
- * for every location at once (services/tokens.ts `isRevokedByUser`).
+ * for every location at once (accounts/tokens.ts `isRevokedByUser`).
  */
 export async function changePassword(
   db: Db,
@@ -107,7 +107,7 @@ export async function changePassword(
       .set({
         passwordHash,
         credentialGeneration: sql`${users.credentialGeneration} + 1`,
-        // Tokens minted before generations existed are judged by this clock (services/tokens.ts).
+        // Tokens minted before generations existed are judged by this clock (accounts/tokens.ts).
         tokensRevokedBefore: now,
         tokenKeptId: keepTokenId,
         updatedAt: isoTimestamp(now),

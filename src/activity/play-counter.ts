@@ -89,34 +89,9 @@ function playStatements(db: ObjectDb) {
 }
 
 /**
- * The play path's one remote call, and everything plays need until D1 has them. One
- * object per shard of channels (channel id modulo `PLAY_COUNTER_SHARDS`), in its SQLite
- * storage (tables: play-counter-schema.ts and the crowd rule's; migrations in
- * drizzle/objects/play-counter, docs/architecture.md#durable-object-storage):
- * - `visible`: the shard's channels that can be played, read from D1 when the object
- *   first needs them and kept current by catalogue writes (`setVisibility`,
- *   `forgetVisibility`), re-read every 10 minutes as a backstop: a play of a missing or
- *   inactive channel is a 404 without a D1 query;
- * - `recent`: who played what in the last 60 seconds, for the repeat rule;
- * - `crowd_users`, `crowd_networks` (durable-objects/crowd.ts): who counted for which channel this
- *   hour and how often each network did, for the crowd rule;
- * - `buckets`: ranked plays per channel and hour for 30 days, for trending and charts;
- * - `pending`: ranked plays per channel not yet in D1's `play_count`;
- * - `history`: per user and channel, counted plays and the last play not yet in D1's
- *   `user_plays` (`seq` 0), or in the flush under way (`seq` n); recent and top lists
- *   add them to D1's at once (activity/lists.ts);
- * - `outbox`: the flush under way, numbered, sent again unchanged until D1 has it.
- *
- * A play is in storage before `record` returns (each method's writes run without an
- * await between them: one implicit transaction). An alarm flushes to D1 every
- * `PLAY_FLUSH_MS` while there is something to flush, in batches that also insert
- * `(shard, seq)` into `play_flushes`: a flush sent twice hits that row's primary key, the
- * whole batch rolls back, and nothing counts twice. D1 gets at most one batch per object
- * per flush interval (more only when a flush holds over 2,000 user histories), however
- * many plays arrive.
- *
- * It lives beside the activity domain because its flush is that domain's D1 batch
- * (play-flush.ts); plays.ts reaches it only through the `PLAY_COUNTER` binding.
+ * The play path's one remote call: one object per shard of channels keeps what plays need until D1 has them, in its own
+ * storage (play-counter-schema.ts, docs/architecture.md#durable-object-storage), so that D1 gets at most one batch per
+ * object every `PLAY_FLUSH_MS`, however many plays arrive; a numbered flush is applied once (play-flush.ts).
  */
 export class PlayCounter extends DurableObject<Bindings> {
   private readonly db: ObjectDb;
@@ -205,7 +180,7 @@ export class PlayCounter extends DurableObject<Bindings> {
   /**
    * Whether `channelId` can be played. The first play after the object starts (or after
    * `forgetVisibility`) waits for the shard's visibility from D1, with every other call
-   * held meanwhile; later, a stale copy is re-read in the background.
+   * held meanwhile; later, visibility older than `VISIBILITY_REFRESH_MS` is re-read in the background.
    */
   private async isVisible(channelId: number): Promise<boolean> {
     const { key } = this.visibilityKey(channelId);
@@ -236,12 +211,9 @@ export class PlayCounter extends DurableObject<Bindings> {
   }
 
   /**
-   * Records a play of `channelId` by `userId` from `network` at `now`: not found when the
-   * channel cannot be played; otherwise counted in the user's history unless it repeats a
-   * counted play within 60 seconds, and ranked (`play_count`, trending, charts) when it
-   * is counted and the crowd rule admits it: at most 10 per network and channel per hour
-   * (a user's own plays count by the 60-second rule: docs/security.md#crowd-signals).
-   * Either way the history's last play moves to `now`. Durable on return.
+   * Records a play: counted in the user's history unless it repeats a counted play within 60 s, and ranked
+   * (`play_count`, trending, charts) when counted and the crowd rule admits it (docs/security.md#crowd-signals).
+   * Stored before it returns: the writes run with no await between them, one implicit transaction.
    */
   async record(
     userId: number,

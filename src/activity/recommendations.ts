@@ -52,11 +52,9 @@ const latestMarks = (table: typeof likes | typeof favorites, userId: number) =>
     .limit(100);
 
 /**
- * Channels sharing genres, country or language with what the user liked (weight 3),
- * favorited (2) and played most (up to 5), leaving out what they played or liked,
- * ranked by that affinity (genres count double) then plays; and the fallback, featured
- * then popular channels they have not heard, then any popular ones. Online channels
- * come before offline ones in both.
+ * Channels sharing genres, country or language with what the user liked (weight 3), favorited (2) and played most (up
+ * to 5), ranked by that affinity, genres counting double; then the fallback: featured, then popular channels they have
+ * not heard, then any popular ones. Online before offline in both (docs/catalogue.md#lists).
  */
 function recommendations(db: Db, userId: number, limit: number) {
   const pool = db.$with('pool').as(poolQuery());
@@ -208,10 +206,9 @@ const shuffled = (value: SQLWrapper, seed: number) =>
   sql<number>`((${value} * 2654435761 + ${seed}) % ${SHUFFLE_PRIME})`;
 
 /**
- * A varied selection the user has not played (nor played moments ago: `heard`), in one statement: featured channels
- * first, then the first and second channel of each genre, round by round, the genres in a shuffled order, then the
- * rest; online channels before offline ones within each. The shuffle is seeded by user and UTC day: the same all day.
- * A channel in two genres takes its earliest place, and the other genre shows one channel fewer (docs/catalogue.md#lists).
+ * A varied selection the user has not played, in one statement: featured channels, then each genre's first and second
+ * channel round by round, then the rest; online before offline within each. The genres' order is shuffled per user and
+ * UTC day, so it stays the same all day (docs/catalogue.md#lists).
  */
 function discoverQuery(db: Db, userId: number, limit: number, heard: number[], seed: number) {
   const pool = db.$with('pool').as(poolQuery());

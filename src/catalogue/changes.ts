@@ -31,12 +31,9 @@ interface ChangesPage {
 }
 
 /**
- * One page of `GET /radios/changes` (docs/api.md#changes-feed), as one read (one D1 round trip with the caller's check): the channels whose last change
- * comes after the cursor, in commit order (`change_seq`, an index range: `limit` + 1 rows whatever the catalogue's
- * size), each at its latest state, visible ones in `changed` and hidden ones in `removed`; and the counter, which says
- * where a snapshot begins, and its epoch, which says whether the cursor counts in this history of the catalogue. Without
- * `since` the page starts a snapshot: the whole visible catalogue, then the changes made since it began. The last page
- * has a cursor too: the one to come back with.
+ * One page of `GET /radios/changes` (docs/api.md#changes-feed): the channels changed after the cursor, in commit order
+ * along the `change_seq` index, so `limit` + 1 rows whatever the catalogue's size; with the counter, where a snapshot
+ * begins, and its epoch, whether the cursor belongs to this history of the catalogue (a restore starts another).
  */
 export function changesPage(db: Db, since: string | undefined, limit: number, now: number) {
   const cursor: ChangesCursor | null = since === undefined ? null : readCursor(since, changesCursor, 'since');
@@ -70,7 +67,7 @@ export function changesPage(db: Db, since: string | undefined, limit: number, no
       );
     }
     const snapshotEnd = cursor?.h ?? top;
-    // The counter and the rows are read together, so no row is past `top`: on a read replica behind the copy that
+    // The counter and the rows are read together, so no row is past `top`: on a read replica behind the one that
     // served the cursor (its place past `top`), there are none, and the next cursor stays at that place.
     const shown = rows.slice(0, limit);
     const changed: RadioResource[] = [];

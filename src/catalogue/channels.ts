@@ -82,10 +82,8 @@ function rowValueSort(column: typeof sortName | typeof createdAt, direction: 'as
 }
 
 /**
- * A sort on a counter, most first, then id ascending: no single row-value range gives
- * that mixed order, so a page after a key is the channels tied with it (a range on id
- * within the tie) followed by those below it (a range on the counter), each read along
- * the index and cut at `limit`.
+ * A sort on a counter, most first, then id ascending: no single row-value range gives that mixed order, so a page
+ * after a key is the channels tied with it, then those below it, each read along the index and cut at `limit`.
  */
 function counterSort(column: typeof playCount | typeof likesCount, key: Sort['key']): Sort {
   const order = [desc(column), asc(channelId)];
@@ -180,12 +178,9 @@ const meta = (
 });
 
 /**
- * A page of visible channels without a search, along the sort's index: each channel shown
- * costs one row read (its index entry and its row, which holds everything the page shows
- * and whether it is visible), and a skipped one (the offset, at most `MAX_OFFSET_ITEMS`)
- * its index entry. A counter sort after a cursor's key takes the page's ids first (see
- * `counterSort`). The total comes from `catalogue_counts`. One D1 round trip, whatever the
- * catalogue (docs/performance.md#rows-per-item-shown).
+ * A page of visible channels without a search, along the sort's index: a channel shown costs one row read and a
+ * skipped one its index entry, whatever the catalogue's size (docs/performance.md#rows-per-item-shown). The total
+ * comes from `catalogue_counts`.
  */
 export function channelPage(db: Db, query: ChannelListQuery, viewerId: number) {
   const sort = SORTS[query.sort];
@@ -257,14 +252,9 @@ function searchMatches(db: Db, query: ChannelListQuery & { search: string }) {
 }
 
 /**
- * A page of a search (`search` given): the best `SEARCH_MATCH_CAP` matches by relevance
- * (exact name, name prefix, word prefix, substring, description) then plays, among the
- * most popular text matches of the index (see search-index.ts), with the filters; then
- * sorted as asked and paged, and only the page expanded into RadioResources, with the
- * totals, in one statement. Its cost is bounded by the cap, not by the catalogue (about
- * eight rows read per match considered, whatever the catalogue's size): `total` counts
- * at most the cap, and `exact` is false when the index had more matches than were
- * considered. An empty page asks for the totals alone (`searchTotals`).
+ * A page of a search, in one statement: the best `SEARCH_MATCH_CAP` matches by relevance then plays among the index's
+ * most popular text matches (search-index.ts), so its cost is bounded by the cap, not by the catalogue. `total` counts
+ * at most the cap; `exact` is false when the index had more matches than were considered.
  */
 export function searchPageRead(db: Db, query: ChannelListQuery & { search: string }, viewerId: number) {
   const { candidates, matches, totals } = searchMatches(db, query);
@@ -377,14 +367,12 @@ export function channelsByIds(db: Db, ids: number[], viewerId: number, limit = i
   );
 }
 
-/** How a request sends its reads (services/caller.ts `withAccountCheck`, or `runRead`). */
+/** How a request sends its reads: with its riders (http/batch.ts `runBatch`), or alone (db/read.ts `runRead`). */
 export type ReadRunner = <Q extends Queries, T>(pending: Read<Q, T>) => Promise<T>;
 
 /**
- * A page of GET /radios (docs/catalogue.md#listing-get-radios), in one D1 round trip: a search's capped page; or a
- * page by offset, up to `MAX_OFFSET_ITEMS` deep (a deeper page is 422 unless it is past
- * the end, which is served from the total alone); or a page after a cursor's key.
- * `meta.next_cursor` leads on from a full page that is not the last.
+ * A page of GET /radios (docs/catalogue.md#listing-get-radios): a search's capped page; a page by offset, up to
+ * `MAX_OFFSET_ITEMS` deep (deeper is 422 unless past the end); or a page after a cursor's key.
  */
 export async function listChannels(
   run: ReadRunner,

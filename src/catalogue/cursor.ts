@@ -5,11 +5,9 @@ import type { ChannelListQuery, ChannelSort, SortKey } from './list-query';
 import type { ChannelFilters } from './count-scope';
 
 /**
- * The `cursor` of GET /radios (meta.next_cursor): where the next page starts (the sort
- * key and id of the last channel before it), which page number that is, and which
- * query it belongs to. Opaque to clients (base64url JSON); a cursor is only valid with
- * the same sort and filters it was made for. Keyset positioning reads `per_page` rows
- * at any depth, where an offset would read every row it skips.
+ * The `cursor` of GET /radios: the key of the last channel before the next page, its page number, and the sort and
+ * filters it is valid for. Keyset positioning reads `per_page` rows at any depth, where an offset reads every row it
+ * skips.
  */
 interface CursorContent {
   /** A fingerprint of the sort and filters. */

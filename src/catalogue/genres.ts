@@ -28,10 +28,8 @@ export const activeGenres = (db: Db) =>
   );
 
 /**
- * An active genre with its most played visible channels (at most `limit`); null when
- * the genre is missing or inactive. The channels are found by walking the popularity
- * index and probing each one's genre (a primary-key lookup), so the read is bounded by
- * `limit` divided by the genre's share, not by the genre's size.
+ * An active genre with its most played visible channels (at most `limit`); null when missing or inactive. Walking the
+ * popularity index and probing each channel's genre bounds the read by `limit` over the genre's share, not its size.
  */
 export function genreWithChannels(db: Db, id: number, limit: number) {
   return read(

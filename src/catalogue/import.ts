@@ -119,10 +119,8 @@ function streamFormat(codec: unknown, hls: unknown, streamUrl: string): StreamFo
 }
 
 /**
- * Maps one record of the Radio Browser station export (name, url/url_resolved,
- * homepage, favicon, tags, countrycode, languagecodes, codec, bitrate, hls,
- * lastcheckok) to a station, or says why it cannot be imported. Our own files may add
- * `description`, `is_featured`, `facebook`, `twitter`, `instagram`.
+ * Maps one record of the Radio Browser station export to a station, or says why it cannot be imported. Our own files
+ * may add `description`, `is_featured`, `facebook`, `twitter`, `instagram`.
  */
 export function mapRadioBrowserStation(
   raw: unknown,
@@ -268,10 +266,8 @@ export const countryIdsByCode = async (db: Db) =>
   new Map((await db.select({ id: countries.id, code: countries.code }).from(countries)).map((c) => [c.code, c.id]));
 
 /**
- * Upserts stations by stream URL. One round trip reads what exists; one `db.batch`
- * writes genres, channels, genre links and the search index (the list totals follow by
- * trigger), so an import lands whole or not at all. Stations identical to what is stored
- * are not written: importing the same file twice changes nothing.
+ * Upserts stations by stream URL, writing in one `db.batch` so that an import lands whole or not at all. Stations
+ * identical to what is stored are not written: importing the same file twice changes nothing.
  */
 export async function importStations(db: Db, records: unknown[], now: string): Promise<ImportSummary> {
   const countryIds = await countryIdsByCode(db);

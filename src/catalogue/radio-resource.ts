@@ -30,13 +30,9 @@ const readGenreRefs = (json: string) => JSON.parse(json) as z.infer<typeof Genre
 const readGeo = (json: string) => JSON.parse(json) as { lat: number; lng: number } | null;
 
 /**
- * The mapping from the channel's row to a RadioResource, as the columns of a select over
- * `radio_channels`: every API field named as the API names it, so the result is the
- * resource itself. The country and genres are stored on the row, so a page reads one
- * row per channel shown; the caller's like and favorite come from the same statement,
- * never a query per channel. Names that two tables could share are aliased (D1 returns
- * rows as objects: see db/client.ts).
- * `viewerId` is the caller (0 when no one is signed in: the flags are then false).
+ * A channel's row as a RadioResource, each field named as the API names it. The country and genres are stored on the
+ * row and the caller's flags come from the same statement, so a page reads one row per channel shown; names that two
+ * tables could share are aliased (db/client.ts). `viewerId` 0: no one is signed in.
  */
 export function radioResourceColumns(viewerId: number) {
   return {

@@ -10,11 +10,9 @@ export const SEARCH_ROWID_SPAN = 1_099_511_627_776;
 const qb = new QueryBuilder();
 
 /**
- * The search rowid of a channel: its popularity bucket (0 for no plays, then two per
- * decimal digit of the play count: 1-2, 3-9, 10-29, 30-99, ...) times 2^40, plus its id.
- * FTS5 returns matches in rowid order, so `ORDER BY rowid DESC LIMIT n` yields the n most
- * popular matches while reading only the start of each doclist: a search stays bounded
- * however many channels match.
+ * The search rowid of a channel: its popularity bucket (two per decimal digit of the play count) times 2^40, plus its
+ * id. FTS5 returns matches in rowid order, so `ORDER BY rowid DESC LIMIT n` reads only the start of each doclist: a
+ * search stays bounded however many channels match.
  */
 export function searchRowid(playCount: SQLWrapper, id: SQLWrapper): SQL<number> {
   const bucket = sql`(CASE WHEN ${playCount} <= 0 THEN 0 ELSE length(${playCount}) * 2 + (CAST(substr(${playCount}, 1, 1) AS INTEGER) >= 3) END)`;
@@ -121,10 +119,9 @@ export function ftsMatchRowids(fts: string, limit: number) {
 const SHORT_TERM_POOL = 2000;
 
 /**
- * The search rowids (most popular first) of at most `limit` channels whose name or
- * description holds every word of a folded term: an index lookup for words of three
- * characters or more; a term with only shorter words is looked for among the
- * `SHORT_TERM_POOL` most popular channels, so that no search reads the whole catalogue.
+ * The search rowids (most popular first) of at most `limit` channels whose name or description holds every word of a
+ * folded term. A term of only short words, which the index cannot look up, is looked for among the `SHORT_TERM_POOL`
+ * most popular channels, so that no search reads the whole catalogue.
  */
 export function textMatchRowids(folded: string, limit: number) {
   const fts = ftsQuery(folded);

@@ -2,15 +2,15 @@ import { isRecord } from '../lib/objects';
 
 /**
  * Requests to the upstream directory, a Radio Browser server (docs/catalogue.md#upstream-sync), made politely: a
- * `User-Agent` naming this service, a timeout, at most one request a second (a run waits between its requests), a
- * bounded answer, and an answer that is not a JSON array of objects is an error, so a run never writes from garbage.
+ * `User-Agent` naming this service, a timeout, at most one request a second, a size limit; a response that is not a
+ * JSON array of objects is an error, so a run never writes from garbage.
  */
 
 /** Radio Browser asks clients to name themselves (`appname/version`). */
 const USER_AGENT = 'radio-api-catalogue-sync/1.0 (+https://github.com/radio-api)';
 /** One request's deadline: a full page of 5,000 stations is a few MB. */
 const UPSTREAM_TIMEOUT_MS = 20_000;
-/** The most one answer may be: 5,000 stations of about 1.5 KB, with room. */
+/** The most one response may be: 5,000 stations of about 1.5 KB, with room. */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 /** Between two requests of a run. */
 const REQUEST_SPACING_MS = 1_000;

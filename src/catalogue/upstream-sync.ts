@@ -27,20 +27,9 @@ import { indexChannels } from './search-index';
 import { UpstreamClient, UpstreamError, type Fetcher } from './upstream-client';
 
 /**
- * The upstream sync (docs/catalogue.md#upstream-sync): a Cron Trigger run (or `POST /admin/sync`) takes one bounded
- * batch from a Radio Browser server and applies it in one D1 batch with the sync's new state, so a run lands whole or
- * not at all. Phases:
- * - `full`: the upstream's whole list, a page (`CATALOGUE_SYNC_BATCH` stations) per run; the first page also notes the
- *   newest change upstream, where `changes` will start;
- * - `verify`: the stations of ours the pass did not see (a deleted station, or one an offset slipped past while the
- *   list changed), looked up by uuid: those the upstream still has are updated, the others hidden;
- * - `changes`: the stations changed after the last change applied (`stations/changed`), then their current records
- *   (`stations/byuuid`: the change rows lack codec and bitrate, and a station absent there was deleted);
- *   every `CATALOGUE_SYNC_FULL_DAYS` a new full pass.
- * Stations are matched by `stationuuid`, or adopted by stream URL when a channel of ours has none (an imported one).
- * The sync creates, updates and hides; it never deletes, and it never writes a field an operator set through the admin
- * API (`edited_fields`), nor `description`, `slug`, `is_featured` and the social links, which Radio Browser does not
- * hold.
+ * The upstream sync and its phases (`full`, `verify`, `changes`: docs/catalogue.md#upstream-sync). A run applies one
+ * bounded batch from a Radio Browser server in one D1 batch with the sync's new state, so it lands whole or not at all;
+ * it creates, updates and hides, never deletes, and never writes a field an operator set (`edited_fields`).
  */
 
 export type SyncState = typeof upstreamSync.$inferSelect;
@@ -356,10 +345,9 @@ type Stored = Pick<RadioChannelRow, Synced | 'id' | 'upstreamUuid' | 'editedFiel
 type SyncedRow = Pick<RadioChannelRow, Synced> & { upstreamUuid: string; genres: string[]; description: string };
 
 /**
- * The writes of a batch of upstream records: creates, updates (only the fields no operator edited), hides for the
- * `asked` uuids the upstream no longer has, and the pass mark of every station seen. One read round trip; the
- * writes go into the run's one batch, led by a guard that fails it if an operator edited one of these channels since
- * the read.
+ * The writes of a batch of upstream records (creates, updates of the fields no operator edited, hides of `asked` uuids
+ * the upstream no longer has, pass marks), led by a guard that fails the run's batch if an operator edited one of these
+ * channels since the read.
  */
 async function apply(db: Db, records: Record<string, unknown>[], asked: string[], pass: number, now: string) {
   const counts = { created: 0, updated: 0, unchanged: 0, hidden: 0, skipped: 0 };

@@ -4,11 +4,8 @@ import { crowdNetworks, crowdUsers } from '../crowd/crowd-schema';
 import type { ObjectDb } from '../db/object-storage';
 
 /**
- * The crowd rule for counts kept in a Durable Object's SQLite storage: who counted for
- * which subject in which window, and how often each network did. `admit` checks and
- * records in one synchronous step, so with a Durable Object's one call at a time a burst
- * of parallel requests gets exactly what a sequence gets. Rows live one window:
- * `forgetBefore` drops past windows (each object's alarm calls it).
+ * The crowd rule (crowd/rules.ts) for counts kept in a Durable Object's storage. `admit` checks and records in one
+ * synchronous step, so with the object's one call at a time a burst of parallel requests gets what a sequence gets.
  */
 export class CrowdLedger {
   /** Built once: on the play path, building a statement costs more than running it. */
@@ -50,10 +47,8 @@ export class CrowdLedger {
   }
 
   /**
-   * Whether `user` on `network` counts toward `subject` at `now`, recording it when it
-   * does: not when their network already counted `CROWD_MAX_PER_NETWORK` times this
-   * window, nor (`oncePerUser`) when the user already counted for it this window. A user
-   * refused for their network may still count later in the window from another one.
+   * Whether `user` on `network` counts toward `subject` at `now`, recorded when it does: not once their network counted
+   * `CROWD_MAX_PER_NETWORK` times this window, nor (`oncePerUser`) when the user already counted for it this window.
    */
   admit(subject: string, user: string, network: string, now: number, { oncePerUser = true } = {}): boolean {
     const key = { hour: Math.floor(now / CROWD_WINDOW_MS), subject, network };

@@ -1,18 +1,9 @@
 import { clientNetwork } from '../lib/client-ip';
 
 /**
- * Crowd signals: what many users send that ranks or decides something for everyone
- * (plays in `play_count`, trending and charts; searched terms in trending; players'
- * failure reports asking for a stream check). Accounts are cheap (60 an hour from one
- * address), so a signal counts by who sends it and from where, not by how often:
- * - a user counts once per subject per window (the hour) where nothing else says how often
- *   they count (a searched term); a play counts by its own rule (again after 60 seconds);
- * - one network (lib/client-ip.ts `clientNetwork`: IPv4 /24, IPv6 /48) counts at most
- *   `CROWD_MAX_PER_NETWORK` times per subject per window, however many accounts it holds;
- * - what decides (a stream check) needs distinct users on distinct networks
- *   (streams/health.ts).
- * Then 60 fresh accounts behind one address move a channel's plays or a term's count by
- * at most 10 an hour, and cannot ask for a check at all.
+ * Crowd signals (docs/security.md#crowd-signals): plays, searched terms and failure reports rank or decide things for
+ * everyone, and accounts are cheap, so a signal counts by who sends it and from where: a user once per subject and
+ * hour (a play: again after 60 s), a network (IPv4 /24, IPv6 /48) at most `CROWD_MAX_PER_NETWORK` times.
  */
 
 /** The window a user counts once in, per subject: the hour (the buckets of trending and charts). */

@@ -6,12 +6,9 @@ export const USER_STATUSES = ['active', 'inactive', 'banned'] as const;
 export type UserStatus = (typeof USER_STATUSES)[number];
 
 /**
- * Accounts. `email` is stored trimmed and lower-case, so the unique index makes it
- * unique case-insensitively. Timestamps are ISO 8601 text with microseconds.
- *
- * `credential_generation` and `token_kept_id` enforce a password change at once,
- * everywhere: every authenticated request reads this row, while KV deletes of the
- * other tokens may take up to 60 s to reach every location.
+ * Accounts. `email` is stored trimmed and lower-case, so the unique index is case-insensitive. `credential_generation`
+ * and `token_kept_id` make a password change hold at once everywhere: every signed-in request reads this row, while KV
+ * may take 60 s to reach every location.
  */
 export const users = sqliteTable(
   'users',
@@ -25,9 +22,8 @@ export const users = sqliteTable(
     status: text('status', { enum: USER_STATUSES }).notNull().default('active'),
     applicationId: integer('application_id'),
     /**
-     * Tokens minted before generations existed (their records carry none) are revoked when
-     * minted before this instant (ms), except `token_kept_id`. Every password change still
-     * sets it; once those tokens have expired (30 days after this release), it can go.
+     * Tokens minted before generations existed (their records carry none) are revoked when minted before this instant
+     * (ms), except `token_kept_id`; the column can go once no such token is left unexpired.
      */
     tokensRevokedBefore: integer('tokens_revoked_before').notNull().default(0),
     /**
@@ -172,11 +168,9 @@ export const radioChannels = sqliteTable(
      */
     healthCheckRequestedAt: integer('health_check_requested_at'),
     /**
-     * The country's `is_active` (so a channel's visibility is a condition on its own row),
-     * name and code, and the channel's genres: what a page shows, stored on the row so a
-     * page reads one row per channel (docs/performance.md#rows-per-item-shown). Written only
-     * by triggers (drizzle/migrations/0017_channel_cards.sql) in the statement that changes
-     * the channel's country, its genre links, or a genre or country: never by the code.
+     * The country's `is_active`, name and code, and the channel's genres, stored on the row so that visibility is a
+     * condition on the row and a page reads one row per channel (docs/performance.md#rows-per-item-shown). Written
+     * only by triggers (drizzle/migrations/0017_channel_cards.sql), never by the code.
      */
     countryActive: integer('country_active', { mode: 'boolean' }).notNull().default(true),
     countryName: text('country_name').notNull().default(''),
@@ -295,11 +289,8 @@ export const likes = likeOrFavoriteTable('likes');
 export const favorites = likeOrFavoriteTable('favorites');
 
 /**
- * Totals of visible channels per list scope: every combination of the filters of
- * GET /radios (country, language, genre, https, online), keyed as
- * src/catalogue/count-scope.ts writes it (`all`, `c12`, `c12;len;g3;h;o`, ...). Triggers
- * (drizzle/migrations/0008_catalogue_counts.sql) keep them exact in the statement that
- * changes a channel or its genres, so a page gives `meta.total` without counting.
+ * Totals of visible channels for every combination of GET /radios' filters (keyed by catalogue/count-scope.ts), kept
+ * exact by triggers (drizzle/migrations/0008_catalogue_counts.sql) so that a page gives `meta.total` without counting.
  */
 export const catalogueCounts = sqliteTable('catalogue_counts', {
   scope: text('scope').primaryKey(),
@@ -315,11 +306,9 @@ export const countMasks = sqliteTable('count_masks', {
 });
 
 /**
- * The full-text indexes (FTS5, trigram tokenizer), declared here so queries are typed
- * like the rest; their DDL is the custom migration 0003_search_index.sql (drizzle-kit
- * cannot write virtual tables, and drizzle.config.ts keeps it from trying). Rows hold
- * folded text (src/lib/text.ts). A channel row's rowid is its popularity bucket times
- * 2^40 plus its id (src/catalogue/search-index.ts); a genre row's rowid is its id.
+ * The full-text indexes (FTS5, trigram tokenizer), declared here so that queries are typed; their DDL is the custom
+ * migration 0003_search_index.sql, as drizzle-kit cannot write virtual tables. Rows hold folded text (lib/text.ts); a
+ * channel row's rowid comes from catalogue/search-index.ts `searchRowid`, a genre row's is its id.
  */
 export const channelSearch = sqliteTable('channel_search', {
   rowid: integer('rowid').primaryKey(),
@@ -336,10 +325,8 @@ export type GenreRow = typeof genres.$inferSelect;
 export type RadioChannelRow = typeof radioChannels.$inferSelect;
 
 /**
- * Country and language names per locale
- * (docs/catalogue.md#countries-and-languages-get-countries-get-languages), generated from
- * the maintained packages into a migration (scripts/generate-names-migration.mjs): kept
- * in D1, not in the Worker bundle. English names of countries are also `countries.name`.
+ * Country and language names per locale (docs/catalogue.md#countries-and-languages-get-countries-get-languages),
+ * generated into a migration (scripts/generate-names-migration.mjs) so that they live in D1, not in the Worker bundle.
  */
 const namesTable = (name: string) =>
   sqliteTable(
@@ -379,8 +366,8 @@ export const streamReports = sqliteTable(
 );
 
 /**
- * A user's listening history per channel: what `me/radios/recent` and `me/radios/top`
- * read. One upsert per play, the only D1 write of the play path.
+ * A user's listening history per channel, what `me/radios/recent` and `me/radios/top` read; written by the play
+ * counters' flushes (activity/play-flush.ts), never on a play's request.
  */
 export const userPlays = sqliteTable(
   'user_plays',
@@ -431,10 +418,8 @@ export const playlists = sqliteTable(
 );
 
 /**
- * Channels of a playlist at 0-based, contiguous positions. A channel is in a playlist
- * at most once (unique). Positions are not unique in the schema: a shift updates rows
- * one by one, and a unique index would trip over its own intermediate states; the
- * batches of src/playlists/ keep them contiguous instead.
+ * Channels of a playlist at 0-based, contiguous positions, each channel at most once. Positions are not unique in the
+ * schema: a shift updates rows one by one, and a unique index would trip over its own intermediate states.
  */
 export const playlistItems = sqliteTable(
   'playlist_items',
@@ -455,10 +440,8 @@ export const playlistItems = sqliteTable(
 );
 
 /**
- * `Idempotency-Key`s of signed-in writes (docs/api.md#safe-retries-idempotency-key). The row is inserted in the batch
- * of the write it guards (a second request with the key fails on the primary key, so the
- * write happens once); the response is stored once the handler has it. Rows older than 24
- * hours are ignored and deleted by the next claim of their user.
+ * `Idempotency-Key`s of signed-in writes (docs/api.md#safe-retries-idempotency-key): inserted in the batch of the write
+ * they guard, so a second request with the key fails on the primary key; rows past 24 hours are ignored, then purged.
  */
 export const idempotencyKeys = sqliteTable(
   'idempotency_keys',
@@ -470,7 +453,7 @@ export const idempotencyKeys = sqliteTable(
     /** The first response, once known; null while the first request runs. */
     status: integer('status'),
     body: text('body'),
-    /** The response's `Location` and `ETag`, as JSON pairs. */
+    /** A replay's `Location` and `ETag`, and what to read again when no body was kept (middleware/idempotency.ts). */
     headers: text('headers'),
     /** Milliseconds since the epoch. */
     createdAt: integer('created_at').notNull(),

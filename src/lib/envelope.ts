@@ -31,7 +31,7 @@ export function json<T, S extends ContentfulStatusCode>(c: Context, value: T, st
 const OWN_PATH = /":"\/api\/v1\//g;
 
 /**
- * The paths of this API in an answer, as absolute URLs of the host the request came to: queries name a placeholder
+ * The paths of this API in a response, as absolute URLs of the host the request came to: queries name a placeholder
  * by its path, which only the request knows the origin of.
  */
 export function absolutePaths(text: string, origin: string): string {

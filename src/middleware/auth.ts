@@ -23,10 +23,9 @@ async function authenticate(c: Context<AppEnv>): Promise<void> {
 }
 
 /**
- * Signed-in routes: a live token, then the account row (401 revoked, 403 inactive or
- * banned), read in the request's first D1 batch with the route's own reads, or inside its
- * write batch as a guard (http/batch.ts). A handler that reached no batch is checked after
- * it ran, before its response leaves.
+ * Signed-in routes: a live token, then the account row (401 revoked, 403 inactive or banned), read as a rider of the
+ * request's first D1 batch (http/batch.ts); when the handler sent no batch, it is read after the handler, before the
+ * response leaves.
  */
 export const requireUser = createMiddleware<AppEnv>(async (c, next) => {
   await authenticate(c);

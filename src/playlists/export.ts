@@ -13,13 +13,9 @@ export const exportFormat = (extension: string | undefined): ExportFormat | unde
   extension === 'm3u' || extension === 'pls' ? extension : undefined;
 
 /**
- * Text as one line of an export, cleaned as imported text is (lib/text.ts): every
- * character some player splits lines at (CR, LF, VT, FF, U+001C-U+001E, NEL, U+2028,
- * U+2029: Python's `str.splitlines` splits at all of them) is a control character or a
- * separator there, so it becomes a space, as do the bidi controls. The API refuses them
- * in names on the way in; what is stored anyway (older rows, a direct write) is
- * flattened here, since one of them in a name or URL would start an entry of the
- * attacker's choosing.
+ * Text as one line of an export: every character some player splits lines at, and the bidi controls, become spaces.
+ * The API refuses them on the way in, but what is stored anyway (older rows, a direct write) is flattened here, since
+ * one in a name or URL would start an entry of an attacker's choosing.
  */
 const exportLine = cleanImportedText;
 

@@ -6,10 +6,9 @@ import { clientIpKey } from '../lib/client-ip';
 import { ApiError, tooManyRequests } from '../lib/errors';
 
 /**
- * The client address the per-address limits are keyed by (lib/client-ip.ts: IPv4, or an
- * IPv6 /64). Cloudflare sets `CF-Connecting-IP` on every request from the internet; a
- * request without it cannot come from a client, so outside local development it is
- * refused (400) rather than put in one bucket shared by everyone who lacks it.
+ * The client address the per-address limits are keyed by (lib/client-ip.ts). Cloudflare sets `CF-Connecting-IP` on
+ * every request from the internet, so outside local development a request without it is refused (400) rather than put
+ * in one bucket shared by every such request.
  */
 export function clientAddress(request: Request, env: Bindings): string {
   const key = clientIpKey(request.headers.get('cf-connecting-ip'));
@@ -104,15 +103,9 @@ const loginWindow = (env: Bindings) => config(env).loginWindowMinutes * MINUTE_M
 const LOGIN_REFUSED = 'Too many login attempts. Please try again later.';
 
 /**
- * A login attempt (docs/security.md#limits), reserved before any password is hashed:
- * - per client IP, at most `LOGIN_IP_MAX_FAILURES` failed attempts in the window, over
- *   every email: an anonymous client cannot make the Worker hash passwords without end;
- * - per email and IP pair, `LOGIN_MAX_FAILURES` failures;
- * - per email from all IPs together, `LOGIN_EMAIL_MAX_FAILURES`, which then hold every IP
- *   except those that logged in to that account in the last 30 days (they keep their
- *   own pair allowance), so no one else can lock an account's owner out.
- * Success gives the attempt back, clears the pair's failures and marks the IP as known;
- * a failure keeps it (nothing to call). Refusals are 429 with `Retry-After`.
+ * A login attempt (docs/security.md#limits), reserved before any password is hashed: failures are limited per client
+ * IP, per email and IP, and per email from every IP except those that logged in to it in the last 30 days, so that no
+ * one else can lock its owner out. Success gives the attempt back; a failure keeps it, with no call.
  */
 export async function reserveLogin(c: Context<AppEnv>, email: string, ip: string) {
   const { loginIpMaxFailures, loginMaxFailures, loginEmailMaxFailures } = config(c.env);

@@ -30,18 +30,9 @@ export interface Settlement {
 }
 
 /**
- * The one limiter primitive: sliding windows of hits per bucket, one object per key
- * (an email's logins, an IP's registrations), so that keys never wait on each other.
- *
- * `reserve` checks every rule and records a hit in each bucket in one step: a Durable
- * Object runs one call at a time and nothing here awaits between the check and the
- * insert, so a burst of parallel requests gets exactly `limit` reservations, as a
- * sequence of requests does. The guarded work (a password hash, an account) happens
- * only after a reservation; `settle` then keeps the hits or gives them back.
- * Times come from the caller so that tests can move the clock. An alarm clears what
- * no window needs any more, and empties the object's storage once nothing is left in it: an idle key keeps no tables,
- * and the next call makes them again before it reads (`tables`).
- * Tables: `rate-limiter-schema.ts`, migrations in drizzle/objects/rate-limiter.
+ * The one limiter: sliding windows of hits per bucket, one object per key, so that keys never wait on each other.
+ * `reserve` checks and records with no await in between, so with the object's one call at a time a burst of parallel
+ * requests gets exactly `limit` reservations; `settle` keeps the hits or gives them back once the work is done.
  */
 export class RateLimiter extends DurableObject<Bindings> {
   private readonly db: ObjectDb;

@@ -6,7 +6,7 @@ import { apiSchema, createSelectSchema } from './from-table';
 
 /**
  * The User of the spec: the users table's public columns, and `avatar` (the custom URL,
- * else a Gravatar: services/users.ts `toUserResource` maps it). The password hash and
+ * else a Gravatar: accounts/users.ts `toUserResource` maps it). The password hash and
  * token bookkeeping never leave.
  */
 const userRow = createSelectSchema(users, {

@@ -17,14 +17,9 @@ export interface TermCount {
 }
 
 /**
- * Search terms counted in hourly buckets, in the object's SQLite storage. A search
- * counts under the crowd rule (lib/crowd.ts): once per user per term per hour, and at
- * most 10 times per network per term per hour, so neither one client nor many accounts
- * behind one address can push a term up. Terms are sharded over several objects by hash
- * (src/search/trending.ts), so one object holds every count of its terms. An hourly
- * alarm drops buckets older than the window and the crowd rows of past hours. Times come
- * from the caller so tests can move the clock. Tables: `search-trends-schema.ts` and
- * `crowd-schema.ts`, migrations in drizzle/objects/search-trends.
+ * Search terms counted in hourly buckets under the crowd rule (crowd/rules.ts), so that neither one client nor many
+ * accounts behind one address can push a term up. Terms are sharded over objects by hash (search/trending.ts), so one
+ * object holds every count of its terms.
  */
 export class SearchTrends extends DurableObject<Bindings> {
   private readonly db: ObjectDb;

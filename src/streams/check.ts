@@ -9,11 +9,9 @@ import {
 import { NOTHING_PLAYING, decodeMetadata, firstMetadataBlock, splitTitle, streamTitle, type NowPlaying } from './icy';
 
 /**
- * Fetching operators' stream URLs
- * (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos): a health check
- * and the now-playing title. Only URLs from the catalogue are ever fetched, never one a
- * client sends, and always through `fetchStream` (fetch-stream.ts): one 5-second
- * deadline, at most 64 KiB in 256 reads, at most 3 redirects, public addresses only.
+ * Fetching operators' stream URLs for a health check and the now-playing title
+ * (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos): only URLs from the catalogue, never one a
+ * client sends, and always through `fetchStream` (fetch-stream.ts).
  */
 
 /** What a check found: the response of `POST /admin/radios/{id}/check` and what the status rule uses. */
@@ -48,10 +46,8 @@ function describe(response: StreamResponse) {
 }
 
 /**
- * Reads what a check needs of a response: 2xx, an audio or playlist content type, and
- * audio bytes (at least 512, or a playlist's first line). A body cut short names what
- * cut it: `timeout` (the deadline), `read_limit` (256 reads gave fewer bytes) or
- * `connection` (it broke).
+ * Reads what a check needs of a response: 2xx, an audio or playlist content type, and audio bytes (at least 512, or a
+ * playlist's first line). A body cut short names what cut it: `timeout`, `read_limit` or `connection`.
  */
 async function judge(response: StreamResponse): Promise<Omit<CheckResult, 'checked_at'>> {
   const seen = describe(response);

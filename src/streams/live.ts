@@ -2,7 +2,7 @@ import type { Bindings } from '../env';
 
 /**
  * The live listeners of one channel (docs/api.md#live-now-playing), held by its `NowPlayingObject`: each one a
- * Server-Sent Events stream the object writes to, handed to the Worker over RPC (a `ReadableStream`), which answers
+ * Server-Sent Events stream the object writes to, handed to the Worker over RPC (a `ReadableStream`), which sends
  * it as the response body. One object per channel, so however many listen, the stream is read once, by the object.
  */
 
@@ -14,7 +14,7 @@ export interface LiveTitle {
   started_at: string;
 }
 
-/** A place held in the listener's address limit (services/rate-limits.ts `reserveLiveStream`), renewed while open. */
+/** A place held in the listener's address limit (rate-limits/limits.ts `reserveLiveStream`), renewed while open. */
 export interface LiveLease {
   key: string;
   id: string;
@@ -91,10 +91,9 @@ export class LiveListeners {
   }
 
   /**
-   * What the object does between reads of the stream (`nextReadInMs` the most until the next one ends): a comment line
-   * to each listener that will have had nothing for `HEARTBEAT_MS` by then, and the listeners' places renewed once per
-   * `HEARTBEAT_MS` (at most 40 s apart with the reads between, well inside the 90 s lease), without waiting for the
-   * limiters (one that hangs must not stop the channel's reads).
+   * Between reads of the stream: a comment line to each listener that will have had nothing for `HEARTBEAT_MS`, and
+   * the places renewed once per `HEARTBEAT_MS` (well inside the 90 s lease), without waiting for the limiters, as one
+   * that hangs must not stop the channel's reads.
    */
   keepAlive(nextReadInMs: number): void {
     const now = Date.now();

@@ -134,20 +134,9 @@ const mayAskForCheck = (target: StreamTarget, now: number) =>
   (target.checkedAt === null || Date.parse(target.checkedAt) <= now - REQUESTED_CHECK_EVERY_MS);
 
 /**
- * A player's report from `network` (lib/crowd.ts `requestNetwork`). The first one of a
- * user for a channel in an hour is stored (later ones are acknowledged only). Reports
- * never change the status
- * (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos): when most of
- * the last hour's reports failed, from at least 5 distinct users on at least 3 distinct
- * networks (streams/health.ts), the channel is marked for the next run of the Cron
- * Trigger (within a minute). At most one such request per channel per 10 minutes,
- * enforced here by compare and set: the mark is set only while none is pending and the
- * last check is 10 minutes old, so a burst of reports asks once. Returns whether this
- * report asked for the check.
- *
- * Cost: an ok report, or one while a check is pending or recent, is one INSERT; a
- * failure report otherwise reads at most `REPORTS_READ` rows in the same batch, and an
- * UPDATE follows only when it asks for a check.
+ * A player's report from `network` (crowd/rules.ts `requestNetwork`), stored once per user, channel and hour. Reports
+ * never change the status (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos): enough failures mark
+ * the channel for the next Cron run, by compare and set at most once per 10 minutes. Returns whether this one did.
  */
 export async function recordReport(
   db: Db,

@@ -72,7 +72,7 @@ async function checkPassword(
 
 export const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
   const { email, password } = c.req.valid('json');
-  // Reserved before any hash is computed (services/rate-limits.ts): bursts get no more tries.
+  // Reserved before any hash is computed (rate-limits/limits.ts): bursts get no more tries.
   const attempt = await reserveLogin(c, email, clientAddress(c.req.raw, c.env));
   // A failure (wrong password, or D1 failing) keeps the reserved attempt: nothing to undo.
   const user = await usersService.findUserByEmail(c.get('db'), email);

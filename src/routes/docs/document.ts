@@ -3,14 +3,9 @@ import { isRecord } from '../../lib/objects';
 import { ONE_LINE } from '../../schemas/fields';
 
 /**
- * What every operation shares, added to the document that @hono/zod-openapi builds from
- * the route contracts: the headers each response carries and each request may send, the
- * 304 of every GET, examples, and the document's own metadata. The route contracts keep
- * only what is particular to them (their parameters, bodies, responses, `If-Match`,
- * `ETag` on playlist writes). Rules here follow the code that sends the headers:
- * middleware/observability.ts (request id, bookmark), middleware/headers.ts (CORS),
- * middleware/rate-limit.ts (RateLimit), middleware/caching.ts (ETag, 304),
- * middleware/idempotency.ts, lib/errors.ts (Retry-After, WWW-Authenticate).
+ * What every operation shares, added to the document @hono/zod-openapi builds from the route contracts (headers, every
+ * GET's 304, examples, metadata), so that the contracts keep only what is particular to them. Each rule here follows
+ * the middleware that sends the header (middleware/), or lib/errors.ts.
  */
 
 type Json = Record<string, unknown>;

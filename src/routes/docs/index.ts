@@ -7,10 +7,8 @@ export const OPENAPI_PATH = '/api/v1/openapi.json';
 export const API_VERSION = '1.0.0';
 
 /**
- * Mounts `GET /api/v1/openapi.json`: the OpenAPI 3.1 document of every route of `app`,
- * built once per isolate from the route contracts and completed by document.ts. The
- * interactive reference at `/docs` (public/docs, Scalar) reads it; static assets serve
- * `/docs` before the Worker runs.
+ * Mounts `GET /api/v1/openapi.json`, the OpenAPI 3.1 document of `app`, built once per isolate from the route
+ * contracts. The interactive reference at `/docs` reads it; static assets serve `/docs` before the Worker runs.
  */
 export function mountDocs(app: ReturnType<typeof createRouter>) {
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {

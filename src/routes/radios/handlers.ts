@@ -125,7 +125,7 @@ function nearbyPoint(c: Context<AppEnv>, query: { lat?: number; lng?: number }) 
   return { shared: true, location: { source: 'network' as const, ...point, city, country } };
 }
 
-/** `GET /radios/changes`: the feed of an offline copy (docs/api.md#changes-feed), read with the caller's check. */
+/** `GET /radios/changes`: the feed that keeps an app's offline catalogue current (docs/api.md#changes-feed). */
 export const radioChanges: RouteHandler<typeof routes.radioChanges, AppEnv> = async (c) => {
   const { since, limit } = c.req.valid('query');
   const page = await runBatch(c, changesPage(c.get('db'), since, limit, Date.now()));
@@ -142,7 +142,7 @@ export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = as
     const items = near.map(({ distance, ...channel }) => ({ ...channel, distance_km: Math.round(distance * 10) / 10 }));
     return { items, rest: { location } };
   };
-  // The location is part of the answer: a network's point and the same point sent in the query are kept apart.
+  // The location is part of the response: a network's point and the same point sent in the query are kept apart.
   const key = { location: JSON.stringify(location), radius: query.radius_km, limit: query.limit };
   const { items, rest } = shared ? await sharedChannels(c, 'nearby', key, ['distance_km'], load) : await load();
   return okPage(c, { items, meta: rest }, 'Nearby radio channels retrieved successfully.');

@@ -23,7 +23,7 @@ export const reportStream: RouteHandler<typeof routes.reportStream, AppEnv> = as
   const db = c.get('db');
   const target = await streamOf(db, id);
   if (!target) throw notFound('Radio channel');
-  // A report never changes the status (no cached response to forget): at most it asks the cron for a check.
+  // A report never changes the status: at most it asks the cron for a check.
   await recordReport(db, target, c.get('userId'), c.req.valid('json'), requestNetwork(c));
   return json(c, { success: true as const, message: 'Report received.', data: null }, 202);
 };
