@@ -54,7 +54,7 @@ export function parseBearer(header: string | undefined): { id: string; secret: s
 /**
  * The live record of a presented token, `'expired'` or `'revoked'` when its secret matched, or null. KV keeps a read
  * at a location for up to 60 s, so a logout holds everywhere within that; bans and password changes do not wait on
- * it, the account row decides (docs/consistency-and-caching.md#how-fast-revocation-holds).
+ * it, the account row decides (docs/consistency-and-caching.md#consistency-of-revocation).
  */
 export async function resolveToken(
   env: { TOKENS: KVNamespace },

@@ -20,7 +20,7 @@ interface Composition<Rest> {
 
 /** The Cache API key of a copy: a path no route serves, on the request's own host. */
 function copyKey(c: Context<AppEnv>, name: string, query: Record<string, unknown>): Request {
-  const params = Object.entries({ ...query, lang: c.get('language') ?? 'en' })
+  const params = Object.entries(query)
     .filter(([, value]) => value !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([key, value]): [string, string] => [key, typeof value === 'string' ? value : JSON.stringify(value)]);

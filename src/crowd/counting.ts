@@ -1,6 +1,6 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
-import { CROWD_MAX_PER_NETWORK, CROWD_WINDOW_MS } from '../crowd/rules';
-import { crowdNetworks, crowdUsers } from '../crowd/crowd-schema';
+import { CROWD_MAX_PER_NETWORK, CROWD_WINDOW_MS } from './rules';
+import { crowdNetworks, crowdUsers } from './crowd-schema';
 import type { ObjectDb } from '../db/object-storage';
 
 /**

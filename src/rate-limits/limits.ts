@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { LimitRule, Reservation } from '../rate-limits/rate-limiter';
+import type { LimitRule, Reservation } from './rate-limiter';
 import { config } from '../config';
 import type { AppEnv, Bindings, Quota } from '../env';
 import { clientIpKey } from '../lib/client-ip';

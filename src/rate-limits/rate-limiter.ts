@@ -2,7 +2,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { and, count, eq, gt, inArray, lte, max, min } from 'drizzle-orm';
 import migrations from '../../drizzle/objects/rate-limiter/migrations.js';
 import type { Bindings, Quota } from '../env';
-import { hits, marks } from '../rate-limits/rate-limiter-schema';
+import { hits, marks } from './rate-limiter-schema';
 import { migrate } from 'drizzle-orm/durable-sqlite/migrator';
 import { openObjectStorage, type ObjectDb } from '../db/object-storage';
 

@@ -4,7 +4,7 @@ import migrations from '../../drizzle/objects/search-trends/migrations.js';
 import type { Bindings } from '../env';
 import { UNKNOWN_NETWORK } from '../crowd/rules';
 import { CrowdLedger } from '../crowd/counting';
-import { termBuckets } from '../search/search-trends-schema';
+import { termBuckets } from './search-trends-schema';
 import { openObjectStorage, type ObjectDb } from '../db/object-storage';
 
 const HOUR_MS = 3_600_000;
