@@ -80,6 +80,11 @@ export interface TokenRecord {
   expiresAt: number;
   /** Set by a logout: the record stays until it expires, so its holder is told `token_revoked`, not `token_invalid`. */
   revokedAt?: number;
+  /** What the session list shows of it (docs/api.md#sessions): absent on records minted before sessions were listed. */
+  applicationId?: number | null;
+  userAgent?: string | null;
+  /** When it was last used, to the hour. */
+  lastUsedAt?: number;
 }
 
 /**

@@ -15,6 +15,26 @@ const KV_MIN_TTL_MS = 60_000;
 const expirationOf = (record: TokenRecord, now: number) =>
   Math.ceil(Math.max(record.expiresAt, now + KV_MIN_TTL_MS) / 1000);
 
+/** What the session list needs of a token, kept as the metadata of its index key (one `list` reads them all). */
+interface SessionMetadata {
+  createdAt: number;
+  lastUsedAt: number;
+  applicationId: number | null;
+  userAgent: string | null;
+  generation: number;
+}
+
+const metadataOf = (record: TokenRecord, now: number): SessionMetadata => ({
+  createdAt: record.createdAt,
+  lastUsedAt: record.lastUsedAt ?? now,
+  applicationId: record.applicationId ?? null,
+  userAgent: record.userAgent ?? null,
+  generation: record.generation ?? 0,
+});
+
+/** A session's last use is kept to the hour: at most one KV write per token and hour. */
+const LAST_USED_STEP_MS = 3_600_000;
+
 /**
  * Mints a token and stores its hash; the plain token is returned once, never stored. It carries the credential
  * generation of `user` (the row whose password was checked), so a password change that commits meanwhile revokes it.
@@ -23,6 +43,7 @@ export async function issueToken(
   kv: KVNamespace,
   user: { id: number; credentialGeneration: number },
   ttlDays: number,
+  session: { applicationId?: number | null; userAgent?: string | null } = {},
   now = Date.now(),
 ) {
   const id = toHex(crypto.getRandomValues(new Uint8Array(12)));
@@ -35,13 +56,68 @@ export async function issueToken(
     secretHash: await sha256Hex(secret),
     createdAt: now,
     expiresAt: now + ttlDays * DAY_MS,
+    applicationId: session.applicationId ?? null,
+    userAgent: session.userAgent ?? null,
+    lastUsedAt: now,
   };
   const expiration = expirationOf(record, now);
   await Promise.all([
     kv.put(tokenKey(id), JSON.stringify(record), { expiration }),
-    kv.put(userTokenKey(userId, id), '', { expiration }),
+    kv.put(userTokenKey(userId, id), '', { expiration, metadata: metadataOf(record, now) }),
   ]);
   return { token: `${id}|${secret}`, record };
+}
+
+/** After a request it served: a token last used more than an hour ago is marked used now (record and index). */
+export async function touchToken(kv: KVNamespace, record: TokenRecord, now = Date.now()): Promise<void> {
+  if (now - (record.lastUsedAt ?? 0) < LAST_USED_STEP_MS) return;
+  const touched = { ...record, lastUsedAt: now };
+  const expiration = expirationOf(record, now);
+  await Promise.all([
+    kv.put(tokenKey(record.id), JSON.stringify(touched), { expiration }),
+    kv.put(userTokenKey(record.userId, record.id), '', { expiration, metadata: metadataOf(touched, now) }),
+  ]);
+}
+
+/** A live session of a user, as `GET /auth/sessions` shows it. */
+export interface Session {
+  id: string;
+  createdAt: number;
+  lastUsedAt: number;
+  applicationId: number | null;
+  userAgent: string | null;
+}
+
+/**
+ * The user's live tokens, from their index in KV, newest first: not expired, and not revoked by the account row
+ * (`live`: the row's rule for a token of that id and generation).
+ */
+export async function listSessions(
+  kv: KVNamespace,
+  userId: number,
+  live: (token: { id: string; generation: number }) => boolean,
+  now = Date.now(),
+): Promise<Session[]> {
+  const sessions: Session[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await kv.list<SessionMetadata>({ prefix: userTokenPrefix(userId), cursor });
+    for (const key of page.keys) {
+      const id = key.name.slice(userTokenPrefix(userId).length);
+      const meta = key.metadata;
+      if (!meta || (key.expiration !== undefined && key.expiration * 1000 <= now)) continue;
+      if (!live({ id, generation: meta.generation })) continue;
+      sessions.push({ id, ...meta });
+    }
+    cursor = page.list_complete ? undefined : page.cursor;
+  } while (cursor);
+  return sessions.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? -1 : 1));
+}
+
+/** The record of a user's token `id`, or null when the user has no such live token. */
+export async function sessionRecord(kv: KVNamespace, userId: number, id: string): Promise<TokenRecord | null> {
+  const record = await kv.get<TokenRecord>(tokenKey(id), 'json');
+  return record && record.userId === userId && record.revokedAt === undefined ? record : null;
 }
 
 /** Reads the bearer token of an `Authorization` header; null when it is missing or malformed. */
@@ -86,7 +162,7 @@ export async function revokeToken(kv: KVNamespace, record: TokenRecord, now = Da
  * Revokes every token of a user except `keepId`, as a logout does each (`revokeToken`). The user row already refuses
  * those tokens (see `isRevokedByUser`); this marks the records themselves.
  */
-export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId: string): Promise<number> {
+export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId: string | null): Promise<number> {
   let cursor: string | undefined;
   let revoked = 0;
   do {

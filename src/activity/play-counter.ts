@@ -262,6 +262,15 @@ export class PlayCounter extends DurableObject<Bindings> {
     this.visibilityReadAt.clear();
   }
 
+  /**
+   * Forgets a deleted account (docs/security.md#account-deletion): its pending history and its crowd rows. Its counted
+   * plays stay in the channels' totals, as in D1.
+   */
+  async forgetUser(userId: number): Promise<void> {
+    this.db.delete(playHistory).where(eq(playHistory.userId, userId)).run();
+    this.crowd.forgetUser(String(userId));
+  }
+
   /** The user's plays held here (not yet in D1, or in the flush under way), per channel and flush. */
   async history(userId: number): Promise<PendingHistory[]> {
     const shard = this.shardName();

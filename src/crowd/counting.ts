@@ -61,6 +61,11 @@ export class CrowdLedger {
     return statements.countNetwork.all(key).length > 0;
   }
 
+  /** Forgets a deleted account's rows (docs/security.md#account-deletion): what its networks counted stays. */
+  forgetUser(user: string): void {
+    this.db.delete(crowdUsers).where(eq(crowdUsers.user, user)).run();
+  }
+
   /** Drops the windows before the one of `now`: nothing counts in them any more. */
   forgetBefore(now: number): void {
     const hour = Math.floor(now / CROWD_WINDOW_MS);

@@ -33,6 +33,8 @@ export const users = sqliteTable(
      */
     credentialGeneration: integer('credential_generation').notNull().default(0),
     tokenKeptId: text('token_kept_id'),
+    /** When the user proved they read mail at `email` (a code sent there); null until then, and after an email change. */
+    emailVerifiedAt: text('email_verified_at'),
     /**
      * The user's rows in the tables bounded per user, kept by triggers (migration 0022): the bounds of
      * db/row-bounds.ts are checked against these, so a like reads one row for its bound, not every like.
@@ -486,7 +488,7 @@ export const changeSequence = sqliteTable(
     value: integer('value').notNull(),
     /**
      * Which history of the catalogue the values count in: cursors carry it, and one of another epoch is a 410. A
-     * restore from a backup sets a new one (docs/operations.md#backups), since it takes the counter back.
+     * restore from a backup sets a new one (docs/operations.md#backups-and-restores), since it takes the counter back.
      */
     epoch: text('epoch').notNull(),
   },
@@ -529,3 +531,61 @@ export const upstreamSync = sqliteTable(
   },
   (t) => [check('upstream_sync_one_row', sql`${t.id} = 1`)],
 );
+
+/**
+ * One-time codes sent by mail (docs/security.md#account-codes): a password reset's and an email verification's, one
+ * live code per user and purpose. Stored only as a hash; single use, expiring, used up by five wrong guesses.
+ */
+export const ACCOUNT_CODE_PURPOSES = ['reset', 'verify'] as const;
+export const accountCodes = sqliteTable(
+  'account_codes',
+  {
+    userId: userRef(),
+    purpose: text('purpose', { enum: ACCOUNT_CODE_PURPOSES }).notNull(),
+    /** SHA-256 of the email, the purpose and the code: a code proves the address it was sent to. */
+    codeHash: text('code_hash').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    /** Milliseconds since the epoch. */
+    expiresAt: integer('expires_at').notNull(),
+    usedAt: integer('used_at'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.purpose] })],
+);
+
+/**
+ * Emails of banned accounts that deleted themselves, kept as a SHA-256 only, which may not register again until
+ * `until` (30 days: docs/security.md#account-deletion).
+ */
+export const closedEmails = sqliteTable('closed_emails', {
+  emailHash: text('email_hash').primaryKey(),
+  /** Milliseconds since the epoch. */
+  until: integer('until').notNull(),
+});
+
+/**
+ * Deleted accounts' ids for 24 hours, with the `Idempotency-Key` that deleted them: a retry of the deletion gets its
+ * 200 again (the account's own keys went with it). No email, no name: nothing personal.
+ */
+export const accountDeletions = sqliteTable(
+  'account_deletions',
+  {
+    userId: integer('user_id').primaryKey(),
+    /** The key and fingerprint the deletion came with, when it came with one. */
+    key: text('key'),
+    fingerprint: text('fingerprint'),
+    /** Milliseconds since the epoch. */
+    deletedAt: integer('deleted_at').notNull(),
+  },
+  (t) => [index('account_deletions_age').on(t.deletedAt)],
+);
+
+/** Mail written in development without a provider: the last ones, for `GET /admin/outbox` (docs/operations.md#mail). */
+export const mailOutbox = sqliteTable('mail_outbox', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  to: text('to').notNull(),
+  subject: text('subject').notNull(),
+  text: text('text').notNull(),
+  html: text('html').notNull(),
+  sentAt: text('sent_at').notNull(),
+});

@@ -32,6 +32,11 @@ export const ERROR_REASONS = {
   validation_failed: 'See data.errors.',
   email_taken: 'Email taken.',
   current_password_incorrect: 'Wrong current_password.',
+  reset_code_invalid: 'Wrong code: check the mail.',
+  reset_code_expired: 'Code used, expired or none: ask for another.',
+  verification_code_invalid: 'Wrong code: check the mail.',
+  verification_code_expired: 'Code used, expired or none: ask for another.',
+  session_not_found: 'No such session of yours.',
   idempotency_key_reused: 'Key used for another request.',
   cursor_invalid: 'Not a cursor of this list.',
   cursor_expired: 'Cursor too old: start over.',
@@ -101,7 +106,15 @@ export const unauthenticated = (
   );
 /** Login's one response for an unknown email and a wrong password (docs/security.md#accounts-passwords-and-tokens). */
 export const invalidCredentials = () =>
-  new ApiError(401, 'invalid_credentials', 'Unauthenticated.', {}, { 'WWW-Authenticate': 'Bearer realm="radio-api"' });
+  new ApiError(
+    401,
+    'invalid_credentials',
+    'The email or password is incorrect.',
+    {},
+    {
+      'WWW-Authenticate': 'Bearer realm="radio-api"',
+    },
+  );
 export const accountInactive = (status: string) =>
   new ApiError(
     403,
@@ -177,6 +190,10 @@ export type ValidationReason = Extract<
   | 'validation_failed'
   | 'email_taken'
   | 'current_password_incorrect'
+  | 'reset_code_invalid'
+  | 'reset_code_expired'
+  | 'verification_code_invalid'
+  | 'verification_code_expired'
   | 'idempotency_key_reused'
   | 'cursor_invalid'
   | 'limit_reached'

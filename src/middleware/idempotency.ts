@@ -111,8 +111,14 @@ async function replayKnown(
   return new Response(body, { status: row.status, headers });
 }
 
+/** What a key is bound to: the method, path, query and body of its request. */
+export async function requestFingerprint(c: Context<AppEnv>): Promise<string> {
+  const url = new URL(c.req.url);
+  return sha256Hex(`${c.req.method} ${url.pathname}${url.search}\n${await c.req.text()}`);
+}
+
 /** The key's shape, checked alike on every write: a malformed key is the same 422 everywhere. */
-function presentedKey(c: Context<AppEnv>): string | undefined {
+export function presentedKey(c: Context<AppEnv>): string | undefined {
   const header = c.req.header('idempotency-key');
   if (header === undefined) return undefined;
   const key = parseIdempotencyKey(header);
@@ -143,8 +149,7 @@ export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
   const db = c.get('db');
   const userId = c.get('userId');
   const now = Date.now();
-  const url = new URL(c.req.url);
-  const fingerprint = await sha256Hex(`${c.req.method} ${url.pathname}${url.search}\n${await c.req.text()}`);
+  const fingerprint = await requestFingerprint(c);
   // The account check rides with the lookup (http/batch.ts): the write batch that follows needs none.
   const [known] = await runBatch(
     c,

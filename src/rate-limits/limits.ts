@@ -175,6 +175,76 @@ export async function reserveRegistration(c: Context<AppEnv>, ip: string) {
   return { abandoned: () => held.release() };
 }
 
+/** Mails of one kind a user or an email may be sent per hour (docs/security.md#limits). */
+export const MAILS_PER_HOUR = 3;
+
+/**
+ * A password reset mail (`POST /auth/password/forgot`): `MAILS_PER_HOUR` per email and, as registrations,
+ * `REGISTER_LIMIT_PER_HOUR` per client address, reserved before anyone is looked up, so a 429 says nothing about
+ * whether the email has an account.
+ */
+export async function reserveResetMail(c: Context<AppEnv>, email: string, ip: string) {
+  const hour = 60 * MINUTE_MS;
+  const refused = 'Too many password reset mails asked for. Please try again later.';
+  const perIp = await reserve(
+    c,
+    'forgot',
+    `forgot-ip:${ip}`,
+    [{ bucket: 'mails', limit: config(c.env).registerLimitPerHour, windowMs: hour }],
+    refused,
+  );
+  try {
+    await reserve(
+      c,
+      'forgot',
+      `forgot:${email}`,
+      [{ bucket: 'mails', limit: MAILS_PER_HOUR, windowMs: hour }],
+      refused,
+    );
+  } catch (error) {
+    await perIp.release();
+    throw error;
+  }
+}
+
+/** A verification mail asked for again (`POST /auth/email/resend`): `MAILS_PER_HOUR` per user. */
+export async function reserveVerifyMail(c: Context<AppEnv>, userId: number) {
+  return reserve(
+    c,
+    'verify',
+    `verify-mail:${userId}`,
+    [{ bucket: 'mails', limit: MAILS_PER_HOUR, windowMs: 60 * MINUTE_MS }],
+    'Too many verification mails asked for. Please try again later.',
+  );
+}
+
+/**
+ * A guess of a mailed code from one client address, throttled as a login from it (`LOGIN_IP_MAX_FAILURES` wrong
+ * guesses in the window over every account); a right one gives its place back.
+ */
+export async function reserveCodeGuess(c: Context<AppEnv>, ip: string) {
+  const held = await reserve(
+    c,
+    'code',
+    `code-ip:${ip}`,
+    [{ bucket: 'failures', limit: config(c.env).loginIpMaxFailures, windowMs: loginWindow(c.env) }],
+    'Too many wrong codes. Please try again later.',
+  );
+  return { succeeded: () => held.release(), abandoned: () => held.release() };
+}
+
+/** The limiter keys named by an account (docs/security.md#account-deletion), forgotten when it is deleted. */
+export const accountLimiterKeys = (user: { id: number; email: string }) => [
+  `login:${user.email}`,
+  `forgot:${user.email}`,
+  `password:${user.id}`,
+  `verify-mail:${user.id}`,
+];
+
+/** Forgets what the limiters hold under keys named by a deleted account. */
+export const forgetAccountLimits = (env: Bindings, user: { id: number; email: string }) =>
+  Promise.all(accountLimiterKeys(user).map((key) => limiter(env, key).forget()));
+
 /** How long an open live stream holds its place in its address's limit without being renewed (its object renews it). */
 export const LIVE_LEASE_MS = 90_000;
 /** Live now-playing streams one client address may hold open at once (docs/api.md#live-now-playing). */

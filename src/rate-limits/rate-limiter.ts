@@ -162,6 +162,14 @@ export class RateLimiter extends DurableObject<Bindings> {
     if (current === null || current < at) await this.ctx.storage.setAlarm(at);
   }
 
+  /** Forgets everything this key holds (a deleted account's: docs/security.md#account-deletion). */
+  async forget(): Promise<void> {
+    await this.ctx.blockConcurrencyWhile(async () => {
+      await this.ctx.storage.deleteAll();
+      this.hasTables = false;
+    });
+  }
+
   override async alarm(): Promise<void> {
     // An emptied object has nothing to clear (deleteAll took its alarm too; this is only a stray one).
     if (!this.hasTables) return;

@@ -22,6 +22,9 @@ export const UserSchema = apiSchema(userRow, ['id', 'name', 'email', 'status', '
       description: 'URL; a Gravatar identicon unless set',
       example: 'https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon',
     }),
+    email_verified_at: timestamp.nullable().openapi({
+      description: 'When the user proved they read mail at `email` (`POST /auth/email/verify`); null until then',
+    }),
   })
   .openapi('User');
 

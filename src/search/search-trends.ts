@@ -55,6 +55,11 @@ export class SearchTrends extends DurableObject<Bindings> {
     return true;
   }
 
+  /** Forgets a deleted account's rows (docs/security.md#account-deletion); the terms it searched stay counted. */
+  async forgetUser(userId: number): Promise<void> {
+    this.crowd.forgetUser(String(userId));
+  }
+
   /** The most searched terms of the window ending in the hour of `now`. */
   async top(limit: number, now: number = Date.now()): Promise<TermCount[]> {
     const hour = Math.floor(now / HOUR_MS);

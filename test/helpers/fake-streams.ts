@@ -28,6 +28,8 @@
  *   target: `public` (`icy.test`), or a private one (PRIVATE_TARGETS: 127.0.0.1, 10.0.0.7, [::1],
  *   localhost, ...), relative when `<target>` is `relative`;
  * - `rb.test/<scenario>/...`: a Radio Browser server (test/helpers/fake-radio-browser.ts);
+ * - `api.resend.com/emails`: Resend's API (a mail provider): 200 with an id for a bearer key that starts `re_`, 401
+ *   otherwise, 500 for a recipient at `fail.test`; `resend.test/sent` lists what it accepted, newest last;
  * - a private address (PRIVATE_HOSTS) answers a stream titled `Private - secret page`, which
  *   must never reach an answer.
  */
@@ -127,6 +129,29 @@ function icyStream(res: ServerResponse, title: string, headers: Record<string, s
   trickle(res, Buffer.concat(Array.from({ length: 40 }, () => frame(title))), 37, 1);
 }
 
+/** What the fake Resend accepted: each request's authorization and body. */
+const resendSent: { authorization: string | undefined; body: unknown }[] = [];
+
+async function fakeResend(req: IncomingMessage, res: ServerResponse) {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const authorization = req.headers.authorization;
+  const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { to?: string[] };
+  if (!authorization?.startsWith('Bearer re_')) {
+    res.writeHead(401, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ name: 'validation_error', message: 'API key is invalid' }));
+    return;
+  }
+  if (body.to?.some((to) => to.endsWith('@fail.test'))) {
+    res.writeHead(500, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ name: 'internal_server_error' }));
+    return;
+  }
+  resendSent.push({ authorization, body });
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ id: `fake-${resendSent.length}` }));
+}
+
 export function fakeStreams(req: IncomingMessage, res: ServerResponse) {
   const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
   const key = `${url.hostname}${url.pathname}`;
@@ -214,6 +239,13 @@ export function fakeStreams(req: IncomingMessage, res: ServerResponse) {
     case 'count.test':
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end(String(counts.get(url.pathname.slice(1)) ?? 0));
+      return;
+    case 'api.resend.com':
+      void fakeResend(req, res);
+      return;
+    case 'resend.test':
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(resendSent));
       return;
     default:
       res.writeHead(502, { 'content-type': 'text/plain' });

@@ -9,10 +9,19 @@ import { configSchema, parseConfig } from '../../src/config';
  * first, and CI deploys only after `npm test`. A bad value would otherwise first show as a 500
  * on every request of the deployed Worker.
  */
+/** A `[[ratelimits]]` binding as wrangler reads it. */
+interface RateLimitBinding {
+  name: string;
+  namespace_id: string;
+  simple: { limit: number; period: number };
+}
+
 const configPath = fileURLToPath(new URL('../../wrangler.toml', import.meta.url));
 const environments = ['', ...Object.keys(experimental_readRawConfig({ config: configPath }).rawConfig.env ?? {})];
-/** Every var the schema reads; ADMIN_TOKEN is a secret, never in wrangler.toml. */
-const schemaVars = Object.keys(configSchema.in.shape).filter((name) => name !== 'ADMIN_TOKEN');
+/** Every var the schema reads; ADMIN_TOKEN and RESEND_API_KEY are secrets, never in wrangler.toml. */
+const schemaVars = Object.keys(configSchema.in.shape).filter(
+  (name) => !['ADMIN_TOKEN', 'RESEND_API_KEY'].includes(name),
+);
 
 describe.each(environments)('wrangler.toml, environment %j', (environment) => {
   const { vars, ratelimits } = unstable_readConfig({ config: configPath, env: environment || undefined });
@@ -41,17 +50,22 @@ describe.each(environments)('wrangler.toml, environment %j', (environment) => {
   it('binds each per-minute limit with the number its var announces, per minute, in a namespace of its own', () => {
     const announced = parseConfig(vars).rateLimitPerMinute;
     const bound = Object.fromEntries(
-      ratelimits.map((binding) => [binding.name.replace(/^LIMIT_/, '').toLowerCase(), binding.simple.limit]),
+      ratelimits.map((binding: RateLimitBinding) => [
+        binding.name.replace(/^LIMIT_/, '').toLowerCase(),
+        binding.simple.limit,
+      ]),
     );
     expect(bound).toEqual(announced);
-    expect(new Set(ratelimits.map((binding) => binding.simple.period))).toEqual(new Set([60]));
-    expect(new Set(ratelimits.map((binding) => binding.namespace_id)).size).toBe(ratelimits.length);
+    expect(new Set(ratelimits.map((binding: RateLimitBinding) => binding.simple.period))).toEqual(new Set([60]));
+    expect(new Set(ratelimits.map((binding: RateLimitBinding) => binding.namespace_id)).size).toBe(ratelimits.length);
   });
 });
 
 it('no two environments share a Rate Limiting namespace', () => {
   const ids = environments.flatMap((environment) =>
-    unstable_readConfig({ config: configPath, env: environment || undefined }).ratelimits.map((b) => b.namespace_id),
+    unstable_readConfig({ config: configPath, env: environment || undefined }).ratelimits.map(
+      (b: RateLimitBinding) => b.namespace_id,
+    ),
   );
   expect(new Set(ids).size).toBe(ids.length);
 });

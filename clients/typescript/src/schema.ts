@@ -141,6 +141,170 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/auth/account': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete the account and everything the service keeps about it
+     * @description Needs the password (wrong ones count as failed logins and are limited as the password change: 10 in 15 minutes). At once and everywhere: every token of the account is refused, a login with its email fails, and the email may register again (a banned account's after 30 days). Its likes, favorites (the channels' counts drop by them), playlists, history, sessions, keys and codes go; plays already counted stay in the channels' totals. An inactive or banned account may delete itself too. With an `Idempotency-Key`, a retry within 24 hours gets the 200 again.
+     */
+    delete: operations['deleteAccount'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Everything the service keeps about the caller, in one JSON document
+     * @description The account (no password, no token hash), its likes and favorites with each channel id, name and time, its playlists with their items, what it played (by last play, and by plays), and its live sessions. Never cached.
+     */
+    get: operations['exportAccount'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/password/forgot': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Mail a password reset code
+     * @description Answers 202 with the same body whether or not an account has this email; when one has, a six-digit code valid 30 minutes is mailed to it (a new one replaces the last). Limited per email (3 an hour) and per client address (60 an hour): 429 past either, whether or not the email has an account.
+     */
+    post: operations['forgotPassword'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/password/reset': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Set a new password with a mailed code
+     * @description The code of `POST /auth/password/forgot`. On success the password is set, every token of the account is revoked and the code is used up; there is no automatic login. A wrong code is 422 `reset_code_invalid` (five use it up); a used, expired or missing one 422 `reset_code_expired`. Wrong codes are limited per client address as failed logins are.
+     */
+    post: operations['resetPassword'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/email/verify': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Confirm the email with its mailed code
+     * @description The code mailed at registration, at an email change, or by `POST /auth/email/resend`. Answers the user with `email_verified_at` set. A wrong code is 422 `verification_code_invalid` (five use it up); a used, expired or missing one 422 `verification_code_expired`.
+     */
+    post: operations['verifyEmail'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/email/resend': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Mail a new email verification code
+     * @description A new code, valid 30 minutes, to the account’s email (the last one stops working). Limited to 3 an hour per user. An email already verified gets no mail.
+     */
+    post: operations['resendEmailVerification'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/sessions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's live sessions (tokens)
+     * @description Newest first: each token that is still valid, with when it was created and last used (to the hour), the app and user agent it was created from, and which one is this request’s.
+     */
+    get: operations['listSessions'];
+    put?: never;
+    post?: never;
+    /**
+     * Revoke every session but this one
+     * @description Every other token of the user stops working at once, everywhere; this one stays valid.
+     */
+    delete: operations['revokeOtherSessions'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/sessions/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke one session
+     * @description That token stops working (the current one too: it is then a logout), at once where this request ran and within 60 seconds elsewhere. Another user’s or an unknown id is 404.
+     */
+    delete: operations['revokeSession'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/radios/{id}/report': {
     parameters: {
       query?: never;
@@ -1105,6 +1269,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/admin/outbox': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Mail the development outbox holds (development only)
+     * @description In development without a mail provider (`MAIL_PROVIDER=outbox`), mail is kept here instead of sent: the last 50 messages, newest first. 404 in every other environment.
+     */
+    get: operations['getOutbox'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/health': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Whether the service and what it depends on answer
+     * @description One cheap call to each dependency (D1, KV, a Durable Object), each with how long it took: 200 when all answered, 503 naming what failed (`data.checks`). No token; limited per client address; never cached (`Cache-Control: no-store`). The smoke test and the rollout gate call it.
+     */
+    get: operations['getHealth'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1142,6 +1346,12 @@ export interface components {
        * @example https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon
        */
       avatar: string;
+      /**
+       * Format: date-time
+       * @description When the user proved they read mail at `email` (`POST /auth/email/verify`); null until then
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      email_verified_at: string | null;
     };
     Error: {
       /** @enum {boolean} */
@@ -1185,6 +1395,11 @@ export interface components {
      *     - `validation_failed`: See data.errors.
      *     - `email_taken`: Email taken.
      *     - `current_password_incorrect`: Wrong current_password.
+     *     - `reset_code_invalid`: Wrong code: check the mail.
+     *     - `reset_code_expired`: Code used, expired or none: ask for another.
+     *     - `verification_code_invalid`: Wrong code: check the mail.
+     *     - `verification_code_expired`: Code used, expired or none: ask for another.
+     *     - `session_not_found`: No such session of yours.
      *     - `idempotency_key_reused`: Key used for another request.
      *     - `cursor_invalid`: Not a cursor of this list.
      *     - `cursor_expired`: Cursor too old: start over.
@@ -1225,6 +1440,11 @@ export interface components {
       | 'validation_failed'
       | 'email_taken'
       | 'current_password_incorrect'
+      | 'reset_code_invalid'
+      | 'reset_code_expired'
+      | 'verification_code_invalid'
+      | 'verification_code_expired'
+      | 'session_not_found'
       | 'idempotency_key_reused'
       | 'cursor_invalid'
       | 'cursor_expired'
@@ -1350,6 +1570,12 @@ export interface components {
        * @example correct horse battery
        */
       password: string;
+      /**
+       * Format: int64
+       * @description the app signing in, shown in its session
+       * @example null
+       */
+      application_id?: number | null;
     };
     ProfileRequest: {
       name?: string;
@@ -1375,6 +1601,155 @@ export interface components {
        * @example correct horse battery
        */
       password_confirmation: string;
+    };
+    AccountDeletionRequest: {
+      /**
+       * Format: password
+       * @example correct horse battery
+       */
+      password: string;
+    };
+    AccountExport: {
+      user: components['schemas']['User'] & {
+        /**
+         * Format: int64
+         * @example null
+         */
+        application_id: number | null;
+      };
+      likes: {
+        channel_id: number;
+        name: string | null;
+        /**
+         * Format: date-time
+         * @description ISO 8601, UTC
+         * @example 2026-01-02T03:04:05.123000Z
+         */
+        liked_at: string;
+      }[];
+      favorites: {
+        channel_id: number;
+        name: string | null;
+        /**
+         * Format: date-time
+         * @description ISO 8601, UTC
+         * @example 2026-01-02T03:04:05.123000Z
+         */
+        favorited_at: string;
+      }[];
+      playlists: {
+        id: number;
+        name: string;
+        description: string | null;
+        is_public: boolean;
+        /**
+         * Format: date-time
+         * @description ISO 8601, UTC
+         * @example 2026-01-02T03:04:05.123000Z
+         */
+        created_at: string;
+        /**
+         * Format: date-time
+         * @description ISO 8601, UTC
+         * @example 2026-01-02T03:04:05.123000Z
+         */
+        updated_at: string;
+        items: {
+          channel_id: number;
+          name: string | null;
+          position: number;
+          /**
+           * Format: date-time
+           * @description ISO 8601, UTC
+           * @example 2026-01-02T03:04:05.123000Z
+           */
+          added_at: string;
+        }[];
+      }[];
+      recent: {
+        channel_id: number;
+        name: string | null;
+        play_count: number;
+        /**
+         * Format: date-time
+         * @description ISO 8601, UTC
+         * @example 2026-01-02T03:04:05.123000Z
+         */
+        last_played_at: string;
+      }[];
+      top: {
+        channel_id: number;
+        name: string | null;
+        play_count: number;
+        /**
+         * Format: date-time
+         * @description ISO 8601, UTC
+         * @example 2026-01-02T03:04:05.123000Z
+         */
+        last_played_at: string;
+      }[];
+      sessions: components['schemas']['Session'][];
+    };
+    Session: {
+      /** @example 5f0c9a1e2b3d4c5e6f708192 */
+      id: string;
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description to the hour
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      last_used_at: string;
+      /**
+       * Format: int64
+       * @example null
+       */
+      application_id: number | null;
+      /** @example RadioApp/2.1 (iPhone; iOS 18.1) */
+      user_agent: string | null;
+      /** @description this request's token */
+      current: boolean;
+    };
+    ForgotPasswordRequest: {
+      /**
+       * Format: email
+       * @example grace@example.com
+       */
+      email: string;
+    };
+    ResetPasswordRequest: {
+      /**
+       * Format: email
+       * @example grace@example.com
+       */
+      email: string;
+      /**
+       * @description the six digits of the mail
+       * @example 042817
+       */
+      code: string;
+      /**
+       * Format: password
+       * @example correct horse battery
+       */
+      password: string;
+      /**
+       * Format: password
+       * @example correct horse battery
+       */
+      password_confirmation: string;
+    };
+    VerifyEmailRequest: {
+      /**
+       * @description the six digits of the mail
+       * @example 042817
+       */
+      code: string;
     };
     StreamReport: {
       ok: boolean;
@@ -2119,6 +2494,59 @@ export interface components {
         hidden: number;
       };
     };
+    OutboxMessage: {
+      /** @example grace@example.com */
+      to: string;
+      /** @example Your password reset code */
+      subject: string;
+      text: string;
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      sent_at: string;
+    };
+    ServiceHealth: {
+      /** @enum {string} */
+      status: 'ok' | 'unavailable';
+      /** @description The Worker version that answered (a rollout checks it is the new one); null locally. */
+      version: string | null;
+      checks: {
+        d1: components['schemas']['ServiceCheck'];
+        kv: components['schemas']['ServiceCheck'];
+        durable_objects: components['schemas']['ServiceCheck'];
+      };
+    };
+    ServiceCheck: {
+      ok: boolean;
+      /**
+       * @description How long the check took, in milliseconds.
+       * @example 3.2
+       */
+      ms: number;
+    };
+    UnhealthyError: {
+      /** @enum {boolean} */
+      success: false;
+      /** @example The service is briefly unavailable: d1 did not answer. */
+      message: string;
+      /**
+       * Format: int32
+       * @description Equals the HTTP status.
+       * @example 503
+       */
+      code: number;
+      error: components['schemas']['ErrorReason'] & unknown;
+      data: components['schemas']['ServiceHealth'] & {
+        /**
+         * Format: int32
+         * @description Seconds, as in `Retry-After`.
+         * @example 2
+         */
+        retry_after: number;
+      };
+    };
   };
   responses: never;
   parameters: {
@@ -2213,7 +2641,8 @@ export interface operations {
            *           "status": "active",
            *           "created_at": "2026-01-02T03:04:05.123000Z",
            *           "updated_at": "2026-01-02T03:04:05.123000Z",
-           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon"
+           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *           "email_verified_at": "2026-01-02T03:04:05.123000Z"
            *         },
            *         "token": "5f0c9a1e2b3d4c5e6f708192|q3Jx8m1V0aZrPn2y5c6Tt7uWb9Ld4KfGhEiSo0NjQkM"
            *       }
@@ -2350,7 +2779,8 @@ export interface operations {
         /**
          * @example {
          *       "email": "grace@example.com",
-         *       "password": "correct horse battery"
+         *       "password": "correct horse battery",
+         *       "application_id": null
          *     }
          */
         'application/json': components['schemas']['LoginRequest'];
@@ -2380,7 +2810,8 @@ export interface operations {
            *           "status": "active",
            *           "created_at": "2026-01-02T03:04:05.123000Z",
            *           "updated_at": "2026-01-02T03:04:05.123000Z",
-           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon"
+           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *           "email_verified_at": "2026-01-02T03:04:05.123000Z"
            *         },
            *         "token": "5f0c9a1e2b3d4c5e6f708192|q3Jx8m1V0aZrPn2y5c6Tt7uWb9Ld4KfGhEiSo0NjQkM"
            *       }
@@ -2569,7 +3000,8 @@ export interface operations {
            *         "status": "active",
            *         "created_at": "2026-01-02T03:04:05.123000Z",
            *         "updated_at": "2026-01-02T03:04:05.123000Z",
-           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon"
+           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *         "email_verified_at": "2026-01-02T03:04:05.123000Z"
            *       }
            *     }
            */
@@ -2720,7 +3152,8 @@ export interface operations {
            *           "status": "active",
            *           "created_at": "2026-01-02T03:04:05.123000Z",
            *           "updated_at": "2026-01-02T03:04:05.123000Z",
-           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon"
+           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *           "email_verified_at": "2026-01-02T03:04:05.123000Z"
            *         },
            *         "status": "active"
            *       }
@@ -2885,7 +3318,8 @@ export interface operations {
            *         "status": "active",
            *         "created_at": "2026-01-02T03:04:05.123000Z",
            *         "updated_at": "2026-01-02T03:04:05.123000Z",
-           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon"
+           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *         "email_verified_at": "2026-01-02T03:04:05.123000Z"
            *       }
            *     }
            */
@@ -3337,6 +3771,1538 @@ export interface operations {
         };
       };
       /** @description Validation failed. Also: the `Idempotency-Key` was used with another request. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  deleteAccount: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description A key of your choice (1 to 255 printable ASCII characters, a UUID is ideal) that makes a retry safe: the same key with the same request within 24 hours answers the first answer again, with `Idempotent-Replayed: true`, and acts only once. The same key with another request is 422; while the first is running, 409. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "password": "correct horse battery"
+         *     }
+         */
+        'application/json': components['schemas']['AccountDeletionRequest'];
+      };
+    };
+    responses: {
+      /** @description Account deleted */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Account deleted.",
+           *       "data": null
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /** @description The body is not valid JSON. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state. Also: a request with the same `Idempotency-Key` is still running (retry after `Retry-After`), or ran and its answer was lost. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is larger than 64 KiB. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. Also: the `Idempotency-Key` was used with another request. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  exportAccount: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The account and what it holds */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "The account and what it holds.",
+           *       "data": {
+           *         "user": {
+           *           "id": 12,
+           *           "name": "Ada Lovelace",
+           *           "email": "grace@example.com",
+           *           "status": "active",
+           *           "created_at": "2026-01-02T03:04:05.123000Z",
+           *           "updated_at": "2026-01-02T03:04:05.123000Z",
+           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *           "email_verified_at": "2026-01-02T03:04:05.123000Z",
+           *           "application_id": null
+           *         },
+           *         "likes": [
+           *           {
+           *             "channel_id": 1,
+           *             "name": "text",
+           *             "liked_at": "2026-01-02T03:04:05.123000Z"
+           *           }
+           *         ],
+           *         "favorites": [
+           *           {
+           *             "channel_id": 1,
+           *             "name": "text",
+           *             "favorited_at": "2026-01-02T03:04:05.123000Z"
+           *           }
+           *         ],
+           *         "playlists": [
+           *           {
+           *             "id": 1,
+           *             "name": "text",
+           *             "description": "text",
+           *             "is_public": true,
+           *             "created_at": "2026-01-02T03:04:05.123000Z",
+           *             "updated_at": "2026-01-02T03:04:05.123000Z",
+           *             "items": [
+           *               {
+           *                 "channel_id": 1,
+           *                 "name": "text",
+           *                 "position": 1,
+           *                 "added_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             ]
+           *           }
+           *         ],
+           *         "recent": [
+           *           {
+           *             "channel_id": 1,
+           *             "name": "text",
+           *             "play_count": 1,
+           *             "last_played_at": "2026-01-02T03:04:05.123000Z"
+           *           }
+           *         ],
+           *         "top": [
+           *           {
+           *             "channel_id": 1,
+           *             "name": "text",
+           *             "play_count": 1,
+           *             "last_played_at": "2026-01-02T03:04:05.123000Z"
+           *           }
+           *         ],
+           *         "sessions": [
+           *           {
+           *             "id": "5f0c9a1e2b3d4c5e6f708192",
+           *             "created_at": "2026-01-02T03:04:05.123000Z",
+           *             "last_used_at": "2026-01-02T03:04:05.123000Z",
+           *             "application_id": null,
+           *             "user_agent": "RadioApp/2.1 (iPhone; iOS 18.1)",
+           *             "current": true
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['AccountExport'];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description A query parameter this operation does not take; each one is named in `errors`. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  forgotPassword: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "email": "grace@example.com"
+         *     }
+         */
+        'application/json': components['schemas']['ForgotPasswordRequest'];
+      };
+    };
+    responses: {
+      /** @description Mailed if the account exists */
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Mailed if the account exists.",
+           *       "data": null
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /** @description The body is not valid JSON. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is larger than 64 KiB. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  resetPassword: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "email": "grace@example.com",
+         *       "code": "042817",
+         *       "password": "correct horse battery",
+         *       "password_confirmation": "correct horse battery"
+         *     }
+         */
+        'application/json': components['schemas']['ResetPasswordRequest'];
+      };
+    };
+    responses: {
+      /** @description Password set */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Password set.",
+           *       "data": null
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /** @description The body is not valid JSON. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is larger than 64 KiB. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  verifyEmail: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description A key of your choice (1 to 255 printable ASCII characters, a UUID is ideal) that makes a retry safe: the same key with the same request within 24 hours answers the first answer again, with `Idempotent-Replayed: true`, and acts only once. The same key with another request is 422; while the first is running, 409. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "code": "042817"
+         *     }
+         */
+        'application/json': components['schemas']['VerifyEmailRequest'];
+      };
+    };
+    responses: {
+      /** @description The user, verified */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "The user, verified.",
+           *       "data": {
+           *         "id": 12,
+           *         "name": "Ada Lovelace",
+           *         "email": "grace@example.com",
+           *         "status": "active",
+           *         "created_at": "2026-01-02T03:04:05.123000Z",
+           *         "updated_at": "2026-01-02T03:04:05.123000Z",
+           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *         "email_verified_at": "2026-01-02T03:04:05.123000Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['User'];
+          };
+        };
+      };
+      /** @description The body is not valid JSON. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state. Also: a request with the same `Idempotency-Key` is still running (retry after `Retry-After`), or ran and its answer was lost. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is larger than 64 KiB. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. Also: the `Idempotency-Key` was used with another request. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  resendEmailVerification: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description A key of your choice (1 to 255 printable ASCII characters, a UUID is ideal) that makes a retry safe: the same key with the same request within 24 hours answers the first answer again, with `Idempotent-Replayed: true`, and acts only once. The same key with another request is 422; while the first is running, 409. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Mailed */
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Mailed.",
+           *       "data": null
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state. Also: a request with the same `Idempotency-Key` is still running (retry after `Retry-After`), or ran and its answer was lost. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed. Also: the `Idempotency-Key` was used with another request. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  listSessions: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Sessions */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Sessions.",
+           *       "data": [
+           *         {
+           *           "id": "5f0c9a1e2b3d4c5e6f708192",
+           *           "created_at": "2026-01-02T03:04:05.123000Z",
+           *           "last_used_at": "2026-01-02T03:04:05.123000Z",
+           *           "application_id": null,
+           *           "user_agent": "RadioApp/2.1 (iPhone; iOS 18.1)",
+           *           "current": true
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['Session'][];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description A query parameter this operation does not take; each one is named in `errors`. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  revokeOtherSessions: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description A key of your choice (1 to 255 printable ASCII characters, a UUID is ideal) that makes a retry safe: the same key with the same request within 24 hours answers the first answer again, with `Idempotent-Replayed: true`, and acts only once. The same key with another request is 422; while the first is running, 409. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Revoked */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Revoked.",
+           *       "data": null
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state. Also: a request with the same `Idempotency-Key` is still running (retry after `Retry-After`), or ran and its answer was lost. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed. Also: the `Idempotency-Key` was used with another request. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  revokeSession: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description A key of your choice (1 to 255 printable ASCII characters, a UUID is ideal) that makes a retry safe: the same key with the same request within 24 hours answers the first answer again, with `Idempotent-Replayed: true`, and acts only once. The same key with another request is 422; while the first is running, 409. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Revoked */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Revoked.",
+           *       "data": null
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state. Also: a request with the same `Idempotency-Key` is still running (retry after `Retry-After`), or ran and its answer was lost. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. Also: the `Idempotency-Key` was used with another request. */
       422: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -12033,7 +13999,8 @@ export interface operations {
            *         "status": "active",
            *         "created_at": "2026-01-02T03:04:05.123000Z",
            *         "updated_at": "2026-01-02T03:04:05.123000Z",
-           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon"
+           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *         "email_verified_at": "2026-01-02T03:04:05.123000Z"
            *       }
            *     }
            */
@@ -13396,6 +15363,272 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  getOutbox: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The last messages */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "The last messages.",
+           *       "data": [
+           *         {
+           *           "to": "grace@example.com",
+           *           "subject": "Your password reset code",
+           *           "text": "text",
+           *           "sent_at": "2026-01-02T03:04:05.123000Z"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['OutboxMessage'][];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  getHealth: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Every dependency answered */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Every dependency answered.",
+           *       "data": {
+           *         "status": "ok",
+           *         "version": "text",
+           *         "checks": {
+           *           "d1": {
+           *             "ok": true,
+           *             "ms": 3.2
+           *           },
+           *           "kv": {
+           *             "ok": true,
+           *             "ms": 3.2
+           *           },
+           *           "durable_objects": {
+           *             "ok": true,
+           *             "ms": 3.2
+           *           }
+           *         }
+           *       }
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['ServiceHealth'];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency did not answer: `data.checks` says which. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnhealthyError'];
         };
       };
     };

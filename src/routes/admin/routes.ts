@@ -271,3 +271,28 @@ export const runSync = createRoute({
     ...errorResponses(401, 403, 409, 422),
   },
 });
+
+const OutboxMessageSchema = z
+  .object({
+    to: z.string().max(254).openapi({ example: 'grace@example.com' }),
+    subject: z.string().max(200).openapi({ example: 'Your password reset code' }),
+    text: z.string().max(10_000),
+    sent_at: timestamp,
+  })
+  .openapi('OutboxMessage');
+
+export const showOutbox = createRoute({
+  method: 'get',
+  path: '/api/v1/admin/outbox',
+  operationId: 'getOutbox',
+  tags,
+  summary: 'Mail the development outbox holds (development only)',
+  description:
+    'In development without a mail provider (`MAIL_PROVIDER=outbox`), mail is kept here instead of sent: the last 50 messages, newest first. 404 in every other environment.',
+  ...adminAccess,
+  request: { query: noQuery },
+  responses: {
+    200: jsonResponse(z.array(OutboxMessageSchema).max(50), 'The last messages'),
+    ...errorResponses(401, 403, 404, 422),
+  },
+});
