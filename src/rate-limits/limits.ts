@@ -77,6 +77,13 @@ function announce(c: Context<AppEnv>, policy: string, quota: Quota | null) {
   for (const [name, value] of Object.entries(quotaHeaders(policy, quota))) c.header(name, value);
 }
 
+/** The 429 of a refused reservation, with `Retry-After` and the `RateLimit` headers of `policy`. */
+function refusal(policy: string, refused: Extract<Reservation, { ok: false }>, message: string): ApiError {
+  const error = tooManyRequests(refused.retryAfterMs / 1000, message);
+  Object.assign(error.headers, quotaHeaders(policy, refused.quota));
+  return error;
+}
+
 /**
  * Reserves under `rules` on the object of `key`; throws 429 with `message` (and the
  * `RateLimit` headers of `policy`) when refused.
@@ -90,11 +97,7 @@ async function reserve(
 ): Promise<Held> {
   const stub = limiter(c.env, key);
   const reservation: Reservation = await stub.reserve(rules, Date.now());
-  if (!reservation.ok) {
-    const refused = tooManyRequests(reservation.retryAfterMs / 1000, message);
-    Object.assign(refused.headers, quotaHeaders(policy, reservation.quota));
-    throw refused;
-  }
+  if (!reservation.ok) throw refusal(policy, reservation, message);
   announce(c, policy, reservation.quota);
   return new Held(stub, reservation.id);
 }
@@ -239,34 +242,68 @@ export const accountLimiterKeys = (user: { id: number; email: string }) => [
   `forgot:${user.email}`,
   `password:${user.id}`,
   `verify-mail:${user.id}`,
+  `live-user:${user.id}`,
 ];
 
 /** Forgets what the limiters hold under keys named by a deleted account. */
 export const forgetAccountLimits = (env: Bindings, user: { id: number; email: string }) =>
   Promise.all(accountLimiterKeys(user).map((key) => limiter(env, key).forget()));
 
-/** How long an open live stream holds its place in its address's limit without being renewed (its object renews it). */
-export const LIVE_LEASE_MS = 90_000;
-/** Live now-playing streams one client address may hold open at once (docs/api.md#live-now-playing). */
-export const LIVE_STREAMS_PER_ADDRESS = 10;
+/**
+ * How long a live stream's place lasts unless renewed: its channel's object renews it every round (10 s) while the
+ * stream is read, so a place outlives its stream by at most this when the object itself goes away.
+ */
+export const LIVE_LEASE_MS = 30_000;
+/** Live now-playing streams one signed-in user may hold open at once (docs/api.md#live-now-playing). */
+export const LIVE_STREAMS_PER_USER = 10;
+/**
+ * Live streams one client address may hold open at once without a token: mobile carriers put thousands of listeners
+ * behind one IPv4 address (docs/security.md#live-streams).
+ */
+export const LIVE_STREAMS_PER_ADDRESS = 100;
 
 /** The limiter key of a client address's live streams. */
 export const liveStreamsKey = (ip: string) => `live:${ip}`;
+/** The limiter key of a signed-in user's live streams. */
+export const liveUserStreamsKey = (userId: number) => `live-user:${userId}`;
+
+/** Whose limit a live stream counts against: the user's with a valid token, else the client address's. */
+function liveStreamsOf(c: Context<AppEnv>) {
+  const userId = c.get('userId');
+  if (userId !== undefined) {
+    return {
+      key: liveUserStreamsKey(userId),
+      rule: { bucket: 'streams', limit: LIVE_STREAMS_PER_USER, windowMs: LIVE_LEASE_MS },
+      message: `At most ${LIVE_STREAMS_PER_USER} live streams may be open per user; close one first.`,
+    };
+  }
+  return {
+    key: liveStreamsKey(clientAddress(c.req.raw, c.env)),
+    rule: { bucket: 'streams', limit: LIVE_STREAMS_PER_ADDRESS, windowMs: LIVE_LEASE_MS },
+    message: `At most ${LIVE_STREAMS_PER_ADDRESS} live streams may be open from one address without a token; close one first.`,
+  };
+}
 
 /**
- * A place for one more live stream of the client address `ip`: 429 past `LIVE_STREAMS_PER_ADDRESS` open at once.
- * The channel's object renews it while the stream is open and gives it back when it closes (streams/live.ts).
+ * A place for one more live stream: 429 past `LIVE_STREAMS_PER_USER` open at once for a signed-in user, past
+ * `LIVE_STREAMS_PER_ADDRESS` for a client address without a token. The channel's object renews it while the stream
+ * is read and gives it back when the listener is dropped (streams/live.ts).
  */
-export async function reserveLiveStream(c: Context<AppEnv>, ip: string): Promise<{ key: string; id: string }> {
-  const key = liveStreamsKey(ip);
-  const held = await reserve(
-    c,
-    'live',
-    key,
-    [{ bucket: 'streams', limit: LIVE_STREAMS_PER_ADDRESS, windowMs: LIVE_LEASE_MS }],
-    `At most ${LIVE_STREAMS_PER_ADDRESS} live streams may be open from one address; close one first.`,
-  );
+export async function reserveLiveStream(c: Context<AppEnv>): Promise<{ key: string; id: string }> {
+  const { key, rule, message } = liveStreamsOf(c);
+  const held = await reserve(c, 'live', key, [rule], message);
   return { key, id: held.id };
+}
+
+/**
+ * What `reserveLiveStream` would answer, reserving nothing (a HEAD): the `RateLimit` headers of the caller's open
+ * streams on the response, or the 429 a GET would get.
+ */
+export async function peekLiveStream(c: Context<AppEnv>): Promise<void> {
+  const { key, rule, message } = liveStreamsOf(c);
+  const reservation = await limiter(c.env, key).peek([rule], Date.now());
+  if (!reservation.ok) throw refusal('live', reservation, message);
+  announce(c, 'live', reservation.quota);
 }
 
 /** Gives back a live stream's place (the channel refused the listener). */

@@ -19,6 +19,27 @@ export interface LimitRule {
 export type Reservation =
   { ok: true; id: string; quota: Quota | null } | { ok: false; bucket: string; retryAfterMs: number; quota: Quota };
 
+/** A rule that applied to a reservation, with the hits it counted before it. */
+interface Applied {
+  rule: LimitRule;
+  count: number;
+  oldest: number | null;
+}
+
+/**
+ * The tightest rule after `added` more hits (1 for a reservation, 0 for a look); its window resets when its oldest hit
+ * (maybe this one) leaves.
+ */
+function tightest(applied: Applied[], now: number, added: number): Quota | null {
+  let quota: Quota | null = null;
+  for (const { rule, count: hitCount, oldest } of applied) {
+    const remaining = rule.limit - hitCount - added;
+    if (quota && quota.remaining <= remaining) continue;
+    quota = { limit: rule.limit, windowMs: rule.windowMs, remaining, resetMs: (oldest ?? now) + rule.windowMs - now };
+  }
+  return quota;
+}
+
 /** What to do with a reservation once the guarded work is done. */
 export interface Settlement {
   /** Keep its hits (a failed login, a registration that happened) or give them back. */
@@ -62,7 +83,36 @@ export class RateLimiter extends DurableObject<Bindings> {
   /** Reserves one attempt under every rule, or none: see the class comment. */
   async reserve(rules: LimitRule[], now: number = Date.now()): Promise<Reservation> {
     const db = await this.tables();
-    const applied: { rule: LimitRule; count: number; oldest: number | null }[] = [];
+    const checked = this.check(db, rules, now);
+    if (!checked.ok) return checked;
+    const id = crypto.randomUUID();
+    if (rules.length > 0) {
+      db.insert(hits)
+        .values(rules.map((rule) => ({ bucket: rule.bucket, at: now, reservation: id, expires: now + rule.windowMs })))
+        .run();
+    }
+    await this.scheduleCleanup(now + Math.max(0, ...rules.map((rule) => rule.windowMs)));
+    return { ok: true, id, quota: tightest(checked.applied, now, 1) };
+  }
+
+  /**
+   * What `reserve` would answer now, reserving nothing (a HEAD of a live stream): the quota left, or the refusal. The
+   * id of an answer that is ok is empty.
+   */
+  async peek(rules: LimitRule[], now: number = Date.now()): Promise<Reservation> {
+    const checked = this.check(await this.tables(), rules, now);
+    // An object a look made (or made again) keeps no storage either.
+    await this.scheduleCleanup(now);
+    return checked.ok ? { ok: true, id: '', quota: tightest(checked.applied, now, 0) } : checked;
+  }
+
+  /** The rules' counts now, or the first rule that refuses one more hit, and when it will take one again. */
+  private check(
+    db: ObjectDb,
+    rules: LimitRule[],
+    now: number,
+  ): { ok: true; applied: Applied[] } | Extract<Reservation, { ok: false }> {
+    const applied: Applied[] = [];
     for (const rule of rules) {
       if (rule.unlessMarked && this.isMarked(rule.unlessMarked, now)) continue;
       const inWindow = and(eq(hits.bucket, rule.bucket), gt(hits.at, now - rule.windowMs));
@@ -89,21 +139,7 @@ export class RateLimiter extends DurableObject<Bindings> {
       }
       applied.push({ rule, count: hitCount, oldest: row?.oldest ?? null });
     }
-    const id = crypto.randomUUID();
-    if (rules.length > 0) {
-      db.insert(hits)
-        .values(rules.map((rule) => ({ bucket: rule.bucket, at: now, reservation: id, expires: now + rule.windowMs })))
-        .run();
-    }
-    await this.scheduleCleanup(now + Math.max(0, ...rules.map((rule) => rule.windowMs)));
-    // The tightest rule after this hit; its window resets when its oldest hit (maybe this one) leaves.
-    let quota: Quota | null = null;
-    for (const { rule, count: hitCount, oldest } of applied) {
-      const remaining = rule.limit - hitCount - 1;
-      if (quota && quota.remaining <= remaining) continue;
-      quota = { limit: rule.limit, windowMs: rule.windowMs, remaining, resetMs: (oldest ?? now) + rule.windowMs - now };
-    }
-    return { ok: true, id, quota };
+    return { ok: true, applied };
   }
 
   /** Keeps or gives back a reservation's hits, and applies the settlement's side effects. */

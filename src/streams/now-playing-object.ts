@@ -4,7 +4,7 @@ import migrations from '../../drizzle/objects/now-playing/migrations.js';
 import { openObjectStorage, type ObjectDb } from '../db/object-storage';
 import type { Bindings } from '../env';
 import { fetchNowPlaying } from './check';
-import { STREAM_DEADLINE_MS, type StreamFetchOptions } from './fetch-stream';
+import type { StreamFetchOptions } from './fetch-stream';
 import type { NowPlaying } from './icy';
 import { LiveListeners, liveEvent, type LiveLease, type LiveText, type LiveTitle } from './live';
 import { titles } from './now-playing-schema';
@@ -81,8 +81,14 @@ export class NowPlayingObject extends DurableObject<Bindings> {
     return this.live.size;
   }
 
-  /** A read of the watched stream: a new title goes to every listener (from `record`); nobody left, no more reads. */
+  /**
+   * A round: the listeners that left are dropped and the others written to (`LiveListeners.round`), then a read of
+   * the watched stream, whose new title goes to every listener (from `record`); nobody left, no more reads. The next
+   * round is set `LIVE_POLL_MS` after this one began, so rounds are that far apart whatever a read takes.
+   */
   override async alarm(): Promise<void> {
+    const now = Date.now();
+    if (this.live.size > 0) this.live.round(LIVE_POLL_MS, now);
     if (this.live.size === 0 || !this.watching) {
       this.watching = null;
       return;
@@ -90,13 +96,11 @@ export class NowPlayingObject extends DurableObject<Bindings> {
     const { url, options } = this.watching;
     this.latest = null;
     await this.current(url, options).catch(() => undefined);
-    // The next read ends at most a read's deadline after it starts.
-    this.live.keepAlive(LIVE_POLL_MS + STREAM_DEADLINE_MS);
     if (this.live.size === 0) {
       this.watching = null;
       return;
     }
-    await this.ctx.storage.setAlarm(Date.now() + LIVE_POLL_MS);
+    await this.ctx.storage.setAlarm(now + LIVE_POLL_MS);
   }
 
   /** The titles after `seq`, oldest first (at most 100); null when `seq` is not one this channel gave. */

@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gte, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import { channelVisible } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
+import { read } from '../db/read';
 import { radioChannels, streamReports } from '../db/schema';
 import type { CheckResult } from './check';
 import { nextStatus, reportsAskForCheck, type HealthStatus } from './health';
@@ -74,13 +75,19 @@ export async function checksDue(db: Db, limit: number): Promise<StreamTarget[]> 
   return [...requested, ...rotation.filter((target) => !taken.has(target.id))].slice(0, limit);
 }
 
-/** A visible channel's stream, or undefined (the 404 of reports, now playing and checks). */
-export const streamOf = (db: Db, id: number, { visibleOnly = true } = {}) =>
+const streamQuery = (db: Db, id: number, visibleOnly: boolean) =>
   db
     .select(targetColumns)
     .from(radioChannels)
-    .where(and(eq(radioChannels.id, id), visibleOnly ? channelVisible : undefined))
-    .then(([row]) => row);
+    .where(and(eq(radioChannels.id, id), visibleOnly ? channelVisible : undefined));
+
+/** A visible channel's stream, or undefined (the 404 of reports, now playing and checks). */
+export const streamOf = (db: Db, id: number, { visibleOnly = true } = {}) =>
+  streamQuery(db, id, visibleOnly).then(([row]) => row);
+
+/** `streamOf` as a read, to send in one batch with the caller's account check (services/caller.ts). */
+export const streamRead = (db: Db, id: number) =>
+  read([streamQuery(db, id, true)], ([rows]): StreamTarget | undefined => rows[0]);
 
 /**
  * The UPDATE that records a check's result, and the status it leads to. It returns the

@@ -8,11 +8,12 @@ import { requestNetwork } from '../../crowd/rules';
 import { json, ok, okPage } from '../../lib/envelope';
 import { decodeListCursor, keysetPage } from '../../lib/list-cursor';
 import { notFound, tooManyRequests } from '../../lib/errors';
-import { LIVE_LEASE_MS, clientAddress, releaseLiveStream, reserveLiveStream } from '../../rate-limits/limits';
+import { LIVE_LEASE_MS, peekLiveStream, releaseLiveStream, reserveLiveStream } from '../../rate-limits/limits';
+import { runBatch } from '../../http/batch';
 import { LIVE_RETRY_MS } from '../../streams/live';
 import { checkStream } from '../../streams/check';
 import { placeholderPng } from '../../streams/placeholder';
-import { checkUpdate, recordReport, streamOf } from '../../streams/service';
+import { checkUpdate, recordReport, streamOf, streamRead } from '../../streams/service';
 import type * as routes from './routes';
 
 /** The Worker's own host: a stream fetch never goes there (streams/fetch-stream.ts). */
@@ -42,16 +43,21 @@ export const nowPlaying: RouteHandler<typeof routes.nowPlaying, AppEnv> = async 
 };
 
 /**
- * The live titles of a channel (docs/api.md#live-now-playing): a place in the address's limit of open streams, then
- * the channel's object hands over the listener's event stream, which is the response body. The object renews the
- * place while the stream is open and gives it back when the client leaves.
+ * The live titles of a channel (docs/api.md#live-now-playing): the channel (and the caller's account) in one batch, a
+ * place in the caller's limit of open streams, then the listener's stream from the channel's object as the body. A HEAD
+ * takes no place and opens no stream: Hono drops a HEAD's body unread, which would hold the place until dropped.
  */
 export const nowPlayingEvents: RouteHandler<typeof routes.nowPlayingEvents, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   const resume = c.req.valid('header')['last-event-id'];
-  const target = await streamOf(c.get('db'), id);
+  const target = await runBatch(c, streamRead(c.get('db'), id));
   if (!target) throw notFound('Radio channel');
-  const place = await reserveLiveStream(c, clientAddress(c.req.raw, c.env));
+  const headers = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' };
+  if (c.req.method === 'HEAD') {
+    await peekLiveStream(c);
+    return c.body(null, 200, headers);
+  }
+  const place = await reserveLiveStream(c);
   let stream: ReadableStream<Uint8Array> | null;
   try {
     stream = await c.env.NOW_PLAYING.get(c.env.NOW_PLAYING.idFromName(String(id))).listen(target.streamUrl, {
@@ -68,10 +74,7 @@ export const nowPlayingEvents: RouteHandler<typeof routes.nowPlayingEvents, AppE
     await releaseLiveStream(c.env, place);
     throw tooManyRequests(LIVE_RETRY_MS / 1000, 'This channel has as many live listeners as it serves; retry shortly.');
   }
-  return c.body(stream, 200, {
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-store',
-  });
+  return c.body(stream, 200, headers);
 };
 
 export const history: RouteHandler<typeof routes.history, AppEnv> = async (c) => {

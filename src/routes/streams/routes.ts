@@ -65,10 +65,10 @@ export const nowPlayingEvents = createRoute({
   tags,
   summary: 'What the stream plays, pushed live (Server-Sent Events)',
   description:
-    "A `text/event-stream`: first the current title, then an event each time it changes (`event: now-playing`, `id`: the title's place in the history, `data`: `{ title, artist, stream_title, started_at }`). A comment line at least every 25 seconds; `retry:` says how long to wait before reconnecting, and a reconnect with `Last-Event-ID` first gets the titles it missed. However many listen, the stream is read once per channel, every 10 seconds while anyone listens. At most 10 open streams per client address and 5,000 per channel, and connections count as the anonymous routes' requests (300 a minute per address without a token, the user's reads with one): 429 past them. A token is optional; when sent it must be valid.",
+    "A `text/event-stream`: first the current title, then an event each time it changes (`event: now-playing`, `id`: the title's place in the history, `data`: `{ title, artist, stream_title, started_at }`). A comment line at least every 25 seconds; `retry:` says how long to wait before reconnecting, and a reconnect with `Last-Event-ID` first gets the titles it missed. However many listen, the stream is read once per channel, every 10 seconds while anyone listens. At most 10 open streams per signed-in user (with a token), 100 per client address without one, and 5,000 per channel; a stream holds its place only while it is read, and one closed or no longer read gives it back within 30 seconds. A HEAD takes no place. Connections count as the anonymous routes' requests (300 a minute per address without a token, the user's reads with one): 429 past them. A token is optional; when sent it must be valid.",
   ...optionalAccess,
   middleware: [...optionalAccess.middleware, liveConnectLimit],
-  // The RateLimit headers of the address's open streams (rate-limits/limits.ts reserveLiveStream).
+  // The RateLimit headers of the caller's open streams (rate-limits/limits.ts reserveLiveStream).
   ...limited,
   request: {
     query: noQuery,
