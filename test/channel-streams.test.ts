@@ -5,6 +5,7 @@ import worker from '../src/index';
 import { createDb } from '../src/db/client';
 import { checksDue } from '../src/streams/service';
 import { BASE, asAdmin, call, fetchWorker, type Json } from './helpers/client';
+import { createRadioClient, playChannel } from '../clients/typescript/src/index';
 import { importStations, station } from './helpers/catalogue';
 import { quickUser, type TestUser } from './helpers/users';
 
@@ -395,6 +396,63 @@ describe('POST /radios/{id}/report with stream_url', () => {
     const { asking } = await checksDue(createDb(env.DB), 40);
     expect(asking).toContain(ids.find((row) => row.url === second).id);
     expect(asking).not.toContain(ids.find((row) => row.url === first).id);
+  });
+});
+
+describe('the typed client walks the streams (docs/api.md#streams-fallback-and-reports)', () => {
+  it('plays the first stream that starts, skipping what the device cannot play, and reports each failure', async () => {
+    const [dead, hls, live] = [url('icy.test'), url('icy.test'), url('icy.test')];
+    const created = await createChannel([
+      { url: dead, format: 'mp3' },
+      { url: hls, format: 'hls' },
+      { url: live, format: 'aac', bitrate: 64 },
+    ]);
+    const listener = await quickUser();
+    const api = createRadioClient({
+      baseUrl: BASE,
+      token: () => listener.token,
+      fetch: (request) => fetchWorker(request),
+    });
+    const tried: string[] = [];
+    const result = await playChannel(api, await radio(created.id), {
+      canPlay: (stream) => stream.format !== 'hls',
+      start: async (stream) => {
+        tried.push(stream.url);
+        if (stream.url === dead) throw new Error('network error\nafter 10 s');
+      },
+    });
+    expect(tried).toEqual([dead, live]);
+    expect(result.playing?.url).toBe(live);
+    expect(result.failed).toEqual([
+      { stream: expect.objectContaining({ url: dead }), error: 'network error after 10 s' },
+    ]);
+    // The failure is stored on its stream; the success after it is not (one report per user, channel and hour).
+    const stored = await env.DB.prepare(
+      'SELECT s.url, r.ok, r.error FROM stream_reports r JOIN channel_streams s ON s.id = r.stream_id WHERE r.user_id = ?',
+    )
+      .bind(listener.id)
+      .all();
+    expect(stored.results).toEqual([{ url: dead, ok: 0, error: 'network error after 10 s' }]);
+
+    // A channel whose first stream plays: one good report, on that stream; none that starts: null.
+    const other = await quickUser();
+    const client = createRadioClient({ baseUrl: BASE, token: () => other.token, fetch: (r) => fetchWorker(r) });
+    expect((await playChannel(client, await radio(created.id), { start: async () => undefined })).playing?.url).toBe(
+      dead,
+    );
+    const good = await env.DB.prepare(
+      'SELECT s.url, r.ok FROM stream_reports r JOIN channel_streams s ON s.id = r.stream_id WHERE r.user_id = ?',
+    )
+      .bind(other.id)
+      .all();
+    expect(good.results).toEqual([{ url: dead, ok: 1 }]);
+    const none = await playChannel(client, await radio(created.id), {
+      start: () => Promise.reject(new Error(' \n ')),
+    });
+    expect(none).toEqual({
+      playing: null,
+      failed: [dead, hls, live].map((u) => ({ stream: expect.objectContaining({ url: u }), error: 'did not start' })),
+    });
   });
 });
 
