@@ -438,6 +438,8 @@ export function replaceGenreLinks(db: Db, rows: { streamUrl: string; genres: str
           .select({
             channelId: sql<number>`${radioChannels.id}`.as('channel_id'),
             genreId: sql<number>`${genres.id}`.as('genre_id'),
+            // The link's copy of the play count: set by trigger (drizzle/migrations/0024_list_bounds.sql).
+            playCount: sql<number>`0`.as('play_count'),
           })
           .from(jsonRows(links))
           .innerJoin(radioChannels, eq(radioChannels.streamUrl, jsonField('url')))

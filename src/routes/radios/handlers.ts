@@ -48,12 +48,12 @@ export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async 
   };
   const list: ChannelListQuery = { ...filters, page: query.page, perPage: query.per_page, sort: query.sort };
   if (query.search !== undefined) {
-    if (query.cursor !== undefined) throw fieldInvalid('cursor', 'A search is paged with page, not cursor.');
     list.search = normaliseTerm(query.search);
     if (list.search === '') throw fieldInvalid('search', 'The search field must contain letters or digits.');
-  } else if (query.cursor !== undefined) {
+  }
+  if (query.cursor !== undefined) {
     if (c.req.query('page') !== undefined) throw fieldInvalid('page', 'Send either page or cursor, not both.');
-    Object.assign(list, decodeCursor(query.cursor, query.sort, filters));
+    Object.assign(list, decodeCursor(query.cursor, query.sort, { ...filters, search: list.search }));
   }
   const viewer = c.get('userId');
   const { items, rest: meta } = await sharedChannels(c, 'radios', { ...list }, [], async () => {
