@@ -123,3 +123,42 @@ describe('GET /api/v1/radios?ids= and ?country=', () => {
     expect((await call('GET', '/api/v1/radios?country=XX', { token: user.token })).status).toBe(422);
   });
 });
+
+/**
+ * A write that reads no body takes none or a JSON object (clients that always send JSON send `{}`), its fields ignored
+ * as any body's unknown fields are, as the document says with its optional `NoBody`; JSON that is no object is a 422.
+ */
+describe('the body of a write that reads none', () => {
+  it('is nothing or an object; other JSON is a 422, another type 415', async () => {
+    const user = await registerUser();
+    const [channel] = await seedChannels([station()]);
+    const play = (init: { body?: string; type?: string }) =>
+      fetchWorker(
+        new Request(`${BASE}/api/v1/radios/${channel}/play`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${user.token}`, ...(init.type ? { 'Content-Type': init.type } : {}) },
+          body: init.body,
+        }),
+      );
+    expect((await play({})).status).toBe(200);
+    expect((await play({ body: '{}', type: 'application/json' })).status).toBe(200);
+    expect((await play({ body: '{"duration":30}', type: 'application/json' })).status).toBe(200);
+    expect((await play({ body: '[1]', type: 'application/json' })).status).toBe(422);
+    expect((await play({ body: 'played', type: 'text/plain' })).status).toBe(415);
+    expect((await play({ body: '{', type: 'application/json' })).status).toBe(400);
+  });
+
+  it('is documented as an optional NoBody on every such write', async () => {
+    const document = await openApiDocument();
+    const writes = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item as Record<string, { requestBody?: { required?: boolean; content?: object } }>)
+        .filter(([method]) => ['post', 'put', 'patch', 'delete'].includes(method))
+        .map(([method, operation]) => ({ name: `${method} ${path}`, body: operation.requestBody })),
+    );
+    const bodiless = writes.filter((write) => write.body?.required === false).map((write) => write.name);
+    expect(bodiless).toContain('post /api/v1/radios/{id}/play');
+    expect(bodiless).toHaveLength(11);
+    // Every write names its body: a required one, or the optional empty object.
+    expect(writes.filter((write) => write.body === undefined).map((write) => write.name)).toEqual([]);
+  });
+});
