@@ -295,7 +295,7 @@ export const playRadio = createRoute({
   tags,
   summary: 'Record a play',
   description:
-    "Counts a play of the channel for its counts, charts and the user's history. A repeat by the same user within 60 seconds is acknowledged and not counted, so a retry is always safe (an `Idempotency-Key` is accepted and not needed). One network (IPv4 /24, IPv6 /48) adds at most 10 plays of a channel per hour to its counts and charts.",
+    "Counts a play of the channel in its `play_count` and the user's history, wherever the listener connects from. A repeat by the same user within 60 seconds is acknowledged and not counted, so a retry is always safe (an `Idempotency-Key` is accepted and not needed). Trending and charts count a listener once per channel and hour, and from one network (IPv4 /24, IPv6 /48) at most 10 accounts younger than a day per channel and hour.",
   ...playAccess,
   request: { query: noQuery, params: channelParams, body: noBody },
   responses: { 200: jsonResponse(NullData, 'The play was tracked'), ...errorResponses(401, 403, 404, 422, 429) },
