@@ -86,16 +86,6 @@ export const jsonBody = <T extends ZodType>(schema: T) => ({
   content: { 'application/json': { schema } },
 });
 
-/**
- * The body of a write that reads none: nothing, or a JSON object as clients that always send JSON do (`{}`), its
- * fields ignored as any body's unknown fields are; JSON that is not an object is a 422.
- */
-export const noBody = {
-  required: false,
-  description: 'None, or an empty JSON object.',
-  content: { 'application/json': { schema: z.object({}).openapi('NoBody') } },
-};
-
 const errorResponseTable = {
   400: json(ErrorSchema, 'The body is not valid JSON.'),
   401: json(ErrorSchema, 'Missing, malformed, unknown, expired or revoked token.'),

@@ -3,7 +3,7 @@ import { MAX_IMPORT_STATIONS } from '../../catalogue/import';
 import { STREAM_FORMATS, USER_STATUSES } from '../../db/schema';
 import { httpUrlField, idParam, noQuery, textField } from '../../lib/validation';
 import { AdminGenreSchema, RadioSchema, languageCode, slugField } from '../../schemas/catalogue';
-import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, noBody } from '../../schemas/common';
+import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
 import { adminAccess } from '../../middleware/access';
 import { count, id, list, smallInt, text, timestamp, url } from '../../schemas/fields';
 import { UserSchema } from '../../schemas/user';
@@ -265,7 +265,7 @@ export const runSync = createRoute({
   description:
     'What a Cron Trigger run does: one batch from the upstream, applied whole or not at all. An upstream that fails is recorded in `last_error` (the answer is still 200, with the state). 409 `sync_disabled` without `CATALOGUE_UPSTREAM_URL`; 409 `sync_in_progress` (with `Retry-After`) while a run holds the sync or within a second of the last request to the upstream.',
   ...adminAccess,
-  request: { query: noQuery, body: noBody },
+  request: { query: noQuery },
   responses: {
     200: jsonResponse(SyncStateSchema, 'The sync state after the run'),
     ...errorResponses(401, 403, 409, 422),

@@ -1,14 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { noQuery } from '../../lib/validation';
-import {
-  BODY_ERRORS,
-  NullData,
-  errorResponse,
-  errorResponses,
-  jsonBody,
-  jsonResponse,
-  noBody,
-} from '../../schemas/common';
+import { BODY_ERRORS, NullData, errorResponse, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
 import { accountAccess, accountWriteAccess, limited } from '../../middleware/access';
 import { requireToken } from '../../middleware/auth';
 import { userRateLimit } from '../../middleware/rate-limit';
@@ -202,7 +194,7 @@ export const logout = createRoute({
   description:
     'The token of this request stops working (everywhere within about 90 seconds); other tokens of the user stay valid.',
   ...accountAccess,
-  request: { query: noQuery, body: noBody },
+  request: { query: noQuery },
   responses: { 200: jsonResponse(NullData, 'Logged out'), ...errorResponses(401, 403, 415, 429) },
 });
 
@@ -333,7 +325,7 @@ export const resendVerification = createRoute({
   description:
     'A new code, valid 30 minutes, to the account’s email (the last one stops working). Limited to 3 an hour per user. An email already verified gets no mail.',
   ...accountAccess,
-  request: { query: noQuery, body: noBody },
+  request: { query: noQuery },
   responses: { 202: jsonResponse(NullData, 'Mailed'), ...errorResponses(401, 403, 415, 429) },
 });
 
@@ -365,7 +357,7 @@ export const revokeSession = createRoute({
   description:
     'That token stops working (the current one too: it is then a logout), at once where this request ran and within 60 seconds elsewhere. Another user’s or an unknown id is 404.',
   ...accountAccess,
-  request: { query: noQuery, params: z.object({ id: sessionId }), body: noBody },
+  request: { query: noQuery, params: z.object({ id: sessionId }) },
   responses: { 200: jsonResponse(NullData, 'Revoked'), ...errorResponses(401, 403, 404, 415, 422, 429) },
 });
 
@@ -377,6 +369,6 @@ export const revokeOtherSessions = createRoute({
   summary: 'Revoke every session but this one',
   description: 'Every other token of the user stops working at once, everywhere; this one stays valid.',
   ...accountAccess,
-  request: { query: noQuery, body: noBody },
+  request: { query: noQuery },
   responses: { 200: jsonResponse(NullData, 'Revoked'), ...errorResponses(401, 403, 415, 429) },
 });

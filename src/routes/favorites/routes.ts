@@ -2,14 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { idParam, noQuery } from '../../lib/validation';
 import { RadioSchema } from '../../schemas/catalogue';
-import {
-  BODY_ERRORS,
-  errorResponses,
-  jsonBody,
-  jsonResponse,
-  noBody,
-  jsonResponseWithMeta,
-} from '../../schemas/common';
+import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse, jsonResponseWithMeta } from '../../schemas/common';
 import { readAccess, writeAccess } from '../../middleware/access';
 import { count, id, list } from '../../schemas/fields';
 
@@ -95,6 +88,6 @@ export const removeFavorite = createRoute({
   summary: 'Remove a favorite',
   description: '200 whether or not the channel was a favorite; 404 when the channel does not exist.',
   ...writeAccess,
-  request: { query: noQuery, params: channelParams, body: noBody },
+  request: { query: noQuery, params: channelParams },
   responses: { 200: jsonResponse(FavoriteState, 'Removed'), ...errorResponses(401, 403, 404, 422, 429) },
 });

@@ -10,7 +10,6 @@ import {
   jsonBody,
   jsonResponse,
   jsonResponseWithMeta,
-  noBody,
 } from '../../schemas/common';
 import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { EXPORT_EXTENSIONS, type ExportFormat } from '../../playlists/export';
@@ -157,7 +156,7 @@ export const deletePlaylist = createRoute({
   description: 'The playlist and its items go.',
   ...writeAccess,
   ...conditional,
-  request: { query: noQuery, params: playlistParams, body: noBody },
+  request: { query: noQuery, params: playlistParams },
   responses: { 200: jsonResponse(NullData, 'Deleted'), ...removeErrors },
 });
 
@@ -210,7 +209,6 @@ export const removeItem = createRoute({
   request: {
     query: noQuery,
     params: z.object({ id: idParam('id'), channel_id: idParam('channel_id') }),
-    body: noBody,
   },
   responses: { 200: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...removeErrors },
 });

@@ -8,7 +8,7 @@ import { CHANGES_MEMORY_DAYS } from '../../catalogue/changes';
 import { requireUser } from '../../middleware/auth';
 import { localiseNames } from '../../middleware/language';
 import { userRateLimit } from '../../middleware/rate-limit';
-import { NullData, errorResponses, jsonResponse, noBody, jsonResponseWithMeta } from '../../schemas/common';
+import { NullData, errorResponses, jsonResponse, jsonResponseWithMeta } from '../../schemas/common';
 import { playAccess, readAccess, writeAccess } from '../../middleware/access';
 
 const tags = ['Radio channels'];
@@ -297,7 +297,7 @@ export const playRadio = createRoute({
   description:
     "Counts a play of the channel in its `play_count` and the user's history, wherever the listener connects from. A repeat by the same user within 60 seconds is acknowledged and not counted, so a retry is always safe (an `Idempotency-Key` is accepted and not needed). Trending and charts count a listener once per channel and hour, and from one network (IPv4 /24, IPv6 /48) at most 10 accounts younger than a day per channel and hour.",
   ...playAccess,
-  request: { query: noQuery, params: channelParams, body: noBody },
+  request: { query: noQuery, params: channelParams },
   responses: { 200: jsonResponse(NullData, 'The play was tracked'), ...errorResponses(401, 403, 404, 422, 429) },
 });
 
@@ -310,7 +310,7 @@ export const likeRadio = createRoute({
   description:
     'Likes the channel when the user does not, unlikes it when they do, and answers the new state and count. Send an `Idempotency-Key`: a retry with it answers the first answer and never toggles back.',
   ...writeAccess,
-  request: { query: noQuery, params: channelParams, body: noBody },
+  request: { query: noQuery, params: channelParams },
   responses: {
     200: jsonResponse(
       z.object({ is_liked: z.boolean(), likes_count: count(37) }).openapi('LikeState'),

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { idParam, noQuery, textField } from '../../lib/validation';
-import { errorResponses, jsonBody, jsonResponse, noBody, jsonResponseWithMeta, NullData } from '../../schemas/common';
+import { errorResponses, jsonBody, jsonResponse, jsonResponseWithMeta, NullData } from '../../schemas/common';
 import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { adminAccess, limited, optionalAccess, readAccess, reportAccess } from '../../middleware/access';
 import { liveConnectLimit } from '../../middleware/rate-limit';
@@ -181,6 +181,6 @@ export const checkStreamNow = createRoute({
   description:
     "Runs the scheduled check on one channel (active or not) and answers what it found, and the channel's status after it.",
   ...adminAccess,
-  request: { query: noQuery, params, body: noBody },
+  request: { query: noQuery, params },
   responses: { 200: jsonResponse(CheckSchema, 'The check'), ...errorResponses(401, 403, 404, 422) },
 });
