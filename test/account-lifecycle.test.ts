@@ -251,7 +251,7 @@ describe('account deletion', () => {
       likes_rows: 1,
       favorite_rows: 0,
     });
-    const exported = await fetchWorker(`${BASE}/api/v1/playlists/${user.playlist}.m3u`);
+    const exported = await fetchWorker(`${BASE}/api/v1/playlists/${user.playlist}/export.m3u`);
     expect(exported.status).toBe(404);
     expect(await pendingHistory(env, user.id)).toEqual([]);
     const rows = await env.DB.prepare(

@@ -65,6 +65,8 @@ it('serves an OpenAPI 3.1 document of every route', async () => {
       'DELETE /api/v1/playlists/{id}',
       'GET /api/v1/playlists/{id}.m3u',
       'GET /api/v1/playlists/{id}.pls',
+      'GET /api/v1/playlists/{id}/export.m3u',
+      'GET /api/v1/playlists/{id}/export.pls',
       'GET /api/v1/playlists/{id}/items',
       'POST /api/v1/playlists/{id}/items',
       'DELETE /api/v1/playlists/{id}/items/{channel_id}',
@@ -129,7 +131,7 @@ it('describes every operation for SDK generators: ids, tags, headers both ways, 
       if (json) expect(json.example, where).toBeDefined();
     }
   }
-  expect(ids.size).toBe(71);
+  expect(ids.size).toBe(73);
   for (const path of ['/api/v1/auth/register', '/api/v1/auth/login'])
     expect(doc.paths[path]?.post?.security).toEqual([]);
   const playlistWrite = doc.paths['/api/v1/playlists/{id}']!.put!;

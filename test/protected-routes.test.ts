@@ -132,5 +132,6 @@ it('covers every protected route of the document, of every feature', () => {
   expect(covered).not.toContain('GET /api/v1/genres');
   // A public playlist's export is for media players, which send no token.
   expect(covered).not.toContain('GET /api/v1/playlists/1.m3u');
+  expect(covered).not.toContain('GET /api/v1/playlists/1/export.m3u');
   expect(covered).not.toContain('POST /api/v1/admin/radios');
 });

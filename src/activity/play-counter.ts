@@ -5,7 +5,7 @@ import { config } from '../config';
 import { createDb } from '../db/client';
 import { openObjectStorage, type ObjectDb } from '../db/object-storage';
 import type { Bindings } from '../env';
-import { UNKNOWN_NETWORK } from '../crowd/rules';
+import { CROWD_WINDOW_MS, UNKNOWN_NETWORK, type Standing } from '../crowd/rules';
 import { CrowdLedger } from '../crowd/counting';
 import {
   counterMeta,
@@ -49,17 +49,18 @@ function playStatements(db: ObjectDb) {
   const channel = sql.placeholder('channelId');
   const at = sql.placeholder('at');
   return {
-    // The repeat rule in one statement: the last counted play moves to `at`, and a row comes
-    // back, only when it is a window old or more (or there is none).
+    // The repeat rule in one statement: the last counted play moves to `at`, and a row comes back, only when it is a
+    // window old or more (or there is none); the row says whether the last one was in an earlier hour (every SET
+    // expression reads the row as it was).
     markRecent: db
       .insert(recentPlays)
-      .values({ userId: user, channelId: channel, at })
+      .values({ userId: user, channelId: channel, at, firstOfHour: true })
       .onConflictDoUpdate({
         target: [recentPlays.userId, recentPlays.channelId],
-        set: { at: sql`${at}` },
+        set: { at: sql`${at}`, firstOfHour: sql`${recentPlays.at} < ${sql.placeholder('hourStart')}` },
         setWhere: sql`${recentPlays.at} <= ${at} - ${REPEAT_WINDOW_MS}`,
       })
-      .returning({ at: recentPlays.at })
+      .returning({ firstOfHour: recentPlays.firstOfHour })
       .prepare(),
     addToBucket: db
       .insert(playBuckets)
@@ -111,6 +112,8 @@ export class PlayCounter extends DurableObject<Bindings> {
    */
   private visibleIds: Set<number> | null = null;
   private readonly crowd: CrowdLedger;
+  /** The hour whose past `recent` rows were last dropped (in memory: after a restart they are dropped once more). */
+  private recentPrunedHour: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
@@ -211,24 +214,26 @@ export class PlayCounter extends DurableObject<Bindings> {
   }
 
   /**
-   * Records a play: counted in the user's history unless it repeats a counted play within 60 s, and ranked
-   * (`play_count`, trending, charts) when counted and the crowd rule admits it (docs/security.md#crowd-signals).
-   * Stored before it returns: the writes run with no await between them, one implicit transaction.
+   * Records a play of a user of `standing` on `network`: counted (`play_count` and the user's history) unless it
+   * repeats their counted play of the channel within 60 s; ranked (trending, charts) when it is their first counted
+   * play of the channel this hour and the crowd rule admits it (docs/security.md#crowd-signals). Stored before it
+   * returns: the reads and writes run with no await between them, one implicit transaction.
    */
   async record(
     userId: number,
     channelId: number,
     now: number = Date.now(),
     network: string = UNKNOWN_NETWORK,
+    standing: Standing = 'new',
   ): Promise<PlayRecord> {
     if (!(await this.isVisible(channelId))) return { found: false, counted: false, ranked: false };
     const statements = this.statements;
-    const counted = statements.markRecent.all({ userId, channelId, at: now }).length > 0;
-    const ranked = counted && this.crowd.admit(String(channelId), String(userId), network, now, { oncePerUser: false });
-    if (ranked) {
-      statements.addToBucket.run({ channelId, hour: Math.floor(now / HOUR_MS) });
-      statements.addToPending.run({ channelId });
-    }
+    const hourStart = Math.floor(now / CROWD_WINDOW_MS) * CROWD_WINDOW_MS;
+    const [marked] = statements.markRecent.all({ userId, channelId, at: now, hourStart });
+    const counted = marked !== undefined;
+    const ranked = counted && marked.firstOfHour && this.crowd.admit(String(channelId), network, standing, now);
+    if (counted) statements.addToPending.run({ channelId });
+    if (ranked) statements.addToBucket.run({ channelId, hour: Math.floor(now / HOUR_MS) });
     statements.addToHistory.run({ userId, channelId, plays: counted ? 1 : 0, at: now });
     await this.ensureAlarm(this.flushMs);
     return { found: true, counted, ranked };
@@ -268,6 +273,7 @@ export class PlayCounter extends DurableObject<Bindings> {
    */
   async forgetUser(userId: number): Promise<void> {
     this.db.delete(playHistory).where(eq(playHistory.userId, userId)).run();
+    this.db.delete(recentPlays).where(eq(recentPlays.userId, userId)).run();
     this.crowd.forgetUser(String(userId));
   }
 
@@ -320,7 +326,7 @@ export class PlayCounter extends DurableObject<Bindings> {
     });
   }
 
-  /** Ranked plays not yet in D1's `play_count` (for tests and operations). */
+  /** Counted plays not yet in D1's `play_count` (for tests and operations). */
   async unflushed(): Promise<number> {
     const pending =
       this.db
@@ -429,10 +435,16 @@ export class PlayCounter extends DurableObject<Bindings> {
   }
 
   private prune(now: number) {
-    this.db
-      .delete(recentPlays)
-      .where(lte(recentPlays.at, now - REPEAT_WINDOW_MS))
-      .run();
+    // A last counted play is kept until its hour is over (once per hour in rankings) and it is 60 s old. Dropping
+    // them reads the whole table, so once an hour, not at every flush.
+    const hour = Math.floor(now / CROWD_WINDOW_MS);
+    if (this.recentPrunedHour !== hour) {
+      this.db
+        .delete(recentPlays)
+        .where(lte(recentPlays.at, Math.min(hour * CROWD_WINDOW_MS - 1, now - REPEAT_WINDOW_MS)))
+        .run();
+      this.recentPrunedHour = hour;
+    }
     this.db
       .delete(playBuckets)
       .where(lte(playBuckets.hour, Math.floor(now / HOUR_MS) - KEEP_HOURS))

@@ -23,8 +23,9 @@ export interface ChannelPlays {
 }
 
 /**
- * The counter's reply to `record`: whether the channel can be played (404 otherwise), whether the play counted in the
- * user's history (the 60-second rule), and whether it ranked (the crowd rule, docs/security.md#crowd-signals).
+ * The counter's reply to `record`: whether the channel can be played (404 otherwise), whether the play counted in
+ * `play_count` and the user's history (the 60-second rule), and whether it ranked in trending and charts (once per
+ * user, channel and hour, under the crowd rule: docs/security.md#crowd-signals).
  */
 export interface PlayRecord {
   found: boolean;

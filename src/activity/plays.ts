@@ -5,7 +5,7 @@ import { channelVisible } from '../catalogue/radio-resource';
 import { playFlushes, radioChannels } from '../db/schema';
 import { jsonField, jsonRows } from '../db/sql';
 import type { Bindings } from '../env';
-import { UNKNOWN_NETWORK } from '../crowd/rules';
+import { UNKNOWN_NETWORK, type Standing } from '../crowd/rules';
 import { placeColumns } from './play-flush';
 import type { ChannelPlace, ChannelPlays, ChartFilter, PendingHistory } from './play-types';
 
@@ -20,15 +20,20 @@ const allCounters = (env: Bindings) =>
 
 /**
  * Records a play with one call to the channel's counter, so the request touches no D1: it stores the play before it
- * replies and sends plays to D1 later (play-counter.ts). `network`: the player's (crowd/rules.ts `requestNetwork`).
+ * replies and sends plays to D1 later (play-counter.ts). `network` and `standing`: the player's, for the crowd rule of
+ * rankings (crowd/rules.ts `requestNetwork`, `accountStanding`).
  */
 export async function recordPlay(
   env: Bindings,
   userId: number,
   channelId: number,
-  { now = Date.now(), network = UNKNOWN_NETWORK }: { now?: number; network?: string } = {},
+  {
+    now = Date.now(),
+    network = UNKNOWN_NETWORK,
+    standing = 'new',
+  }: { now?: number; network?: string; standing?: Standing } = {},
 ) {
-  return playCounterFor(env, channelId).record(userId, channelId, now, network);
+  return playCounterFor(env, channelId).record(userId, channelId, now, network, standing);
 }
 
 /**

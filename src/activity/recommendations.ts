@@ -84,6 +84,7 @@ function recommendations(db: Db, userId: number, limit: number) {
       ),
   );
   const weight = sql<number>`sum(${seeds.w})`;
+  // Each weight table starts from the (at most 250) seeds: CROSS JOIN keeps SQLite from scanning the catalogue instead.
   const genreWeights = db.$with('genre_w').as(
     qb
       .select({
@@ -91,7 +92,8 @@ function recommendations(db: Db, userId: number, limit: number) {
         w: weight.as('genre_weight'),
       })
       .from(seeds)
-      .innerJoin(radioChannelGenres, eq(radioChannelGenres.channelId, seeds.channelId))
+      .crossJoin(radioChannelGenres)
+      .where(eq(radioChannelGenres.channelId, seeds.channelId))
       .groupBy(radioChannelGenres.genreId),
   );
   const countryWeights = db.$with('country_w').as(
@@ -101,7 +103,8 @@ function recommendations(db: Db, userId: number, limit: number) {
         w: weight.as('country_weight'),
       })
       .from(seeds)
-      .innerJoin(radioChannels, eq(radioChannels.id, seeds.channelId))
+      .crossJoin(radioChannels)
+      .where(eq(radioChannels.id, seeds.channelId))
       .groupBy(radioChannels.countryId),
   );
   const languageWeights = db.$with('language_w').as(
@@ -111,8 +114,8 @@ function recommendations(db: Db, userId: number, limit: number) {
         w: weight.as('language_weight'),
       })
       .from(seeds)
-      .innerJoin(radioChannels, eq(radioChannels.id, seeds.channelId))
-      .where(isNotNull(radioChannels.language))
+      .crossJoin(radioChannels)
+      .where(and(eq(radioChannels.id, seeds.channelId), isNotNull(radioChannels.language)))
       .groupBy(radioChannels.language),
   );
   const affinity =
@@ -125,7 +128,9 @@ function recommendations(db: Db, userId: number, limit: number) {
     qb
       .select({ id: pool.id, playCount: pool.playCount, offline: pool.offline, affinity })
       .from(pool)
-      .where(notInArray(pool.id, seenBy(userId))),
+      .where(notInArray(pool.id, seenBy(userId)))
+      // A LIMIT keeps SQLite from copying the affinity into the filter and the order (computing it twice per channel).
+      .limit(POOL),
   );
   const fallbackPool = db.$with('pool').as(poolQuery());
   const affine = qb
@@ -236,11 +241,19 @@ function discoverQuery(db: Db, userId: number, limit: number, heard: number[], s
             'genre_place',
           ),
       })
+      // CROSS JOIN keeps this order: from the pool to its genres, never every genre against the pool.
       .from(unheard)
-      .innerJoin(radioChannelGenres, eq(radioChannelGenres.channelId, unheard.id))
-      .innerJoin(genres, and(eq(genres.id, radioChannelGenres.genreId), eq(genres.isActive, true)))
-      // Featured channels are shown first anyway: a genre's rounds are its other channels.
-      .where(eq(unheard.featured, false)),
+      .crossJoin(radioChannelGenres)
+      .crossJoin(genres)
+      .where(
+        and(
+          eq(radioChannelGenres.channelId, unheard.id),
+          eq(genres.id, radioChannelGenres.genreId),
+          eq(genres.isActive, true),
+          // Featured channels are shown first anyway: a genre's rounds are its other channels.
+          eq(unheard.featured, false),
+        ),
+      ),
   );
   // Each channel's best slot: round 0 featured, 1 and 2 a genre's first and second, 3 the rest.
   const slots = db.$with('slots').as(

@@ -3,13 +3,15 @@ import { asc, eq, gt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { read } from '../db/read';
 import { changeSequence, radioChannels } from '../db/schema';
-import { cursorExpired } from '../lib/errors';
+import { cursorExpired, fieldInvalid } from '../lib/errors';
 import { readCursor, writeCursor } from '../lib/list-cursor';
 import { channelVisible, radioResourceColumns, type RadioResource } from './radio-resource';
 
 /** How long the feed remembers a channel's removal: an older cursor is a 410 (docs/api.md#changes-feed). */
 export const CHANGES_MEMORY_DAYS = 30;
 const MEMORY_MS = CHANGES_MEMORY_DAYS * 24 * 60 * 60 * 1000;
+/** How far ahead of this isolate's clock another's may have stamped a cursor. */
+const CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 /**
  * A cursor of the feed: the change it leads on from (`s`), the last change before the snapshot began (`h`: a hidden
@@ -37,6 +39,14 @@ interface ChangesPage {
  */
 export function changesPage(db: Db, since: string | undefined, limit: number, now: number) {
   const cursor: ChangesCursor | null = since === undefined ? null : readCursor(since, changesCursor, 'since');
+  // A cursor from the future (edited by hand) would never expire.
+  if (cursor && cursor.t > now + CLOCK_SKEW_MS) {
+    throw fieldInvalid(
+      'since',
+      'The cursor is not valid: take it from meta.next_cursor of the previous page.',
+      'cursor_invalid',
+    );
+  }
   if (cursor && now - cursor.t > MEMORY_MS) {
     throw cursorExpired(
       `The cursor is more than ${CHANGES_MEMORY_DAYS} days old: read the catalogue again from the start, without since.`,

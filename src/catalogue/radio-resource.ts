@@ -98,6 +98,12 @@ export function radioResourceColumns(viewerId: number) {
  */
 export const channelVisible = and(eq(radioChannels.isActive, true), eq(radioChannels.countryActive, true));
 
+/**
+ * The channel's stream is online. A literal, not a bound value, so that SQLite may walk the partial indexes of online
+ * channels (db/schema.ts `onlineIndexes`).
+ */
+export const channelOnline = sql`${radioChannels.healthStatus} = 'online'`;
+
 /** True when the channel in `channelId` (a column of the outer query) is linked to genre `genreId`: a primary-key probe. */
 export const channelInGenre = (channelId: AnyColumn, genreId: number) =>
   exists(

@@ -16,7 +16,7 @@ export const crowdUsers = sqliteTable(
   (t) => [primaryKey({ columns: [t.hour, t.subject, t.user] })],
 );
 
-/** How often each network counted for a subject in an hour. */
+/** How often each network counted for a subject in an hour: in all, and from new accounts (crowd/rules.ts). */
 export const crowdNetworks = sqliteTable(
   'crowd_networks',
   {
@@ -24,6 +24,7 @@ export const crowdNetworks = sqliteTable(
     subject: text('subject').notNull(),
     network: text('network').notNull(),
     count: integer('count').notNull(),
+    newAccounts: integer('new_accounts').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.hour, t.subject, t.network] })],
 );

@@ -124,8 +124,12 @@ export function validationHook(result: ValidationResult, c: Context): undefined 
 /**
  * An integer taken from a query string or path: digits only ("1e3", "", " 2" and
  * "1.5" are 422, where `Number()` would accept some of them), up to 2^53-1 (a larger one
- * could not be told from its neighbours).
+ * could not be told from its neighbours). The document says so too: `pattern` is checked on the text as sent by the
+ * validators that read parameters as text, and the description says it to the others.
  */
+/** How an integer parameter is written: decimal digits, an optional minus sign (no exponent, hex, blank or sign +). */
+export const INTEGER_TEXT = '^-?[0-9]{1,16}$';
+
 export function intParam(options: { min?: number; max?: number } = {}) {
   const min = options.min ?? Number.MIN_SAFE_INTEGER;
   const max = options.max ?? Number.MAX_SAFE_INTEGER;
@@ -135,7 +139,7 @@ export function intParam(options: { min?: number; max?: number } = {}) {
       (value) => (typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value),
       z.int().min(min).max(max),
     )
-    .openapi({ type: 'integer', format, minimum: min, maximum: max });
+    .openapi({ type: 'integer', format, minimum: min, maximum: max, pattern: INTEGER_TEXT });
 }
 
 /**

@@ -1,12 +1,13 @@
 import { cleanImportedText } from '../lib/text';
 import type { PlaylistItem, PlaylistResource } from './playlists';
 
-/** Players' playlist formats served by GET /playlists/{id}.m3u and .pls. */
+/** Players' playlist formats served by GET /playlists/{id}/export.m3u and .pls. */
 export const EXPORT_FORMATS = {
   m3u: 'audio/x-mpegurl; charset=UTF-8',
   pls: 'audio/x-scpls; charset=UTF-8',
 } as const;
 export type ExportFormat = keyof typeof EXPORT_FORMATS;
+export const EXPORT_EXTENSIONS = ['m3u', 'pls'] as const satisfies readonly ExportFormat[];
 
 /** The export format an extension names, if any. */
 export const exportFormat = (extension: string | undefined): ExportFormat | undefined =>

@@ -2,7 +2,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { and, count, desc, gt, lte, sql, sum } from 'drizzle-orm';
 import migrations from '../../drizzle/objects/search-trends/migrations.js';
 import type { Bindings } from '../env';
-import { UNKNOWN_NETWORK } from '../crowd/rules';
+import { UNKNOWN_NETWORK, type Standing } from '../crowd/rules';
 import { CrowdLedger } from '../crowd/counting';
 import { termBuckets } from './search-trends-schema';
 import { openObjectStorage, type ObjectDb } from '../db/object-storage';
@@ -32,7 +32,7 @@ export class SearchTrends extends DurableObject<Bindings> {
   }
 
   /**
-   * Counts one search of `term` by `viewer` (a user id) from `network` in the hour of
+   * Counts one search of `term` by `viewer` (a user id, its account of `standing`) from `network` in the hour of
    * `now`; returns whether it counted. The write is durable when this call returns.
    */
   async record(
@@ -40,9 +40,10 @@ export class SearchTrends extends DurableObject<Bindings> {
     viewer: string,
     now: number = Date.now(),
     network: string = UNKNOWN_NETWORK,
+    standing: Standing = 'new',
   ): Promise<boolean> {
     const hour = Math.floor(now / HOUR_MS);
-    if (!this.crowd.admit(term, viewer, network, now)) return false;
+    if (!this.crowd.admit(term, network, standing, now, viewer)) return false;
     this.db
       .insert(termBuckets)
       .values({ hour, term, count: 1 })

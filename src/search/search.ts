@@ -3,6 +3,7 @@ import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { genreColumns, type GenreResource } from '../catalogue/genres';
 import {
   channelInGenre,
+  channelOnline,
   channelVisible,
   genreActive,
   radioResourceColumns,
@@ -107,7 +108,7 @@ function stationSearchQuery(db: Db, term: Term, search: StationSearch, viewer: n
     );
   }
   if (search.countryId !== undefined) conditions.push(eq(radioChannels.countryId, search.countryId));
-  if (search.online) conditions.push(eq(radioChannels.healthStatus, 'online'));
+  if (search.online) conditions.push(channelOnline);
   if (search.https) conditions.push(eq(radioChannels.isHttps, true));
   if (search.genreId !== undefined) {
     conditions.push(channelInGenre(radioChannels.id, search.genreId), genreActive(search.genreId));

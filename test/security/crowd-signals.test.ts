@@ -1,11 +1,17 @@
 import { createScheduledController } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { describe, expect, it } from 'vitest';
-import { recordPlay } from '../../src/activity/plays';
+import { describe, expect, it, vi } from 'vitest';
+import { playCounterFor, recordPlay } from '../../src/activity/plays';
 import { createDb } from '../../src/db/client';
 import worker from '../../src/index';
 import { clientNetwork } from '../../src/lib/client-ip';
-import { CROWD_MAX_PER_NETWORK } from '../../src/crowd/rules';
+import {
+  CROWD_MAX_ESTABLISHED_PER_NETWORK,
+  CROWD_MAX_PER_NETWORK,
+  ESTABLISHED_ACCOUNT_AGE_MS,
+  accountStanding,
+  type Standing,
+} from '../../src/crowd/rules';
 import { reportsAskForCheck, type PlayerReport } from '../../src/streams/health';
 import { REPORTS_READ, checksDue, latestReports, recordReport } from '../../src/streams/service';
 import { call } from '../helpers/client';
@@ -13,10 +19,12 @@ import { flushPlays, rowsRead, roundTrips, seedChannels, station } from '../help
 import { quickUser, type TestUser } from '../helpers/users';
 
 /**
- * Crowd signals (src/lib/crowd.ts): what many accounts can move. Registration allows 60
- * accounts per address and hour, so each signal is tried with 60 fresh accounts behind
- * one address: they cannot take a station offline or even ask for a check, and they move
- * a channel's plays or a term's count by `CROWD_MAX_PER_NETWORK` (10) an hour.
+ * Crowd signals (src/crowd/rules.ts): what many accounts can move, and what honest listeners
+ * behind one address keep. Registration allows 60 accounts per address and hour, so each
+ * signal is tried with 60 fresh accounts behind one address: they cannot take a station
+ * offline or even ask for a check, and they move a channel's rankings or a term's count by
+ * `CROWD_MAX_PER_NETWORK` (10) an hour, while every play counts in `play_count` and accounts
+ * older than a day count one each.
  */
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -28,6 +36,12 @@ const oneNetwork = (i: number) => `198.51.100.${(i % 250) + 1}`;
 const ownNetwork = (i: number) => `10.${Math.floor(i / 250)}.${i % 250}.1`;
 const runCron = () => worker.scheduled(createScheduledController({ cron: '* * * * *' }), env);
 const users = (n: number) => Promise.all(Array.from({ length: n }, () => quickUser()));
+/**
+ * Waits, when the hour ends within 15 s, for the next one: a test that reads this hour's rankings after plays made
+ * through the API (dated by the Worker's clock) must make them all in one hour.
+ */
+const awayFromHourEnd = () =>
+  vi.waitFor(() => expect(HOUR - (Date.now() % HOUR)).toBeGreaterThan(15_000), { timeout: 20_000, interval: 500 });
 const stream = (host: string) => {
   const url = `http://${host}/jazz/${unique()}`;
   return station({ url, url_resolved: url });
@@ -202,65 +216,129 @@ describe('players reports never flip a status', () => {
   });
 });
 
-describe('plays in play_count, trending and charts', () => {
+describe('plays: every listener in play_count, accounts weighed by age in rankings', () => {
   const playCount = async (id: number) =>
     (await env.DB.prepare('SELECT play_count FROM radio_channels WHERE id = ?')
       .bind(id)
       .first<{ play_count: number }>())!.play_count;
-
-  it('60 fresh accounts behind one address add 10 plays to a channel, at once or one by one', async () => {
-    const [id] = await seedChannels([station()]);
-    const crowd = await users(60);
-    const plays = (path: string) =>
-      Promise.all(
-        crowd.map((user, i) =>
-          call('POST', path, { token: user.token, headers: { 'CF-Connecting-IP': oneNetwork(i) } }).then(
-            (res) => res.status,
-          ),
-        ),
-      );
-    expect(await plays(`/api/v1/radios/${id}/play`)).toEqual(Array<number>(60).fill(200));
-    await flushPlays();
-    expect(await playCount(id!)).toBe(CROWD_MAX_PER_NETWORK);
-    const trending = await call('GET', '/api/v1/radios/trending?hours=1&limit=100', { token: crowd[0]!.token });
-    const mine = trending.body.data.find((r: { id: number }) => r.id === id);
-    expect(mine.recent_plays).toBe(CROWD_MAX_PER_NETWORK);
-    // Fifteen listeners each on their own network all count: the play takes its network from the request.
-    const [other] = await seedChannels([station()]);
-    const spread = await Promise.all(
-      crowd.slice(0, 15).map((user, i) =>
-        call('POST', `/api/v1/radios/${other}/play`, {
-          token: user.token,
-          headers: { 'CF-Connecting-IP': ownNetwork(i) },
-        }),
-      ),
+  const play = (id: number, user: TestUser, ip: string) =>
+    call('POST', `/api/v1/radios/${id}/play`, { token: user.token, headers: { 'CF-Connecting-IP': ip } }).then(
+      (res) => res.status,
     );
-    expect(spread.map((res) => res.status)).toEqual(Array<number>(15).fill(200));
-    await flushPlays();
-    expect(await playCount(other!)).toBe(15);
+  /** Trending (this hour) and the 24-hour chart as a client sees them, for `ids` only, in their order. */
+  async function rankings(token: string, ids: number[]) {
+    const trending = await call('GET', '/api/v1/radios/trending?hours=1&limit=100', { token });
+    const chart = await call('GET', '/api/v1/radios/charts?metric=plays&period=24h&limit=100', { token });
+    const trended: { id: number; recent_plays: number }[] = trending.body.data;
+    const charted: { id: number; score: number }[] = chart.body.data;
+    return {
+      trending: trended.filter((r) => ids.includes(r.id)).map((r) => [r.id, r.recent_plays]),
+      chart: charted.filter((r) => ids.includes(r.id)).map((r) => [r.id, r.score]),
+    };
+  }
+
+  it('an account counts as established from a day after it was made', () => {
+    const now = Date.parse('2026-11-02T10:00:00Z');
+    expect(accountStanding({ createdAt: '2026-11-01T10:00:00.000000Z' }, now)).toBe('established');
+    expect(accountStanding({ createdAt: '2026-11-01T10:00:00.001000Z' }, now)).toBe('new');
+    expect(accountStanding({ createdAt: 'not a time' }, now)).toBe('new');
+    expect(accountStanding(undefined, now)).toBe('new');
+    expect(ESTABLISHED_ACCOUNT_AGE_MS).toBe(24 * HOUR);
   });
 
-  it('each network counts at most 10 plays per channel and hour; a user counts again past 60 seconds', async () => {
-    const [crowded, spread, roaming] = await seedChannels([station(), station(), station()]);
+  it('60 accounts created in the last hour behind one address never outrank 15 listeners on 15 networks', async () => {
+    await awayFromHourEnd();
+    const [farmed, loved] = await seedChannels([station(), station()]);
+    const [farm, listeners] = [await users(60), await users(15)];
+    // All at once: the farm from one address, each listener from a network of their own.
+    const statuses = await Promise.all([
+      ...farm.map((user) => play(farmed!, user, '198.51.100.7')),
+      ...listeners.map((user, i) => play(loved!, user, ownNetwork(i))),
+    ]);
+    expect(statuses).toEqual(Array<number>(75).fill(200));
+    await flushPlays();
+    // play_count counts them all; rankings count the farm's new accounts as one network's 10.
+    expect([await playCount(farmed!), await playCount(loved!)]).toEqual([60, 15]);
+    expect(await rankings(farm[0]!.token, [farmed!, loved!])).toEqual({
+      trending: [
+        [loved, 15],
+        [farmed, CROWD_MAX_PER_NETWORK],
+      ],
+      chart: [
+        [loved, 15],
+        [farmed, CROWD_MAX_PER_NETWORK],
+      ],
+    });
+  });
+
+  it('50 listeners with accounts older than a day behind one address count as 50, beside 60 new accounts', async () => {
+    await awayFromHourEnd();
+    const [theirs, shared] = await seedChannels([station(), station()]);
+    const [old, fresh] = await Promise.all([
+      Promise.all(Array.from({ length: 50 }, () => quickUser(undefined, { createdAgoMs: 2 * 24 * HOUR }))),
+      users(60),
+    ]);
+    const address = '203.0.113.9';
+    const statuses = await Promise.all([
+      ...old.map((user) => play(theirs!, user, address)),
+      ...old.map((user) => play(shared!, user, address)),
+      ...fresh.map((user) => play(shared!, user, address)),
+    ]);
+    expect(statuses).toEqual(Array<number>(160).fill(200));
+    await flushPlays();
+    expect([await playCount(theirs!), await playCount(shared!)]).toEqual([50, 110]);
+    // On `shared`, the address's new accounts add their 10 to the 50.
+    expect(await rankings(old[0]!.token, [theirs!, shared!])).toEqual({
+      trending: [
+        [shared, 60],
+        [theirs, 50],
+      ],
+      chart: [
+        [shared, 60],
+        [theirs, 50],
+      ],
+    });
+  });
+
+  it('ranks a listener once per channel and hour; a network at most 10 new accounts and 1,000 in all', async () => {
+    const [crowded, spread, roaming, ceiling] = await seedChannels([station(), station(), station(), station()]);
     const crowd = await users(60);
     const start = Math.floor(Date.now() / HOUR) * HOUR;
     const playAll = (id: number, now: number, network: (i: number) => string) =>
       Promise.all(crowd.map((user, i) => recordPlay(env, user.id, id, { now, network: network(i) })));
-    // One network: 10 an hour, also when the same accounts play again past the 60-second rule.
+    /** What trending shows for `id` over the `hours` up to the one of `now`. */
+    const ranked = async (id: number, now: number, hours = 1) =>
+      (await playCounterFor(env, id).top(hours, 100, now)).find((entry) => entry.channelId === id)?.plays ?? 0;
+    // One network, new accounts: 10 an hour, also when the same accounts play again past the 60-second rule.
     await playAll(crowded!, start, () => '198.51.100.0/24');
     await playAll(crowded!, start + 2 * MINUTE, () => '198.51.100.0/24');
-    // 60 networks: all 60, and again two minutes later (the 60-second rule of plays).
+    // 60 networks: all 60, and play_count again two minutes later; rankings already have each listener this hour.
     await playAll(spread!, start, (i) => `net-${i}`);
     await playAll(spread!, start + 2 * MINUTE, (i) => `net-${i}`);
-    // One user moving between networks, a play every two minutes: each counts.
+    // One user moving between networks, a play every two minutes.
     for (const [i, network] of ['a', 'b', 'c'].entries())
       await recordPlay(env, crowd[0]!.id, roaming!, { now: start + i * 2 * MINUTE, network });
+    // 1,005 established accounts on one network at once (ids with no account: counted, no history), then 5 new.
+    const farm = Array.from({ length: CROWD_MAX_ESTABLISHED_PER_NETWORK + 10 }, (_, i) => 700_000 + i);
+    const onCeiling = (ids: number[], standing: Standing) =>
+      Promise.all(ids.map((id) => recordPlay(env, id, ceiling!, { now: start, network: 'farm', standing })));
+    await onCeiling(farm.slice(0, CROWD_MAX_ESTABLISHED_PER_NETWORK + 5), 'established');
+    await onCeiling(farm.slice(CROWD_MAX_ESTABLISHED_PER_NETWORK + 5), 'new');
     await flushPlays();
-    expect([await playCount(crowded!), await playCount(spread!), await playCount(roaming!)]).toEqual([10, 120, 3]);
+    const counts = async () => Promise.all([crowded!, spread!, roaming!, ceiling!].map((id) => playCount(id)));
+    expect(await counts()).toEqual([120, 120, 3, 1_010]);
+    expect(await Promise.all([crowded!, spread!, roaming!, ceiling!].map((id) => ranked(id, start)))).toEqual([
+      CROWD_MAX_PER_NETWORK,
+      60,
+      1,
+      CROWD_MAX_ESTABLISHED_PER_NETWORK,
+    ]);
     // The next hour counts again.
     await playAll(crowded!, start + HOUR, () => '198.51.100.0/24');
     await flushPlays();
-    expect(await playCount(crowded!)).toBe(20);
+    expect(await playCount(crowded!)).toBe(180);
+    expect(await ranked(crowded!, start + HOUR)).toBe(CROWD_MAX_PER_NETWORK);
+    expect(await ranked(crowded!, start + HOUR, 2)).toBe(2 * CROWD_MAX_PER_NETWORK);
   });
 });
 
@@ -287,5 +365,23 @@ describe('trending search terms', () => {
     expect(await termCount(word)).toBe(CROWD_MAX_PER_NETWORK);
     await Promise.all(crowd.slice(60).map((user, i) => search(user, ownNetwork(i))));
     expect(await termCount(word)).toBe(CROWD_MAX_PER_NETWORK + 15);
+  });
+
+  it('searchers with accounts older than a day behind one address count each; new ones there add 10', async () => {
+    const [theirs, shared] = [`oldterm${unique()}`, `sharedterm${unique()}`];
+    await seedChannels([station({ name: `Radio ${theirs}` }), station({ name: `Radio ${shared}` })]);
+    const [old, fresh] = await Promise.all([
+      Promise.all(Array.from({ length: 50 }, () => quickUser(undefined, { createdAgoMs: 2 * 24 * HOUR }))),
+      users(60),
+    ]);
+    const search = (user: TestUser, term: string) =>
+      call('GET', `/api/v1/search?q=${term}`, { token: user.token, headers: { 'CF-Connecting-IP': '203.0.113.9' } });
+    const answers = await Promise.all([
+      ...old.map((user) => search(user, theirs)),
+      ...old.map((user) => search(user, shared)),
+      ...fresh.map((user) => search(user, shared)),
+    ]);
+    expect(answers.every((res) => res.status === 200 && res.body.data.stations.length === 1)).toBe(true);
+    expect([await termCount(theirs), await termCount(shared)]).toEqual([50, 50 + CROWD_MAX_PER_NETWORK]);
   });
 });

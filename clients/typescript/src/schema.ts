@@ -454,7 +454,7 @@ export interface paths {
     };
     /**
      * Active channels, paginated, searchable and filterable
-     * @description Pages of `per_page` (1 to 100) by `page` up to 1,000 channels deep, and by `cursor` (`meta.next_cursor`) at any depth. `search` matches name and description and considers the 1,000 best matches (`meta.total_exact` says whether there were more). Counted as a search when `search` is given.
+     * @description Pages of `per_page` (1 to 100) by `page` up to 1,000 channels deep, and by `cursor` (`meta.next_cursor`) at any depth; `meta.has_more` is true exactly when `meta.next_cursor` is not null. `search` matches name and description and considers the 1,000 most popular matches (`meta.total_exact` says whether there were more). `ids` takes no other parameter; `page` and `cursor` do not go together (422). Counted as a search when `search` is given.
      */
     get: operations['listRadios'];
     put?: never;
@@ -616,7 +616,7 @@ export interface paths {
     put?: never;
     /**
      * Record a play
-     * @description Counts a play of the channel for its counts, charts and the user's history. A repeat by the same user within 60 seconds is acknowledged and not counted, so a retry is always safe (an `Idempotency-Key` is accepted and not needed). One network (IPv4 /24, IPv6 /48) adds at most 10 plays of a channel per hour to its counts and charts.
+     * @description Counts a play of the channel in its `play_count` and the user's history, wherever the listener connects from. A repeat by the same user within 60 seconds is acknowledged and not counted, so a retry is always safe (an `Idempotency-Key` is accepted and not needed). Trending and charts count a listener once per channel and hour, and from one network (IPv4 /24, IPv6 /48) at most 10 accounts younger than a day per channel and hour.
      */
     post: operations['playRadio'];
     delete?: never;
@@ -817,10 +817,11 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The playlist as extended M3U, for players
-     * @description Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, answered from a shared copy at most 30 s old and limited per client address (300 a minute).
+     * The playlist as M3U (deprecated: use /playlists/{id}/export.m3u)
+     * @deprecated
+     * @description Channels in playlist order, each with its first playable stream. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, limited per client address (300 a minute); read fresh every time, kept by clients at most 60 s. The same answer as `/api/v1/playlists/{id}/export.m3u`, with a `Deprecation` header and a `Link` to that path (`rel="successor-version"`).
      */
-    get: operations['exportPlaylistM3u'];
+    get: operations['exportPlaylistM3uLegacy'];
     put?: never;
     post?: never;
     delete?: never;
@@ -837,8 +838,49 @@ export interface paths {
       cookie?: never;
     };
     /**
+     * The playlist as PLS (deprecated: use /playlists/{id}/export.pls)
+     * @deprecated
+     * @description Channels in playlist order, each with its first playable stream. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, limited per client address (300 a minute); read fresh every time, kept by clients at most 60 s. The same answer as `/api/v1/playlists/{id}/export.pls`, with a `Deprecation` header and a `Link` to that path (`rel="successor-version"`).
+     */
+    get: operations['exportPlaylistPlsLegacy'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/playlists/{id}/export.m3u': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The playlist as extended M3U, for players
+     * @description Channels in playlist order, each with its first playable stream. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, limited per client address (300 a minute); read fresh every time, kept by clients at most 60 s.
+     */
+    get: operations['exportPlaylistM3u'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/playlists/{id}/export.pls': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
      * The playlist as PLS, for players
-     * @description Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, answered from a shared copy at most 30 s old and limited per client address (300 a minute).
+     * @description Channels in playlist order, each with its first playable stream. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, limited per client address (300 a minute); read fresh every time, kept by clients at most 60 s.
      */
     get: operations['exportPlaylistPls'];
     put?: never;
@@ -1536,6 +1578,7 @@ export interface components {
       password_confirmation: string;
       /**
        * Format: int64
+       * @description the mobile app signing up, when there is one: kept on the user and shown in its sessions
        * @example null
        */
       application_id?: number | null;
@@ -1618,7 +1661,12 @@ export interface components {
         application_id: number | null;
       };
       likes: {
+        /**
+         * Format: int64
+         * @example 42
+         */
         channel_id: number;
+        /** @example Radio Swiss Jazz */
         name: string | null;
         /**
          * Format: date-time
@@ -1628,7 +1676,12 @@ export interface components {
         liked_at: string;
       }[];
       favorites: {
+        /**
+         * Format: int64
+         * @example 42
+         */
         channel_id: number;
+        /** @example Radio Swiss Jazz */
         name: string | null;
         /**
          * Format: date-time
@@ -1638,8 +1691,14 @@ export interface components {
         favorited_at: string;
       }[];
       playlists: {
+        /**
+         * Format: int64
+         * @example 42
+         */
         id: number;
+        /** @example Road trip */
         name: string;
+        /** @example Songs for the drive */
         description: string | null;
         is_public: boolean;
         /**
@@ -1655,8 +1714,17 @@ export interface components {
          */
         updated_at: string;
         items: {
+          /**
+           * Format: int64
+           * @example 42
+           */
           channel_id: number;
+          /** @example Radio Swiss Jazz */
           name: string | null;
+          /**
+           * Format: int32
+           * @example 0
+           */
           position: number;
           /**
            * Format: date-time
@@ -1667,8 +1735,17 @@ export interface components {
         }[];
       }[];
       recent: {
+        /**
+         * Format: int64
+         * @example 42
+         */
         channel_id: number;
+        /** @example Radio Swiss Jazz */
         name: string | null;
+        /**
+         * Format: int64
+         * @example 1280
+         */
         play_count: number;
         /**
          * Format: date-time
@@ -1678,8 +1755,17 @@ export interface components {
         last_played_at: string;
       }[];
       top: {
+        /**
+         * Format: int64
+         * @example 42
+         */
         channel_id: number;
+        /** @example Radio Swiss Jazz */
         name: string | null;
+        /**
+         * Format: int64
+         * @example 1280
+         */
         play_count: number;
         /**
          * Format: date-time
@@ -2635,10 +2721,14 @@ export interface components {
       };
     };
     OutboxMessage: {
-      /** @example grace@example.com */
+      /**
+       * Format: email
+       * @example grace@example.com
+       */
       to: string;
       /** @example Your password reset code */
       subject: string;
+      /** @example Your code is 042817. */
       text: string;
       /**
        * Format: date-time
@@ -2650,7 +2740,10 @@ export interface components {
     ServiceHealth: {
       /** @enum {string} */
       status: 'ok' | 'unavailable';
-      /** @description The Worker version that answered (a rollout checks it is the new one); null locally. */
+      /**
+       * @description The Worker version that answered (a rollout checks it is the new one); null locally.
+       * @example 5c1f0e8a-3d2b-4c6e-9f7a-1b2c3d4e5f60
+       */
       version: string | null;
       checks: {
         d1: components['schemas']['ServiceCheck'];
@@ -3823,7 +3916,13 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description Logged out */
       200: {
@@ -4193,31 +4292,31 @@ export interface operations {
            *         },
            *         "likes": [
            *           {
-           *             "channel_id": 1,
-           *             "name": "text",
+           *             "channel_id": 42,
+           *             "name": "Radio Swiss Jazz",
            *             "liked_at": "2026-01-02T03:04:05.123000Z"
            *           }
            *         ],
            *         "favorites": [
            *           {
-           *             "channel_id": 1,
-           *             "name": "text",
+           *             "channel_id": 42,
+           *             "name": "Radio Swiss Jazz",
            *             "favorited_at": "2026-01-02T03:04:05.123000Z"
            *           }
            *         ],
            *         "playlists": [
            *           {
-           *             "id": 1,
-           *             "name": "text",
-           *             "description": "text",
+           *             "id": 42,
+           *             "name": "Road trip",
+           *             "description": "Songs for the drive",
            *             "is_public": true,
            *             "created_at": "2026-01-02T03:04:05.123000Z",
            *             "updated_at": "2026-01-02T03:04:05.123000Z",
            *             "items": [
            *               {
-           *                 "channel_id": 1,
-           *                 "name": "text",
-           *                 "position": 1,
+           *                 "channel_id": 42,
+           *                 "name": "Radio Swiss Jazz",
+           *                 "position": 0,
            *                 "added_at": "2026-01-02T03:04:05.123000Z"
            *               }
            *             ]
@@ -4225,17 +4324,17 @@ export interface operations {
            *         ],
            *         "recent": [
            *           {
-           *             "channel_id": 1,
-           *             "name": "text",
-           *             "play_count": 1,
+           *             "channel_id": 42,
+           *             "name": "Radio Swiss Jazz",
+           *             "play_count": 1280,
            *             "last_played_at": "2026-01-02T03:04:05.123000Z"
            *           }
            *         ],
            *         "top": [
            *           {
-           *             "channel_id": 1,
-           *             "name": "text",
-           *             "play_count": 1,
+           *             "channel_id": 42,
+           *             "name": "Radio Swiss Jazz",
+           *             "play_count": 1280,
            *             "last_played_at": "2026-01-02T03:04:05.123000Z"
            *           }
            *         ],
@@ -4874,7 +4973,13 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description Mailed */
       202: {
@@ -5182,7 +5287,13 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description Revoked */
       200: {
@@ -5341,7 +5452,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description Revoked */
       200: {
@@ -6440,7 +6557,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description The check */
       200: {
@@ -6566,15 +6689,19 @@ export interface operations {
   listRadios: {
     parameters: {
       query?: {
+        /** @description the page number, from 1, while `page` × `per_page` ≤ 1,000 (deeper is 422: follow `cursor`); not with `cursor` */
         page?: number;
+        /** @description channels per page, 1 to 100 */
         per_page?: number;
         /** @description name (A-Z), popular (plays), likes, newest; ties break on id */
         sort?: 'name' | 'popular' | 'likes' | 'newest';
-        /** @description in name or description, case- and accent-insensitive */
+        /** @description in name or description, case- and accent-insensitive; the 1,000 most popular matches, paged by `page` or `cursor` */
         search?: string;
+        /** @description a country’s `id` (`GET /countries`); with `country`, both must name one country */
         country_id?: number;
         /** @description ISO 639-1 code */
         language?: string;
+        /** @description a genre’s `id` (`GET /genres`) */
         genre_id?: number;
         /** @description ISO 3166-1 alpha-2 code (`DE`), as on search */
         country?: string;
@@ -6584,7 +6711,7 @@ export interface operations {
         online?: 'true' | 'false';
         /** @description `true`: only channels with an https stream */
         https?: 'true' | 'false';
-        /** @description `meta.next_cursor` of the previous page: the next page, at any depth (without `search`) */
+        /** @description `meta.next_cursor` of the previous page: the next page, at any depth, with the same `sort`, filters and `search`; not with `page` */
         cursor?: string;
       };
       header?: {
@@ -7703,9 +7830,9 @@ export interface operations {
   listNearbyRadios: {
     parameters: {
       query?: {
-        /** @description latitude, decimal degrees (with lng) */
+        /** @description latitude, decimal degrees (with lng); written as decimal digits with an optional exponent (no hex, Infinity or blanks) */
         lat?: number;
-        /** @description longitude, decimal degrees (with lat) */
+        /** @description longitude, decimal degrees (with lat); written as decimal digits with an optional exponent (no hex, Infinity or blanks) */
         lng?: number;
         radius_km?: number;
         limit?: number;
@@ -8417,7 +8544,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description The play was tracked */
       200: {
@@ -8576,7 +8709,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description The like state after the toggle */
       200: {
@@ -10450,7 +10589,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description Removed */
       200: {
@@ -10541,6 +10686,296 @@ export interface operations {
         };
       };
       /** @description Validation failed; every failing field is listed. Also: the `Idempotency-Key` was used with another request. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  exportPlaylistM3uLegacy: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The playlist file */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'audio/x-mpegurl': string;
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  exportPlaylistPlsLegacy: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The playlist file */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'audio/x-scpls': string;
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
       422: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -11906,7 +12341,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description Deleted */
       200: {
@@ -12651,7 +13092,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description The playlist */
       200: {
@@ -15964,7 +16411,13 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description The sync state after the run */
       200: {
@@ -16138,7 +16591,7 @@ export interface operations {
            *         {
            *           "to": "grace@example.com",
            *           "subject": "Your password reset code",
-           *           "text": "text",
+           *           "text": "Your code is 042817.",
            *           "sent_at": "2026-01-02T03:04:05.123000Z"
            *         }
            *       ]
@@ -16274,7 +16727,7 @@ export interface operations {
            *       "message": "Every dependency answered.",
            *       "data": {
            *         "status": "ok",
-           *         "version": "text",
+           *         "version": "5c1f0e8a-3d2b-4c6e-9f7a-1b2c3d4e5f60",
            *         "checks": {
            *           "d1": {
            *             "ok": true,

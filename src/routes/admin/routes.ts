@@ -342,9 +342,9 @@ export const runSync = createRoute({
 
 const OutboxMessageSchema = z
   .object({
-    to: z.string().max(254).openapi({ example: 'grace@example.com' }),
-    subject: z.string().max(200).openapi({ example: 'Your password reset code' }),
-    text: z.string().max(10_000),
+    to: z.string().max(254).openapi({ format: 'email', example: 'grace@example.com' }),
+    subject: text(200, 'Your password reset code'),
+    text: text(10_000, 'Your code is 042817.', { multiline: true }),
     sent_at: timestamp,
   })
   .openapi('OutboxMessage');

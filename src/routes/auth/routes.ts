@@ -4,7 +4,7 @@ import { BODY_ERRORS, NullData, errorResponse, errorResponses, jsonBody, jsonRes
 import { accountAccess, accountWriteAccess, limited } from '../../middleware/access';
 import { requireToken } from '../../middleware/auth';
 import { userRateLimit } from '../../middleware/rate-limit';
-import { timestamp } from '../../schemas/fields';
+import { count, id, smallInt, text, timestamp } from '../../schemas/fields';
 import { UserSchema, emailField, nameField, passwordField } from '../../schemas/user';
 import { isRecord } from '../../lib/objects';
 
@@ -13,20 +13,23 @@ const tags = ['Accounts'];
 /** A live session: one token of the caller (docs/api.md#sessions). */
 const SessionSchema = z
   .object({
-    id: z.string().openapi({ pattern: '^[0-9a-f]{24}$', example: '5f0c9a1e2b3d4c5e6f708192' }),
+    id: z.string().length(24).openapi({ pattern: '^[0-9a-f]{24}$', example: '5f0c9a1e2b3d4c5e6f708192' }),
     created_at: timestamp,
     last_used_at: timestamp.openapi({ description: 'to the hour' }),
-    application_id: z.int().nullable().openapi({ format: 'int64', example: null }),
-    user_agent: z.string().max(200).nullable().openapi({ example: 'RadioApp/2.1 (iPhone; iOS 18.1)' }),
+    application_id: id().nullable().openapi({ example: null }),
+    user_agent: text(200, 'RadioApp/2.1 (iPhone; iOS 18.1)').nullable(),
     current: z.boolean().openapi({ description: "this request's token" }),
   })
   .openapi('Session');
 
+/** A channel's name in the export: null once the channel is gone from the catalogue. */
+const channelName = text(255, 'Radio Swiss Jazz').nullable();
+
 /** A channel the user played, as the export shows it. */
 const PlayedSchema = z.object({
-  channel_id: z.int(),
-  name: z.string().nullable(),
-  play_count: z.int(),
+  channel_id: id(),
+  name: channelName,
+  play_count: count(),
   last_played_at: timestamp,
 });
 const UserWithToken = z.object({
@@ -59,7 +62,11 @@ export const RegisterBody = confirmed(
     email: emailField,
     password: passwordField,
     password_confirmation: passwordConfirmation,
-    application_id: z.int().min(1).max(Number.MAX_SAFE_INTEGER).nullish().openapi({ format: 'int64', example: null }),
+    application_id: z.int().min(1).max(Number.MAX_SAFE_INTEGER).nullish().openapi({
+      format: 'int64',
+      example: null,
+      description: 'the mobile app signing up, when there is one: kept on the user and shown in its sessions',
+    }),
   }),
 ).openapi('RegisterRequest');
 
@@ -194,6 +201,7 @@ export const logout = createRoute({
 /** A code as the mail shows it: six digits (blanks around them are forgiven). */
 const codeField = z
   .string()
+  .max(32)
   .regex(/^\s*\d{6}\s*$/, 'The code is the six digits of the mail.')
   .openapi({ pattern: '^\\s*\\d{6}\\s*$', example: '042817', description: 'the six digits of the mail' });
 
@@ -218,21 +226,19 @@ export const deleteAccount = createRoute({
 const exported = <T extends z.ZodType>(item: T, max: number) => z.array(item).max(max);
 const ExportSchema = z
   .object({
-    user: UserSchema.extend({
-      application_id: z.int().nullable().openapi({ format: 'int64', example: null }),
-    }),
-    likes: exported(z.object({ channel_id: z.int(), name: z.string().nullable(), liked_at: timestamp }), 5000),
-    favorites: exported(z.object({ channel_id: z.int(), name: z.string().nullable(), favorited_at: timestamp }), 5000),
+    user: UserSchema.extend({ application_id: id().nullable().openapi({ example: null }) }),
+    likes: exported(z.object({ channel_id: id(), name: channelName, liked_at: timestamp }), 5000),
+    favorites: exported(z.object({ channel_id: id(), name: channelName, favorited_at: timestamp }), 5000),
     playlists: exported(
       z.object({
-        id: z.int(),
-        name: z.string(),
-        description: z.string().nullable(),
+        id: id(),
+        name: text(100, 'Road trip'),
+        description: text(1000, 'Songs for the drive', { multiline: true }).nullable(),
         is_public: z.boolean(),
         created_at: timestamp,
         updated_at: timestamp,
         items: exported(
-          z.object({ channel_id: z.int(), name: z.string().nullable(), position: z.int(), added_at: timestamp }),
+          z.object({ channel_id: id(), name: channelName, position: smallInt(0, 499, 0), added_at: timestamp }),
           500,
         ),
       }),
@@ -325,6 +331,7 @@ export const resendVerification = createRoute({
 
 const sessionId = z
   .string()
+  .max(24)
   .regex(/^[0-9a-f]{24}$/, 'A session id is 24 hexadecimal characters.')
   .openapi({ param: { name: 'id', in: 'path' }, pattern: '^[0-9a-f]{24}$', example: '5f0c9a1e2b3d4c5e6f708192' });
 

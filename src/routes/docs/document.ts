@@ -16,7 +16,11 @@ interface Operation {
   tags?: string[];
   security?: Record<string, string[]>[];
   parameters?: Json[];
-  requestBody?: { content?: Record<string, { schema?: Json; example?: unknown }> };
+  requestBody?: {
+    required?: boolean;
+    description?: string;
+    content?: Record<string, { schema?: Json; example?: unknown }>;
+  };
   responses: Record<string, Response>;
   'x-rate-limited'?: boolean;
   'x-conditional'?: boolean;
@@ -223,6 +227,13 @@ const signedIn = (operation: Operation) =>
   !(operation.security ?? []).some((requirement) => Object.keys(requirement).length === 0);
 
 /** Adds what every operation shares (see the module comment); `doc` is changed in place. */
+/** The body of a write that reads none: nothing, or a JSON object, ignored (docs/api.md#the-envelope-and-errors). */
+const NO_BODY: NonNullable<Operation['requestBody']> = {
+  required: false,
+  description: 'None; a JSON object sent anyway (`{}`) is ignored.',
+  content: { 'application/json': { schema: { type: 'object', description: 'Ignored.' }, example: {} } },
+};
+
 export function completeDocument(doc: Document, info: { version: string }): Document {
   doc.info = {
     title: 'Radio API',
@@ -279,6 +290,8 @@ export function completeDocument(doc: Document, info: { version: string }): Docu
         'ValidationError',
         'A query parameter this operation does not take; each one is named in `errors`.',
       );
+      // A write that reads no body is sent one anyway by clients that always send JSON (`{}`): it is ignored.
+      if (!read && operation.requestBody === undefined) operation.requestBody = NO_BODY;
       const body = operation.requestBody?.content?.['application/json'];
       if (body && body.example === undefined) body.example = exampleOf(body.schema, doc);
 
