@@ -3,10 +3,10 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Migrations 0024 and 0025 (several streams per channel) on a catalogue made by the release before them: this file's
+ * Migrations 0025 and 0026 (several streams per channel) on a catalogue made by the release before them: this file's
  * database is emptied and migrated again up to 0023, filled as that release fills it, then taken to the end.
  */
-const FIRST_NEW = '0024';
+const FIRST_NEW = '0025';
 
 async function emptyDatabase() {
   const { results } = await env.DB.prepare(
@@ -24,7 +24,7 @@ async function emptyDatabase() {
   for (const name of order) await env.DB.prepare(`DROP TABLE IF EXISTS "${name}"`).run();
 }
 
-describe('migrations 0024 and 0025', () => {
+describe('migrations 0025 and 0026', () => {
   it('make every channel a channel of one stream with its health, and keep the previous release working', async () => {
     await emptyDatabase();
     await applyD1Migrations(

@@ -165,7 +165,7 @@ const linkGenres = (db: Db, channel: number | string, genreIds: number[]) =>
       .select({
         channelId: (typeof channel === 'number' ? sql<number>`${channel}` : channelOfStream(channel)).as('channel_id'),
         genreId: sql<number>`j.value`.as('genre_id'),
-        // The link's copy of the play count: set by trigger (drizzle/migrations/0026_list_bounds.sql).
+        // The link's copy of the play count: set by trigger (drizzle/migrations/0024_list_bounds.sql).
         playCount: sql<number>`0`.as('play_count'),
       })
       .from(jsonRows(JSON.stringify([...new Set(genreIds)]))),

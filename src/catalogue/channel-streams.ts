@@ -5,7 +5,7 @@ import { bare, batchable, jsonField, jsonRows } from '../db/sql';
 
 /**
  * Writing a channel's streams (docs/catalogue.md#several-streams-per-channel): the admin API, the import and the
- * upstream sync add, change and remove `channel_streams` rows; the triggers of migration 0025 then write what the
+ * upstream sync add, change and remove `channel_streams` rows; the triggers of migration 0026 then write what the
  * channel's row shows of them (`streams_json`, `stream_url`, its health).
  */
 

@@ -743,7 +743,7 @@ export function replaceGenreLinks(db: Db, rows: { streamUrl: string; genres: str
           .select({
             channelId: sql<number>`${channelStreams.channelId}`.as('channel_id'),
             genreId: sql<number>`${genres.id}`.as('genre_id'),
-            // The link's copy of the play count: set by trigger (drizzle/migrations/0026_list_bounds.sql).
+            // The link's copy of the play count: set by trigger (drizzle/migrations/0024_list_bounds.sql).
             playCount: sql<number>`0`.as('play_count'),
           })
           .from(jsonRows(links))

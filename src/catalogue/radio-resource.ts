@@ -25,8 +25,8 @@ function flag(table: typeof likes | typeof favorites, viewerId: number): SQL<boo
 // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_group_array of {id, name} objects (migration 0017)
 const readGenreRefs = (json: string) => JSON.parse(json) as z.infer<typeof GenreRefsSchema>;
 
-/** The streams JSON the row stores (written by our own triggers: migration 0025). */
-// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_group_array of stream cards (migration 0025)
+/** The streams JSON the row stores (written by our own triggers: migration 0026). */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_group_array of stream cards (migration 0026)
 const readStreams = (json: string) => JSON.parse(json) as z.infer<typeof StreamsSchema>;
 
 /**

@@ -722,7 +722,7 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
       touch(existing);
       continue;
     }
-    // The primary station first: the insert trigger (migration 0025) makes the channel's first stream with its uuid.
+    // The primary station first: the insert trigger (migration 0026) makes the channel's first stream with its uuid.
     const primary = primaryOf(group);
     const ordered = [primary, ...group.filter((station) => station !== primary)];
     const kept = ordered.slice(0, MAX_CHANNEL_STREAMS);

@@ -232,7 +232,7 @@ export const radioChannels = sqliteTable(
     /**
      * The channel's streams as RadioResource lists them (`[{ url, format, bitrate, is_https, health }]`, best first),
      * and `stream_url`, `format`, `bitrate` and `health_*` as the first of them: written only by the triggers on
-     * `channel_streams` (drizzle/migrations/0025_channel_streams_triggers.sql), so a page reads one row per channel.
+     * `channel_streams` (drizzle/migrations/0026_channel_streams_triggers.sql), so a page reads one row per channel.
      */
     streamsJson: text('streams_json').notNull().default('[]'),
     /**
@@ -294,7 +294,7 @@ export const MAX_CHANNEL_STREAMS = 8;
 
 /**
  * A channel's streams, in the operator's order (`position`), each with its own health: checks rotate over streams, and
- * the channel's row carries what they add up to (the triggers of migration 0025 keep `streams_json` and the rest).
+ * the channel's row carries what they add up to (the triggers of migration 0026 keep `streams_json` and the rest).
  */
 export const channelStreams = sqliteTable(
   'channel_streams',
@@ -373,7 +373,7 @@ export const radioChannelGenres = sqliteTable(
       .notNull()
       .references(() => genres.id, { onDelete: 'cascade' }),
     /**
-     * The channel's `play_count`, copied by triggers (drizzle/migrations/0026_list_bounds.sql), never by the code: a
+     * The channel's `play_count`, copied by triggers (drizzle/migrations/0024_list_bounds.sql), never by the code: a
      * genre's most played channels are a range of the index below, whatever the genre's share of the catalogue.
      */
     playCount: integer('play_count').notNull().default(0),

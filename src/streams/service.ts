@@ -79,7 +79,7 @@ export const channelStreamRead = (db: Db, id: number) =>
   read([channelStreamQuery(db, id)], ([rows]): { id: number; streamUrl: string } | undefined => rows[0]);
 
 /**
- * The UPDATE that records a check's result on its stream (the channel's row follows by trigger: migration 0025), and
+ * The UPDATE that records a check's result on its stream (the channel's row follows by trigger: migration 0026), and
  * the stream's status after it.
  */
 export function checkUpdate(db: Db, target: StreamTarget, result: CheckResult) {
