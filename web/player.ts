@@ -35,9 +35,9 @@ export function streamsOf(station: Station): { streams: StreamChoice[]; listed: 
 }
 
 /**
- * The body of a stream report. `stream_url` names the stream that failed, for stations that list their streams (the
- * report takes it with them, contract section 11); a station with one stream is reported without it, as the report's
- * schema (StreamReport: `ok`, `error`) has it.
+ * The body of a stream report. `stream_url` names the stream that failed when the station lists its streams (the
+ * report's schema, StreamReport, takes one of them: contract section 11); an answer without the list is reported
+ * without it, about the channel's `stream_url`.
  */
 export function reportBody(ok: boolean, error: string | undefined, stream: StreamChoice, listed: boolean) {
   return {

@@ -2,7 +2,7 @@ import { and, eq, exists, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { z } from 'zod';
 import { favorites, genres, likes, radioChannelGenres, radioChannels } from '../db/schema';
-import type { GenreRefsSchema, RadioSchema } from '../schemas/catalogue';
+import type { GenreRefsSchema, RadioSchema, StreamsSchema } from '../schemas/catalogue';
 import { channelLogo } from './logos';
 
 /** The RadioResource of the spec, as every endpoint returns a channel (its schema: schemas/catalogue.ts). */
@@ -25,6 +25,19 @@ function flag(table: typeof likes | typeof favorites, viewerId: number): SQL<boo
 // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_group_array of {id, name} objects (migration 0017)
 const readGenreRefs = (json: string) => JSON.parse(json) as z.infer<typeof GenreRefsSchema>;
 
+/** The streams JSON the row stores (written by our own triggers: migration 0026). */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_group_array of stream cards (migration 0026)
+const readStreams = (json: string) => JSON.parse(json) as z.infer<typeof StreamsSchema>;
+
+/**
+ * A channel's streams, best first, as its row stores them; a row written by code older than the streams (during a
+ * deploy, before its insert trigger gave it one) shows its own stream.
+ */
+const streamsColumn =
+  sql`CASE WHEN ${radioChannels.streamsJson} <> '[]' THEN ${radioChannels.streamsJson} ELSE json_array(json_object('url', ${radioChannels.streamUrl}, 'format', ${radioChannels.format}, 'bitrate', ${radioChannels.bitrate}, 'is_https', json(CASE WHEN ${radioChannels.isHttps} THEN 'true' ELSE 'false' END), 'health', json_object('status', ${radioChannels.healthStatus}, 'checked_at', ${radioChannels.healthCheckedAt}, 'online_at', ${radioChannels.healthOnlineAt}))) END`
+    .mapWith(readStreams)
+    .as('streams');
+
 /** The coordinates JSON the select builds (null stays null: Drizzle maps only values). */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_object of two REAL columns
 const readGeo = (json: string) => JSON.parse(json) as { lat: number; lng: number } | null;
@@ -41,6 +54,7 @@ export function radioResourceColumns(viewerId: number) {
     slug: radioChannels.slug,
     description: radioChannels.description,
     stream_url: radioChannels.streamUrl,
+    streams: streamsColumn,
     logo: channelLogo,
     // The country and genres as the row stores them (db/schema.ts): no other table is read for them.
     country: {

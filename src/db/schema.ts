@@ -229,11 +229,25 @@ export const radioChannels = sqliteTable(
     editedFields: text('edited_fields').notNull().default('[]'),
     /** The upstream sync's full pass that last saw the station (docs/catalogue.md#upstream-sync). */
     upstreamPass: integer('upstream_pass'),
+    /**
+     * The channel's streams as RadioResource lists them (`[{ url, format, bitrate, is_https, health }]`, best first),
+     * and `stream_url`, `format`, `bitrate` and `health_*` as the first of them: written only by the triggers on
+     * `channel_streams` (drizzle/migrations/0026_channel_streams_triggers.sql), so a page reads one row per channel.
+     */
+    streamsJson: text('streams_json').notNull().default('[]'),
+    /**
+     * The normalised name and homepage (catalogue/variants.ts): stations of one broadcaster share it, and the import
+     * and the upstream sync merge them into this channel. Null without a homepage (never merged).
+     */
+    mergeKey: text('merge_key'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
   (t) => [
     uniqueIndex('radio_channels_stream_url_unique').on(t.streamUrl),
+    index('radio_channels_merge_key')
+      .on(t.mergeKey)
+      .where(sql`${t.mergeKey} IS NOT NULL`),
     // The changes feed: a page is a range of this index.
     index('radio_channels_change_seq').on(t.changeSeq),
     uniqueIndex('radio_channels_upstream_uuid')
@@ -274,6 +288,70 @@ export const radioChannels = sqliteTable(
     check('radio_channels_format_check', sql`${t.format} in ('mp3', 'aac', 'aac+', 'ogg', 'opus', 'flac', 'hls')`),
   ],
 );
+
+/** Most streams one channel has (docs/catalogue.md#several-streams-per-channel). */
+export const MAX_CHANNEL_STREAMS = 8;
+
+/**
+ * A channel's streams, in the operator's order (`position`), each with its own health: checks rotate over streams, and
+ * the channel's row carries what they add up to (the triggers of migration 0026 keep `streams_json` and the rest).
+ */
+export const channelStreams = sqliteTable(
+  'channel_streams',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    channelId: integer('channel_id')
+      .notNull()
+      .references(() => radioChannels.id, { onDelete: 'cascade' }),
+    /** The operator's order, from 0; a stream's place in `streams` also puts offline ones last. */
+    position: integer('position').notNull(),
+    url: text('url').notNull(),
+    format: text('format', { enum: STREAM_FORMATS }).notNull(),
+    bitrate: integer('bitrate'),
+    /**
+     * The name of the station this stream was listed as (the import's, the sync's; the channel's for the admin API's):
+     * the shortest one names the channel, and a merge whose names differ is one to look at (docs/catalogue.md).
+     */
+    name: text('name').notNull().default(''),
+    /** The Radio Browser station this stream came from: the upstream sync follows each one. */
+    upstreamUuid: text('upstream_uuid'),
+    /** The upstream sync's full pass that last saw the station. */
+    upstreamPass: integer('upstream_pass'),
+    /** The channel's `is_active`, kept by a trigger: the rotation walks active channels' streams along one index. */
+    channelActive: integer('channel_active', { mode: 'boolean' }).notNull().default(true),
+    healthStatus: text('health_status', { enum: HEALTH_STATUSES }).notNull().default('unknown'),
+    healthCheckedAt: text('health_checked_at'),
+    healthOnlineAt: text('health_online_at'),
+    healthFailures: integer('health_failures').notNull().default(0),
+    healthStatusCode: integer('health_status_code'),
+    healthContentType: text('health_content_type'),
+    healthBitrate: integer('health_bitrate'),
+    healthIcyName: text('health_icy_name'),
+    healthError: text('health_error'),
+    /**
+     * When a player last reported this stream failing (ms), until the cron has weighed its reports (streams/service.ts
+     * `reportedForCheck`): the reports decide there whether it is checked. Null when none is waiting.
+     */
+    healthReportedAt: integer('health_reported_at'),
+  },
+  (t) => [
+    uniqueIndex('channel_streams_url_unique').on(t.url),
+    index('channel_streams_channel').on(t.channelId, t.position),
+    uniqueIndex('channel_streams_upstream_uuid')
+      .on(t.upstreamUuid)
+      .where(sql`${t.upstreamUuid} IS NOT NULL`),
+    index('channel_streams_upstream_pass')
+      .on(t.upstreamPass, t.id)
+      .where(sql`${t.upstreamUuid} IS NOT NULL`),
+    index('channel_streams_health_due').on(t.channelActive, t.healthCheckedAt, t.id),
+    index('channel_streams_health_reported')
+      .on(t.healthReportedAt)
+      .where(sql`${t.healthReportedAt} IS NOT NULL`),
+    check('channel_streams_format_check', sql`${t.format} in ('mp3', 'aac', 'aac+', 'ogg', 'opus', 'flac', 'hls')`),
+  ],
+);
+
+export type ChannelStreamRow = typeof channelStreams.$inferSelect;
 
 /** A user's row, gone with the user (each call a new column builder: one per table). */
 const userRef = () =>
@@ -401,11 +479,14 @@ export const streamReports = sqliteTable(
     /** The reporter's network (IPv4 /24 or IPv6 /48): reports count from distinct networks. */
     network: text('network').notNull().default(''),
     error: text('error'),
+    /** The stream the report is about (`channel_streams.id`): the crowd rule counts per stream. */
+    streamId: integer('stream_id'),
     createdAt: text('created_at').notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.userId, t.channelId, t.hour] }),
     index('stream_reports_channel_hour').on(t.channelId, t.hour),
+    index('stream_reports_stream_hour').on(t.streamId, t.hour),
     // The per-user bound counts a user's reports of one hour (migration 0015's trigger).
     index('stream_reports_user_hour').on(t.userId, t.hour),
   ],

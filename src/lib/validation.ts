@@ -66,6 +66,8 @@ function describeIssue(issue: core.$ZodRawIssue): string | undefined {
       const rule = (issue.params as { rule?: string } | undefined)?.rule;
       if (rule === 'text') return `${field} field must not contain control characters.`;
       if (rule === 'url') return `${field} field must be a valid URL.`;
+      if (rule === 'public_url')
+        return `${field} field must be a public address (not loopback, private, link-local or local).`;
       return undefined;
     }
     default:
@@ -200,8 +202,11 @@ export function textField(options: { min?: number; max: number; multiline?: bool
     });
 }
 
-/** An http(s) URL, stored in its canonical form (lib/text.ts `canonicalHttpUrl`). */
-export const httpUrlField = () =>
+/**
+ * An http(s) URL, stored in its canonical form (lib/text.ts `canonicalHttpUrl`); with `reachable`, one it refuses (a
+ * private or loopback address that apps would load: docs/security.md#outbound-fetches) is a 422 too.
+ */
+export const httpUrlField = (options: { reachable?: (url: string) => boolean } = {}) =>
   z
     .string()
     .max(2048)
@@ -209,6 +214,10 @@ export const httpUrlField = () =>
       const url = canonicalHttpUrl(value);
       if (url === null) {
         context.addIssue({ code: 'custom', params: { rule: 'url' }, input: value });
+        return z.NEVER;
+      }
+      if (options.reachable && !options.reachable(url)) {
+        context.addIssue({ code: 'custom', params: { rule: 'public_url' }, input: value });
         return z.NEVER;
       }
       return url;

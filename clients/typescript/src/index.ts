@@ -53,6 +53,7 @@ export {
 } from './account.js';
 export { errorReason, isApiError, type ApiError, type ErrorReason } from './errors.js';
 export { watchNowPlaying, type LiveTitle, type WatchOptions } from './live.js';
+export { playChannel, type ChannelPlay, type Stream, type StreamPlayer } from './streams.js';
 
 /** The resources, by the names the document gives them. */
 export type Schemas = components['schemas'];

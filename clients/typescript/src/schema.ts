@@ -316,7 +316,7 @@ export interface paths {
     put?: never;
     /**
      * Report whether the stream played
-     * @description For players: whether the channel's stream started (`ok`), with an optional error of up to 200 characters. One report per user, channel and hour counts (at most 60 per user and hour). Reports never change the status themselves: when most of the last hour's reports failed, from at least 5 users on at least 3 networks, the stream is checked within a minute and the check decides. Answers 202 at once.
+     * @description For players: whether the channel's stream started (`ok`), with an optional error of up to 200 characters, and which of its `streams` it was (`stream_url`; by default the channel's `stream_url`; a URL that is not one of the channel's streams is a 422). One report per user, channel and hour counts (at most 60 per user and hour). Reports never change the status themselves: when most of the last hour's reports on a stream failed, from at least 5 users on at least 3 networks, that stream is checked within a minute and the check decides. Answers 202 at once.
      */
     post: operations['reportRadioStream'];
     delete?: never;
@@ -436,7 +436,7 @@ export interface paths {
     put?: never;
     /**
      * Check a channel's stream now
-     * @description Runs the scheduled check on one channel (active or not) and answers what it found, and the channel's status after it.
+     * @description Runs the scheduled check on every stream of one channel (active or not; an HLS stream through its playlist and first segment) and answers what each found, and the channel's status after them.
      */
     post: operations['checkRadioStream'];
     delete?: never;
@@ -1841,6 +1841,12 @@ export interface components {
       ok: boolean;
       /** @example timeout after 10 s */
       error?: string;
+      /**
+       * Format: uri
+       * @description the stream the player tried: one of the channel’s `streams` (default: its `stream_url`)
+       * @example https://stream.srg-ssr.ch/m/rsj/aacp_96
+       */
+      stream_url?: string;
     };
     NowPlaying: {
       /** @example So What */
@@ -1879,6 +1885,7 @@ export interface components {
       /** @description whether a page follows this one */
       has_more: boolean;
     };
+    /** @description `ok` to `checked_at`: the channel's first stream's check; `streams`: every stream's */
     StreamCheck: {
       ok: boolean;
       /**
@@ -1894,7 +1901,7 @@ export interface components {
        */
       bitrate: number | null;
       /**
-       * @description dns, tls, timeout, connection, address_refused (not a public address, at any hop), too_many_redirects (more than 3), read_limit (no audio within 64 KiB in 256 reads), http_<status> or not_audio; null when it passed
+       * @description dns, tls, timeout, connection, address_refused (not a public address, at any hop), too_many_redirects (more than 3), read_limit (no audio within 64 KiB in 256 reads), http_<status>, not_audio or hls_no_segment (an HLS playlist that leads to no segment); null when it passed
        * @example timeout
        */
       error: string | null;
@@ -1904,7 +1911,48 @@ export interface components {
        * @example 2026-01-02T03:04:05.123000Z
        */
       checked_at: string;
-      /** @enum {string} */
+      /**
+       * @description the channel's status after the checks
+       * @enum {string}
+       */
+      status: 'online' | 'offline' | 'unknown';
+      /** @description every stream's check, in the operator's order */
+      streams: components['schemas']['StreamCheckResult'][];
+    };
+    StreamCheckResult: {
+      /**
+       * Format: uri
+       * @example https://example.com/
+       */
+      url: string;
+      ok: boolean;
+      /**
+       * Format: int32
+       * @example 200
+       */
+      status_code: number | null;
+      /** @example audio/mpeg */
+      content_type: string | null;
+      /**
+       * Format: int32
+       * @example 128
+       */
+      bitrate: number | null;
+      /**
+       * @description dns, tls, timeout, connection, address_refused (not a public address, at any hop), too_many_redirects (more than 3), read_limit (no audio within 64 KiB in 256 reads), http_<status>, not_audio or hls_no_segment (an HLS playlist that leads to no segment); null when it passed
+       * @example timeout
+       */
+      error: string | null;
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      checked_at: string;
+      /**
+       * @description the stream's status after its check
+       * @enum {string}
+       */
       status: 'online' | 'offline' | 'unknown';
     };
     RadioResource: {
@@ -1921,9 +1969,38 @@ export interface components {
       description: string;
       /**
        * Format: uri
+       * @description the first of `streams` that is not offline (the first of them when all are)
        * @example https://stream.srg-ssr.ch/m/rsj/aacp_96
        */
       stream_url: string;
+      /**
+       * @description the channel's streams, best first: the operator's order, offline ones after the others; `stream_url` is the first
+       * @example [
+       *       {
+       *         "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+       *         "format": "aac+",
+       *         "bitrate": 96,
+       *         "is_https": true,
+       *         "health": {
+       *           "status": "online",
+       *           "checked_at": "2026-01-02T03:04:05.123000Z",
+       *           "online_at": "2026-01-02T03:04:05.123000Z"
+       *         }
+       *       },
+       *       {
+       *         "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+       *         "format": "mp3",
+       *         "bitrate": 128,
+       *         "is_https": true,
+       *         "health": {
+       *           "status": "unknown",
+       *           "checked_at": null,
+       *           "online_at": null
+       *         }
+       *       }
+       *     ]
+       */
+      streams: components['schemas']['Stream'][];
       /**
        * Format: uri
        * @description the station’s logo, or a PNG placeholder this API serves (`/api/v1/radios/{id}/logo.png`)
@@ -2015,14 +2092,25 @@ export interface components {
        */
       updated_at: string;
     };
-    /** @description where the station is, in decimal degrees; null when unknown */
-    Geo: {
-      /** @example 47.5596 */
-      lat: number;
-      /** @example 7.5886 */
-      lng: number;
-    } | null;
-    /** @description from scheduled checks of the stream and players’ reports */
+    /** @description A stream of the channel: players try them in order and report the one that fails (docs/api.md) */
+    Stream: {
+      /**
+       * Format: uri
+       * @example https://stream.srg-ssr.ch/m/rsj/aacp_96
+       */
+      url: string;
+      /** @enum {string} */
+      format: 'mp3' | 'aac' | 'aac+' | 'ogg' | 'opus' | 'flac' | 'hls';
+      /**
+       * Format: int32
+       * @description kbit/s, null when unknown
+       * @example 96
+       */
+      bitrate: number | null;
+      is_https: boolean;
+      health: components['schemas']['Health'];
+    };
+    /** @description from scheduled checks of the stream and players’ reports; a channel is online when one of its streams is, offline only when every one is */
     Health: {
       /** @enum {string} */
       status: 'online' | 'offline' | 'unknown';
@@ -2039,6 +2127,13 @@ export interface components {
        */
       online_at: string | null;
     };
+    /** @description where the station is, in decimal degrees; null when unknown */
+    Geo: {
+      /** @example 47.5596 */
+      lat: number;
+      /** @example 7.5886 */
+      lng: number;
+    } | null;
     PageMeta: {
       /**
        * Format: int32
@@ -2322,6 +2417,12 @@ export interface components {
        * @example 3
        */
       skipped: number;
+      /**
+       * Format: int32
+       * @description stations that became a further stream of another station’s channel (variants of one broadcaster)
+       * @example 4
+       */
+      merged: number;
       skipped_details: {
         /**
          * Format: int32
@@ -2336,13 +2437,19 @@ export interface components {
     };
     /** @description Radio Browser station records (name, url, url_resolved, homepage, favicon, tags, countrycode, languagecodes, codec, bitrate, hls, lastcheckok) */
     RadioBrowserStations: unknown[];
+    /** @description A channel: `name`, a country, and its streams (`streams`, or `stream_url` with `format`). */
     AdminChannelCreate: {
       name: string;
       /** @example jazz-radio */
       slug?: string;
       description?: string;
-      /** Format: uri */
-      stream_url: string;
+      /**
+       * Format: uri
+       * @description a channel with this one stream (instead of `streams`)
+       */
+      stream_url?: string;
+      /** @description 1 to 8 streams in the order players should try them; replaces the channel's streams (those kept keep their health). Not with `stream_url`, `format` or `bitrate`. */
+      streams?: components['schemas']['AdminStream'][];
       /** Format: uri */
       logo?: string | null;
       /**
@@ -2363,7 +2470,7 @@ export interface components {
        */
       bitrate?: number | null;
       /** @enum {string} */
-      format: 'mp3' | 'aac' | 'aac+' | 'ogg' | 'opus' | 'flac' | 'hls';
+      format?: 'mp3' | 'aac' | 'aac+' | 'ogg' | 'opus' | 'flac' | 'hls';
       is_active?: boolean;
       is_featured?: boolean;
       /**
@@ -2389,13 +2496,31 @@ export interface components {
       };
       genre_ids?: number[];
     };
+    AdminStream: {
+      /** Format: uri */
+      url: string;
+      /** @enum {string} */
+      format: 'mp3' | 'aac' | 'aac+' | 'ogg' | 'opus' | 'flac' | 'hls';
+      /**
+       * Format: int32
+       * @description kbit/s; null or absent: unknown
+       * @example 96
+       */
+      bitrate?: number | null;
+    };
+    /** @description `streams` replaces the channel's streams; `stream_url` alone makes it a channel of that one stream; `format` or `bitrate` alone change its first stream. */
     AdminChannelUpdate: {
       name?: string;
       /** @example jazz-radio */
       slug?: string;
       description?: string;
-      /** Format: uri */
+      /**
+       * Format: uri
+       * @description a channel with this one stream (instead of `streams`)
+       */
       stream_url?: string;
+      /** @description 1 to 8 streams in the order players should try them; replaces the channel's streams (those kept keep their health). Not with `stream_url`, `format` or `bitrate`. */
+      streams?: components['schemas']['AdminStream'][];
       /** Format: uri */
       logo?: string | null;
       /**
@@ -2556,6 +2681,21 @@ export interface components {
          * @example 6
          */
         skipped: number;
+        /**
+         * Format: int64
+         * @description stations that became a further stream of a channel
+         * @example 3
+         */
+        merged: number;
+        /** @description why stations were skipped (the first 20) */
+        skipped_details: {
+          /** @example 9642ac1c-0601-11e8-ae97-52543be04c81 */
+          uuid: string | null;
+          /** @example Radio X */
+          name: string | null;
+          /** @example every slug its name may take is taken */
+          reason: string;
+        }[];
       } | null;
       totals: {
         /**
@@ -5496,7 +5636,8 @@ export interface operations {
         /**
          * @example {
          *       "ok": true,
-         *       "error": "timeout after 10 s"
+         *       "error": "timeout after 10 s",
+         *       "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96"
          *     }
          */
         'application/json': components['schemas']['StreamReport'];
@@ -6444,7 +6585,19 @@ export interface operations {
            *         "bitrate": 128,
            *         "error": "timeout",
            *         "checked_at": "2026-01-02T03:04:05.123000Z",
-           *         "status": "online"
+           *         "status": "online",
+           *         "streams": [
+           *           {
+           *             "url": "https://example.com/",
+           *             "ok": true,
+           *             "status_code": 200,
+           *             "content_type": "audio/mpeg",
+           *             "bitrate": 128,
+           *             "error": "timeout",
+           *             "checked_at": "2026-01-02T03:04:05.123000Z",
+           *             "status": "online"
+           *           }
+           *         ]
            *       }
            *     }
            */
@@ -6598,6 +6751,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -6798,6 +6975,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -6993,6 +7194,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -7196,6 +7421,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -7401,6 +7650,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -7601,6 +7874,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -7810,6 +8107,30 @@ export interface operations {
            *             "slug": "jazz-radio",
            *             "description": "Jazz around the clock, from Basel.",
            *             "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *             "streams": [
+           *               {
+           *                 "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                 "format": "aac+",
+           *                 "bitrate": 96,
+           *                 "is_https": true,
+           *                 "health": {
+           *                   "status": "online",
+           *                   "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                   "online_at": "2026-01-02T03:04:05.123000Z"
+           *                 }
+           *               },
+           *               {
+           *                 "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                 "format": "mp3",
+           *                 "bitrate": 128,
+           *                 "is_https": true,
+           *                 "health": {
+           *                   "status": "unknown",
+           *                   "checked_at": null,
+           *                   "online_at": null
+           *                 }
+           *               }
+           *             ],
            *             "logo": "https://example.com/",
            *             "country": {
            *               "id": 41,
@@ -8022,6 +8343,30 @@ export interface operations {
            *         "slug": "jazz-radio",
            *         "description": "Jazz around the clock, from Basel.",
            *         "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *         "streams": [
+           *           {
+           *             "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *             "format": "aac+",
+           *             "bitrate": 96,
+           *             "is_https": true,
+           *             "health": {
+           *               "status": "online",
+           *               "checked_at": "2026-01-02T03:04:05.123000Z",
+           *               "online_at": "2026-01-02T03:04:05.123000Z"
+           *             }
+           *           },
+           *           {
+           *             "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *             "format": "mp3",
+           *             "bitrate": 128,
+           *             "is_https": true,
+           *             "health": {
+           *               "status": "unknown",
+           *               "checked_at": null,
+           *               "online_at": null
+           *             }
+           *           }
+           *         ],
            *         "logo": "https://example.com/",
            *         "country": {
            *           "id": 41,
@@ -8560,6 +8905,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -8763,6 +9132,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -8960,6 +9353,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -9150,6 +9567,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -9342,6 +9783,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -11083,6 +11548,30 @@ export interface operations {
            *               "slug": "jazz-radio",
            *               "description": "Jazz around the clock, from Basel.",
            *               "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "streams": [
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                   "format": "aac+",
+           *                   "bitrate": 96,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "online",
+           *                     "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                     "online_at": "2026-01-02T03:04:05.123000Z"
+           *                   }
+           *                 },
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                   "format": "mp3",
+           *                   "bitrate": 128,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "unknown",
+           *                     "checked_at": null,
+           *                     "online_at": null
+           *                   }
+           *                 }
+           *               ],
            *               "logo": "https://example.com/",
            *               "country": {
            *                 "id": 41,
@@ -11332,6 +11821,30 @@ export interface operations {
            *               "slug": "jazz-radio",
            *               "description": "Jazz around the clock, from Basel.",
            *               "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "streams": [
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                   "format": "aac+",
+           *                   "bitrate": 96,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "online",
+           *                     "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                     "online_at": "2026-01-02T03:04:05.123000Z"
+           *                   }
+           *                 },
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                   "format": "mp3",
+           *                   "bitrate": 128,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "unknown",
+           *                     "checked_at": null,
+           *                     "online_at": null
+           *                   }
+           *                 }
+           *               ],
            *               "logo": "https://example.com/",
            *               "country": {
            *                 "id": 41,
@@ -11564,6 +12077,30 @@ export interface operations {
            *               "slug": "jazz-radio",
            *               "description": "Jazz around the clock, from Basel.",
            *               "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "streams": [
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                   "format": "aac+",
+           *                   "bitrate": 96,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "online",
+           *                     "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                     "online_at": "2026-01-02T03:04:05.123000Z"
+           *                   }
+           *                 },
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                   "format": "mp3",
+           *                   "bitrate": 128,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "unknown",
+           *                     "checked_at": null,
+           *                     "online_at": null
+           *                   }
+           *                 }
+           *               ],
            *               "logo": "https://example.com/",
            *               "country": {
            *                 "id": 41,
@@ -12016,6 +12553,30 @@ export interface operations {
            *             "slug": "jazz-radio",
            *             "description": "Jazz around the clock, from Basel.",
            *             "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *             "streams": [
+           *               {
+           *                 "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                 "format": "aac+",
+           *                 "bitrate": 96,
+           *                 "is_https": true,
+           *                 "health": {
+           *                   "status": "online",
+           *                   "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                   "online_at": "2026-01-02T03:04:05.123000Z"
+           *                 }
+           *               },
+           *               {
+           *                 "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                 "format": "mp3",
+           *                 "bitrate": 128,
+           *                 "is_https": true,
+           *                 "health": {
+           *                   "status": "unknown",
+           *                   "checked_at": null,
+           *                   "online_at": null
+           *                 }
+           *               }
+           *             ],
            *             "logo": "https://example.com/",
            *             "country": {
            *               "id": 41,
@@ -12266,6 +12827,30 @@ export interface operations {
            *               "slug": "jazz-radio",
            *               "description": "Jazz around the clock, from Basel.",
            *               "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "streams": [
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                   "format": "aac+",
+           *                   "bitrate": 96,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "online",
+           *                     "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                     "online_at": "2026-01-02T03:04:05.123000Z"
+           *                   }
+           *                 },
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                   "format": "mp3",
+           *                   "bitrate": 128,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "unknown",
+           *                     "checked_at": null,
+           *                     "online_at": null
+           *                   }
+           *                 }
+           *               ],
            *               "logo": "https://example.com/",
            *               "country": {
            *                 "id": 41,
@@ -12551,6 +13136,30 @@ export interface operations {
            *               "slug": "jazz-radio",
            *               "description": "Jazz around the clock, from Basel.",
            *               "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "streams": [
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                   "format": "aac+",
+           *                   "bitrate": 96,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "online",
+           *                     "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                     "online_at": "2026-01-02T03:04:05.123000Z"
+           *                   }
+           *                 },
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                   "format": "mp3",
+           *                   "bitrate": 128,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "unknown",
+           *                     "checked_at": null,
+           *                     "online_at": null
+           *                   }
+           *                 }
+           *               ],
            *               "logo": "https://example.com/",
            *               "country": {
            *                 "id": 41,
@@ -12802,6 +13411,30 @@ export interface operations {
            *               "slug": "jazz-radio",
            *               "description": "Jazz around the clock, from Basel.",
            *               "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "streams": [
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                   "format": "aac+",
+           *                   "bitrate": 96,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "online",
+           *                     "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                     "online_at": "2026-01-02T03:04:05.123000Z"
+           *                   }
+           *                 },
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                   "format": "mp3",
+           *                   "bitrate": 128,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "unknown",
+           *                     "checked_at": null,
+           *                     "online_at": null
+           *                   }
+           *                 }
+           *               ],
            *               "logo": "https://example.com/",
            *               "country": {
            *                 "id": 41,
@@ -13919,6 +14552,30 @@ export interface operations {
            *             "slug": "jazz-radio",
            *             "description": "Jazz around the clock, from Basel.",
            *             "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *             "streams": [
+           *               {
+           *                 "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                 "format": "aac+",
+           *                 "bitrate": 96,
+           *                 "is_https": true,
+           *                 "health": {
+           *                   "status": "online",
+           *                   "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                   "online_at": "2026-01-02T03:04:05.123000Z"
+           *                 }
+           *               },
+           *               {
+           *                 "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                 "format": "mp3",
+           *                 "bitrate": 128,
+           *                 "is_https": true,
+           *                 "health": {
+           *                   "status": "unknown",
+           *                   "checked_at": null,
+           *                   "online_at": null
+           *                 }
+           *               }
+           *             ],
            *             "logo": "https://example.com/",
            *             "country": {
            *               "id": 41,
@@ -14623,6 +15280,7 @@ export interface operations {
            *         "updated": 12,
            *         "unchanged": 5,
            *         "skipped": 3,
+           *         "merged": 4,
            *         "skipped_details": [
            *           {
            *             "index": 17,
@@ -14762,6 +15420,13 @@ export interface operations {
          *       "slug": "jazz-radio",
          *       "description": "text",
          *       "stream_url": "https://example.com/",
+         *       "streams": [
+         *         {
+         *           "url": "https://example.com/",
+         *           "format": "mp3",
+         *           "bitrate": 96
+         *         }
+         *       ],
          *       "logo": "https://example.com/",
          *       "country_id": 41,
          *       "country_code": "CH",
@@ -14809,6 +15474,30 @@ export interface operations {
            *         "slug": "jazz-radio",
            *         "description": "Jazz around the clock, from Basel.",
            *         "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *         "streams": [
+           *           {
+           *             "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *             "format": "aac+",
+           *             "bitrate": 96,
+           *             "is_https": true,
+           *             "health": {
+           *               "status": "online",
+           *               "checked_at": "2026-01-02T03:04:05.123000Z",
+           *               "online_at": "2026-01-02T03:04:05.123000Z"
+           *             }
+           *           },
+           *           {
+           *             "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *             "format": "mp3",
+           *             "bitrate": 128,
+           *             "is_https": true,
+           *             "health": {
+           *               "status": "unknown",
+           *               "checked_at": null,
+           *               "online_at": null
+           *             }
+           *           }
+           *         ],
            *         "logo": "https://example.com/",
            *         "country": {
            *           "id": 41,
@@ -14981,6 +15670,13 @@ export interface operations {
          *       "slug": "jazz-radio",
          *       "description": "text",
          *       "stream_url": "https://example.com/",
+         *       "streams": [
+         *         {
+         *           "url": "https://example.com/",
+         *           "format": "mp3",
+         *           "bitrate": 96
+         *         }
+         *       ],
          *       "logo": "https://example.com/",
          *       "country_id": 41,
          *       "country_code": "CH",
@@ -15027,6 +15723,30 @@ export interface operations {
            *         "slug": "jazz-radio",
            *         "description": "Jazz around the clock, from Basel.",
            *         "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *         "streams": [
+           *           {
+           *             "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *             "format": "aac+",
+           *             "bitrate": 96,
+           *             "is_https": true,
+           *             "health": {
+           *               "status": "online",
+           *               "checked_at": "2026-01-02T03:04:05.123000Z",
+           *               "online_at": "2026-01-02T03:04:05.123000Z"
+           *             }
+           *           },
+           *           {
+           *             "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *             "format": "mp3",
+           *             "bitrate": 128,
+           *             "is_https": true,
+           *             "health": {
+           *               "status": "unknown",
+           *               "checked_at": null,
+           *               "online_at": null
+           *             }
+           *           }
+           *         ],
            *         "logo": "https://example.com/",
            *         "country": {
            *           "id": 41,
@@ -15577,7 +16297,15 @@ export interface operations {
            *           "updated": 40,
            *           "unchanged": 940,
            *           "hidden": 2,
-           *           "skipped": 6
+           *           "skipped": 6,
+           *           "merged": 3,
+           *           "skipped_details": [
+           *             {
+           *               "uuid": "9642ac1c-0601-11e8-ae97-52543be04c81",
+           *               "name": "Radio X",
+           *               "reason": "every slug its name may take is taken"
+           *             }
+           *           ]
            *         },
            *         "totals": {
            *           "runs": 420,
@@ -15724,7 +16452,15 @@ export interface operations {
            *           "updated": 40,
            *           "unchanged": 940,
            *           "hidden": 2,
-           *           "skipped": 6
+           *           "skipped": 6,
+           *           "merged": 3,
+           *           "skipped_details": [
+           *             {
+           *               "uuid": "9642ac1c-0601-11e8-ae97-52543be04c81",
+           *               "name": "Radio X",
+           *               "reason": "every slug its name may take is taken"
+           *             }
+           *           ]
            *         },
            *         "totals": {
            *           "runs": 420,

@@ -4,7 +4,7 @@ import { completeDocument, type Document } from './document';
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 
 /** The API's version as the document states it (info.version). */
-export const API_VERSION = '1.1.0';
+export const API_VERSION = '1.2.0';
 
 /**
  * Mounts `GET /api/v1/openapi.json`, the OpenAPI 3.1 document of `app`, built once per isolate from the route
