@@ -9,9 +9,9 @@ import { defineConfig } from 'drizzle-kit';
  * `.sql` files as text (wrangler's `[[rules]]` for `**\/*.sql`) for the object to apply.
  */
 const objects = {
-  'rate-limiter': ['./src/durable-objects/rate-limiter-schema.ts'],
-  'search-trends': ['./src/durable-objects/search-trends-schema.ts', './src/durable-objects/crowd-schema.ts'],
-  'play-counter': ['./src/activity/play-counter-schema.ts', './src/durable-objects/crowd-schema.ts'],
+  'rate-limiter': ['./src/rate-limits/rate-limiter-schema.ts'],
+  'search-trends': ['./src/search/search-trends-schema.ts', './src/crowd/crowd-schema.ts'],
+  'play-counter': ['./src/activity/play-counter-schema.ts', './src/crowd/crowd-schema.ts'],
   'now-playing': ['./src/streams/now-playing-schema.ts'],
 };
 

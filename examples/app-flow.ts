@@ -1,17 +1,24 @@
 /**
  * What a radio app does in its first minute, written with the typed client
  * (`@radio-api/client`, clients/typescript): sign up, browse, play, like over a network that
- * loses an answer, and edit a playlist from two devices without one overwriting the other's
- * change. `npm test` runs it against a local Worker (test/scripts/example-flow.test.ts);
+ * loses an answer, edit a playlist from two devices without one overwriting the other's
+ * change, page through the catalogue, read the playlist as an M3U file, and delete the account.
+ * `npm test` runs it against a local Worker (test/scripts/example-flow.test.ts);
  * `npm run typecheck` compiles it.
  *
  * The client does the careful parts by itself: an `Idempotency-Key` on every write, the same
- * key on a retry, and `If-Match` from the playlist's last `ETag`. Each step checks what the app
- * relies on and throws otherwise, so the flow doubles as a test of the API as app developers
- * see it.
+ * key on a retry, `If-Match` from the playlist's last `ETag`, and the last `X-D1-Bookmark` sent
+ * back so that every read sees the writes before it. Each step checks what the app relies on
+ * and throws otherwise, so the flow doubles as a test of the API as app developers see it.
  */
 // An app imports '@radio-api/client'; this repository compiles the package's sources directly.
-import { createRadioClient, isApiError, newIdempotencyKey } from '../clients/typescript/src/index';
+import {
+  createRadioClient,
+  deleteAccount,
+  isApiError,
+  items,
+  newIdempotencyKey,
+} from '../clients/typescript/src/index';
 
 export interface FlowResult {
   channel: number;
@@ -20,6 +27,9 @@ export interface FlowResult {
   playlist: number;
   version: number;
   staleVersionRefused: boolean;
+  /** Channels read by `items()`, two a page, before the loop stopped it. */
+  browsed: number;
+  deleted: boolean;
 }
 
 /** Throws with the API's own message when an answer is not what the app expects. */
@@ -48,10 +58,11 @@ export async function runAppFlow(baseUrl: string, log: (line: string) => void = 
 
   // 1. Sign up: the answer carries the first token.
   const email = `listener-${newIdempotencyKey()}@example.com`;
+  const password = 'a long passphrase';
   const signedUp = expectOk(
     'register',
     await api.POST('/api/v1/auth/register', {
-      body: { name: 'Ada Listener', email, password: 'a long passphrase', password_confirmation: 'a long passphrase' },
+      body: { name: 'Ada Listener', email, password, password_confirmation: password },
     }),
   );
   token = signedUp.data.token;
@@ -116,6 +127,26 @@ export async function runAppFlow(baseUrl: string, log: (line: string) => void = 
   ).data;
   log(`playlist v${renamed.version} -> v${merged.version}; a stale If-Match was refused (412), then merged`);
 
+  // 6. Page through the catalogue by name, two channels a page: `items` follows `meta.next_cursor` and asks for a
+  // page only when the loop wants its items (the `break` ends the walk). The playlist's M3U comes back as text.
+  const browsed = new Set<number>();
+  for await (const channel of items(api, '/api/v1/radios', { params: { query: { sort: 'name', per_page: 2 } } })) {
+    browsed.add(channel.id);
+    if (browsed.size === 5) break;
+  }
+  const m3u = expectOk('exportPlaylistM3u', await phone.GET('/api/v1/playlists/{id}.m3u', { params: path }));
+  if (browsed.size !== 5 || !m3u.startsWith('#EXTM3U')) {
+    throw new Error(`listRadios by cursor, and the M3U: ${browsed.size} channels, ${m3u.slice(0, 40)}`);
+  }
+  log(`browsed ${browsed.size} channels, 2 a page; the playlist as M3U, ${m3u.trim().split('\n').length} lines`);
+
+  // 7. Leave: the account goes with everything in it, and every token of it is refused from now on. The client drops
+  // what it kept (its bookmark, and `onChange` tells a saved copy); the token is the app's to forget.
+  expectOk('deleteAccount', await deleteAccount(api, password));
+  token = null;
+  if (api.bookmark.current !== null) throw new Error('deleteAccount: the client kept its bookmark');
+  log(`deleted ${email}`);
+
   return {
     channel: first.id,
     liked: like.is_liked,
@@ -123,5 +154,7 @@ export async function runAppFlow(baseUrl: string, log: (line: string) => void = 
     playlist: playlist.id,
     version: merged.version,
     staleVersionRefused,
+    browsed: browsed.size,
+    deleted: true,
   };
 }

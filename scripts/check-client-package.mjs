@@ -72,6 +72,10 @@ try {
     const api = client.createRadioClient({ baseUrl: 'https://radio.example.com' });
     if (typeof api.GET !== 'function' || client.errorReason({ success: false, error: 'not_found' }) !== 'not_found') {
       throw new Error('the package does not export what its types say');
+    }
+    const helpers = ['items', 'pages', 'paginate', 'deleteAccount', 'sessions', 'revokeOtherSessions', 'PageError'];
+    if (helpers.some((name) => typeof client[name] !== 'function') || api.bookmark?.current !== null) {
+      throw new Error('the package lacks its paging or account helpers, or the client its bookmark');
     }`;
   run(process.execPath, ['--input-type=module', '-e', probe], app);
 

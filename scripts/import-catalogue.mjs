@@ -2,7 +2,9 @@
 // npm run catalogue:import -- FILE [--remote] [--url URL] [--batch N] [--persist-to DIR]
 //
 // Imports a Radio Browser station export (a JSON array) through the admin import
-// endpoint, in batches of up to 5,000, with a progress bar and a summary.
+// endpoint, in batches of up to 5,000, with a progress bar and a summary. Variants of one
+// broadcaster (same normalised name and homepage) become one channel with several streams,
+// across batches too (docs/catalogue.md#several-streams-per-channel).
 //   local (default): migrates the local D1 and starts a local Worker on .wrangler/ state
 //     (the one `npm run dev` uses; --persist-to DIR for another), with ADMIN_TOKEN from
 //     .dev.vars; the Worker runs in a process group of its own, stopped when the import
@@ -69,7 +71,8 @@ try {
   const seconds = (Date.now() - started) / 1000;
   console.log(
     `${summary.received} stations in ${seconds.toFixed(1)} s (${Math.round(summary.received / seconds)}/s): ` +
-      `${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.skipped} skipped.`,
+      `${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.skipped} skipped; ` +
+      `${summary.merged} joined their broadcaster's channel as a further stream.`,
   );
   const reasons = new Map();
   for (const skip of summary.skipped_details) reasons.set(skip.reason, [...(reasons.get(skip.reason) ?? []), skip]);

@@ -12,11 +12,12 @@
 //
 // Safe to run against staging again and again: it needs no admin token (SMOKE_ADMIN_TOKEN, when set, adds one
 // read-only admin check), and everything it writes belongs to one throwaway account made for the run
-// (smoke+<random>@example.test), whose like, playlist and token it takes back at the end. A run costs one
-// registration, and registrations are limited to 60 an hour per client address (docs/security.md#limits): so at most
-// 60 runs an hour from one machine; past that, `register` fails with the 429 and its Retry-After. The other limits
-// are per minute and far above what a run sends (9 writes, 1 play, 5 signed-in reads, 3 anonymous requests, the
-// health included).
+// (smoke+<random>@example.test): it takes back its like and playlist, then deletes the account itself through the
+// API (docs/api.md#account-deletion) and checks that its token is refused, so a run leaves no account behind. A run
+// costs one registration, and registrations are limited to 60 an hour per client address (docs/security.md#limits):
+// so at most 60 runs an hour from one machine; past that, `register` fails with the 429 and its Retry-After. The
+// other limits are per minute and far above what a run sends (9 writes, 1 play, 6 signed-in reads, 3 anonymous
+// requests, the health included).
 //
 // Why the app flow is written again here rather than imported from examples/app-flow.ts (`runAppFlow`): that file
 // is TypeScript importing the client's TypeScript sources, which plain Node 20 cannot load, and no TypeScript
@@ -89,7 +90,7 @@ const account = await run.step('register', async () => {
   };
   const data = expectEnvelope(await call('POST', '/api/v1/auth/register', { body: user }), 201);
   expectThat(typeof data?.token === 'string', 'POST /api/v1/auth/register: no token in data');
-  return { token: data.token };
+  return { token: data.token, password };
 });
 const token = account?.token;
 
@@ -252,8 +253,8 @@ if (adminToken) {
 }
 
 // Takes back what the run wrote, so that repeated runs leave no trace in counts or public playlists: the like
-// (a toggle, with a key of its own), the playlist, and the account's token. The account itself stays (the API has
-// no account deletion); it is one row, with a play.
+// (a toggle, with a key of its own) and the playlist. The account's deletion, next, would take both with it; undone
+// here first, they are gone even when the deletion fails.
 await run.step(
   'clean up',
   async () => {
@@ -274,8 +275,44 @@ await run.step(
         expectEnvelope(await call('DELETE', `/api/v1/playlists/${playlist.id}`, { token }), 200),
       );
     }
-    await attempt(async () => expectEnvelope(await call('POST', '/api/v1/auth/logout', { token }), 200));
     expectThat(problems.length === 0, problems.join('; '));
+  },
+  { register: account },
+);
+
+// The last step: the throwaway account is deleted through the API (its password, and an Idempotency-Key so that a
+// request whose answer was lost is sent again safely: the retry gets the first 200 replayed), and its token is then
+// refused. The check carries the deletion's X-D1-Bookmark, so that a read replica behind the primary cannot answer
+// it from before the deletion (docs/consistency-and-caching.md). When the deletion fails, the token is still logged
+// out, so the run leaves no live token behind, and the step fails with the reason.
+await run.step(
+  'delete account',
+  async () => {
+    const path = '/api/v1/auth/account';
+    const deletion = { token, body: { password: account.password }, headers: { 'Idempotency-Key': randomUUID() } };
+    try {
+      let deleted;
+      try {
+        deleted = await call('DELETE', path, deletion);
+      } catch {
+        deleted = await call('DELETE', path, deletion); // no answer: once more, with the same key
+      }
+      const data = expectEnvelope(deleted, 200);
+      expectThat(data === null, `DELETE ${path}: data is ${JSON.stringify(data)}, not null`);
+      const bookmark = deleted.headers.get('x-d1-bookmark');
+      const after = await call('GET', '/api/v1/auth/me', {
+        token,
+        headers: bookmark ? { 'X-D1-Bookmark': bookmark } : {},
+      });
+      expectThat(
+        after.status === 401,
+        `GET /api/v1/auth/me after DELETE ${path} answered ${after.status}: the token of the deleted account is not refused`,
+      );
+      expectEnvelope(after, 401);
+    } catch (error) {
+      await call('POST', '/api/v1/auth/logout', { token }).catch(() => undefined);
+      throw error;
+    }
   },
   { register: account },
 );

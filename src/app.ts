@@ -48,11 +48,9 @@ function describeCause(cause: unknown): string | undefined {
 }
 
 /**
- * Four tiers: our `ApiError` as it is; Hono's `HTTPException` (a body that is not JSON)
- * mapped to the envelope; a failing dependency (lib/dependencies.ts) logged with its
- * cause and served as 503 with `Retry-After`; anything else logged and served as a bare
- * 500, no internals. A bad config (src/config.ts) is a bare 500 too, logged once where it
- * was parsed: with no `LOG_LEVEL` to trust, every request would otherwise log it again.
+ * Our `ApiError` as it is; Hono's `HTTPException` mapped to the envelope; a failing dependency logged and served as 503
+ * with `Retry-After`; anything else logged and a bare 500. A bad config is not logged here: with no `LOG_LEVEL` to
+ * trust, every request would log it again (src/config.ts logs it once).
  */
 function onError(error: Error, c: Context<AppEnv>) {
   if (error instanceof ApiError) return errorResponse(c, error);
@@ -92,10 +90,8 @@ const respondMethodNotAllowed = (c: Context<AppEnv>, methods: string[]) => {
 };
 
 /**
- * Builds the Worker's app: middleware, every router, the docs and the error hooks. Middleware runs in this order on
- * the way in (and the reverse on the way out): the request id; `Server-Timing`; the D1 session, the D1 timing and the
- * log line; CORS; OWASP's security headers; a malformed `X-D1-Bookmark`; 405s; `ETag` and 304; the body's type and
- * size. What a route needs besides (its caller, its limit, its names' language) is its own middleware.
+ * Builds the Worker's app. Middleware runs in the order below on the way in, reversed on the way out; what a route
+ * needs besides (its caller, its limit, its language) is the route's own middleware (middleware/access.ts).
  */
 export function createApp() {
   const app = createRouter();

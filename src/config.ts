@@ -1,10 +1,8 @@
 import { z } from 'zod';
 
 /**
- * The Worker's vars (wrangler.toml `[vars]`, `.dev.vars`, secrets) parsed once by one zod
- * schema: every other module reads the typed, frozen result of `config(env)`, never a raw
- * string. Each var, its default, its bounds and the rules between vars are listed in
- * docs/operations.md#configuration.
+ * The Worker's vars (wrangler.toml `[vars]`, `.dev.vars`, secrets) parsed once, so that no module reads a raw string.
+ * Each var, its default, its bounds and the rules between vars: docs/operations.md#configuration.
  */
 
 /**
@@ -26,7 +24,7 @@ const whole = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER, why
   );
 };
 
-/** How soon a counted play must show in counts (docs/consistency-and-caching.md). */
+/** How soon a counted play must show in counts (docs/consistency-and-caching.md#plays). */
 const PLAY_SHOWS_WITHIN_MS = 5_000;
 /** The oldest a shared list's copy at a location may be (docs/consistency-and-caching.md#shared-lists). */
 const SHARED_LIST_MAX_SECONDS = 60;
@@ -79,11 +77,27 @@ const vars = z
     ),
     CATALOGUE_SYNC_BATCH: whole(1_000, 10, 5_000, 'one import request takes at most 5,000 stations'),
     CATALOGUE_SYNC_FULL_DAYS: whole(7, 1, 365),
+    // Where mail goes (docs/operations.md#mail): Cloudflare's Email Service, an HTTP provider, or the development outbox.
+    MAIL_PROVIDER: z
+      .enum(['outbox', 'cloudflare', 'resend'], { error: 'must be outbox, cloudflare or resend' })
+      .default('outbox'),
+    MAIL_FROM: z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z.string().min(3).max(200).default('Radio API <no-reply@localhost>'),
+    ),
+    RESEND_API_KEY: z.string().optional(),
   })
   .superRefine((v, ctx) => {
     // Debug logs hold each request's SQL values (emails among them): local only (docs/operations.md#logs-and-observability).
     if (v.LOG_LEVEL === 'debug' && v.ENVIRONMENT !== 'development') {
       ctx.addIssue({ code: 'custom', path: ['LOG_LEVEL'], message: 'debug is for local development only' });
+    }
+    // Deployed mail must reach people: the outbox only keeps it (docs/operations.md#mail).
+    if (v.MAIL_PROVIDER === 'outbox' && v.ENVIRONMENT !== 'development') {
+      ctx.addIssue({ code: 'custom', path: ['MAIL_PROVIDER'], message: 'outbox is for local development only' });
+    }
+    if (v.MAIL_PROVIDER === 'resend' && !v.RESEND_API_KEY) {
+      ctx.addIssue({ code: 'custom', path: ['RESEND_API_KEY'], message: 'is required with MAIL_PROVIDER=resend' });
     }
   });
 
@@ -120,6 +134,8 @@ export const configSchema = vars.transform((v) => ({
   healthChecksPerRun: v.HEALTH_CHECKS_PER_RUN,
   /** The upstream sync (docs/catalogue.md#upstream-sync): off without a URL. */
   upstream: { url: v.CATALOGUE_UPSTREAM_URL, batch: v.CATALOGUE_SYNC_BATCH, fullDays: v.CATALOGUE_SYNC_FULL_DAYS },
+  /** Transactional mail (docs/operations.md#mail). */
+  mail: { provider: v.MAIL_PROVIDER, from: v.MAIL_FROM, resendApiKey: v.RESEND_API_KEY },
 }));
 
 /** The parsed configuration (see `configSchema`). */
@@ -147,6 +163,7 @@ export function parseConfig(env: Partial<Record<VarName, unknown>>): Config {
     ...parsed.data,
     rateLimitPerMinute: Object.freeze(parsed.data.rateLimitPerMinute),
     upstream: Object.freeze(parsed.data.upstream),
+    mail: Object.freeze(parsed.data.mail),
   });
 }
 
@@ -154,10 +171,8 @@ export function parseConfig(env: Partial<Record<VarName, unknown>>): Config {
 const parsedFor = new WeakMap<object, Config | ConfigError>();
 
 /**
- * The configuration of `env`, parsed at its first use and then kept: the Worker gets one
- * env object per isolate (tests may hand others, each parsed once). A bad config throws a
- * `ConfigError`, logged once per env object; `onError` in src/app.ts answers the generic
- * 500 envelope.
+ * The configuration of `env`, parsed at its first use and kept: the Worker gets one env object per isolate. A bad
+ * config throws a `ConfigError`, logged once per env object; `onError` (src/app.ts) responds with the generic 500.
  */
 export function config(env: Partial<Record<VarName, unknown>>): Config {
   let result = parsedFor.get(env);

@@ -6,10 +6,8 @@ import type { SerialisedBody } from './lib/envelope';
 import type { BatchItem } from 'drizzle-orm/batch';
 
 /**
- * Bindings and vars the Worker runs with: the `Cloudflare.Env` that `npm run types` writes
- * from wrangler.toml into worker-configuration.d.ts (checked by `npm run types:check`), so
- * this module imports no Durable Object class. Vars arrive as strings: read them through
- * `config(env)` (src/config.ts), never from here.
+ * The `Cloudflare.Env` that `npm run types` writes from wrangler.toml, so this module imports no Durable Object class.
+ * Vars arrive as strings: read them through `config(env)` (src/config.ts), never from here.
  */
 export type Bindings = Cloudflare.Env;
 
@@ -65,7 +63,7 @@ export interface LocalNames {
 }
 
 // Types the request variables hold, declared here so that this low module imports none of
-// the modules that fill them (services/tokens.ts, middleware/idempotency.ts, the rate limiter).
+// the modules that fill them (accounts/tokens.ts, middleware/idempotency.ts, rate-limits/limits.ts).
 
 /** What KV holds for one token: never the secret, only its SHA-256. */
 export interface TokenRecord {
@@ -82,6 +80,11 @@ export interface TokenRecord {
   expiresAt: number;
   /** Set by a logout: the record stays until it expires, so its holder is told `token_revoked`, not `token_invalid`. */
   revokedAt?: number;
+  /** What the session list shows of it (docs/api.md#sessions): absent on records minted before sessions were listed. */
+  applicationId?: number | null;
+  userAgent?: string | null;
+  /** When it was last used, to the hour. */
+  lastUsedAt?: number;
 }
 
 /**
@@ -90,7 +93,7 @@ export interface TokenRecord {
  */
 export type ReadAgain = (path: string) => Promise<Response>;
 
-/** The key of this request, once `idempotentWrites` found it new (services/guarded-writes.ts claims it). */
+/** The key of this request, once `idempotentWrites` found it new (its write batch claims it: http/write.ts). */
 export interface IdempotencyClaim {
   key: string;
   fingerprint: string;

@@ -7,10 +7,8 @@ import { checkStreams, syncCatalogue } from './scheduled';
 const app = createApp();
 
 /**
- * The bindings with KV and the Durable Objects replying within `DEPENDENCY_TIMEOUT_MS`
- * or failing as 503 (lib/dependencies.ts). On a bad config (logged by `config`), the
- * request goes on unguarded and the app responds with the generic 500 at its first read of the
- * config, through onError (src/app.ts).
+ * The bindings with KV and the Durable Objects replying within `DEPENDENCY_TIMEOUT_MS` or failing as 503. On a bad
+ * config the request goes on unguarded: the app's first read of the config responds with the generic 500 (src/app.ts).
  */
 function guarded(env: Bindings): Bindings {
   try {

@@ -2,8 +2,8 @@ import { config } from './config';
 import { createDb } from './db/client';
 import type { Bindings } from './env';
 import { purgeExpiredKeys } from './http/idempotency-keys';
-import { checkStream } from './streams/check';
-import { checkUpdate, checksDue, forgetOldReports } from './streams/service';
+import { checkStream, HLS_REQUESTS } from './streams/check';
+import { checkUpdate, checksDue, forgetOldReports, type StreamTarget } from './streams/service';
 import { publishSync, runSync } from './catalogue/upstream-sync';
 import { recordStreamChecks } from './lib/metrics';
 
@@ -14,22 +14,37 @@ import { recordStreamChecks } from './lib/metrics';
 const PARALLEL = 6;
 
 /**
- * The Cron Trigger (every minute): checks `HEALTH_CHECKS_PER_RUN` channels, first those
- * players' reports asked a check for (at most half), then those checked longest ago
- * (streams/service.ts `checksDue`), `PARALLEL` at a time, and records every result in one D1 batch. A run
- * makes at most that many subrequests to streams (within the 50 of the free plan and
- * the 1,000 of the paid one) plus three to D1, and reads at most 64 KiB of each stream,
- * so its CPU stays small; the arithmetic of a full rotation is in docs/catalogue.md.
+ * The streams of `due` (in order) whose checks make at most `requests` requests: an HLS stream counts as its
+ * playlist, its variant's and a segment (check.ts `HLS_REQUESTS`), any other as one; the first is always taken.
+ */
+function withinRequests(due: StreamTarget[], requests: number): StreamTarget[] {
+  const taken: StreamTarget[] = [];
+  let spent = 0;
+  for (const target of due) {
+    const cost = target.format === 'hls' || /\.m3u8(\?|$)/i.test(target.url) ? HLS_REQUESTS : 1;
+    if (taken.length > 0 && spent + cost > requests) break;
+    taken.push(target);
+    spent += cost;
+  }
+  return taken;
+}
+
+/**
+ * The Cron Trigger (every minute): checks streams for at most `HEALTH_CHECKS_PER_RUN` stream requests and records every
+ * result in one D1 batch, so a run's subrequests stay within the plan's (50 free, 1,000 paid). Which streams, and the
+ * rotation's arithmetic: docs/catalogue.md#streams-that-play-health-reports-now-playing-logos.
  */
 export async function checkStreams(env: Bindings, fetcher?: (request: Request) => Promise<Response>) {
   const startedAt = Date.now();
   const db = createDb(env.DB);
-  const due = await checksDue(db, config(env).healthChecksPerRun);
+  const limit = config(env).healthChecksPerRun;
+  const { due: candidates, weighed } = await checksDue(db, limit);
+  const due = withinRequests(candidates, limit);
   const updates: ReturnType<typeof checkUpdate>['query'][] = [];
   const tally = { passed: 0, failed: 0, changed: 0 };
   for (let i = 0; i < due.length; i += PARALLEL) {
     const group = due.slice(i, i + PARALLEL);
-    const results = await Promise.all(group.map((target) => checkStream(target.streamUrl, { fetcher })));
+    const results = await Promise.all(group.map((target) => checkStream(target.url, { fetcher })));
     group.forEach((target, j) => {
       const update = checkUpdate(db, target, results[j]!);
       tally[results[j]!.ok ? 'passed' : 'failed'] += 1;
@@ -38,7 +53,7 @@ export async function checkStreams(env: Bindings, fetcher?: (request: Request) =
     });
   }
   // Expired idempotency keys go here too, every user's, whether or not they write again.
-  await db.batch([forgetOldReports(db), purgeExpiredKeys(db), ...updates]);
+  await db.batch([forgetOldReports(db), purgeExpiredKeys(db), ...weighed, ...updates]);
   recordStreamChecks(env, { checked: due.length, ...tally, durationMs: Date.now() - startedAt });
   return { checked: due.length };
 }

@@ -55,6 +55,7 @@ describe('POST /api/v1/auth/register', () => {
       email: email.toLowerCase(),
       avatar: `https://www.gravatar.com/avatar/${await sha256(email.toLowerCase())}?d=identicon`,
       status: 'active',
+      email_verified_at: null,
       created_at: expect.stringMatching(TIMESTAMP),
       updated_at: user.created_at,
     });
@@ -191,7 +192,7 @@ describe('POST /api/v1/auth/login', () => {
     expect(unknown.status).toBe(401);
     expect(wrong.body).toEqual({
       success: false,
-      message: 'Unauthenticated.',
+      message: 'The email or password is incorrect.',
       code: 401,
       error: 'invalid_credentials',
       data: {},

@@ -63,9 +63,11 @@ async function catalogue(): Promise<Map<number, Json>> {
 }
 
 /** A channel without what the feed leaves out of its changes: counts and check times (as of its last change). */
-const shown = ({ play_count: _p, likes: _l, is_liked: _il, is_favorited: _if, health, ...rest }: Json) => ({
+const shown = ({ play_count: _p, likes: _l, is_liked: _il, is_favorited: _if, health, streams, ...rest }: Json) => ({
   ...rest,
   health: health.status,
+  // Check times take no place in the feed, on a channel or on its streams.
+  streams: streams.map((stream: Json) => ({ ...stream, health: stream.health.status })),
 });
 
 async function expectExact(copy: Copy) {
@@ -161,6 +163,43 @@ describe('GET /radios/changes, as an app keeping an offline copy', () => {
     expect(rest.flatMap((page) => page.removed)).toEqual([delivered]);
     await expectExact(copy);
     await call('PATCH', `/api/v1/admin/radios/${delivered}`, { ...admin, json: { is_active: true } });
+  });
+
+  it('never lists a draft, whatever the cursor says, and lists it once it is published', async () => {
+    const copy: Copy = { channels: new Map(), cursor: null };
+    await sync(copy, 50);
+    const created = await call('POST', '/api/v1/admin/radios', {
+      ...admin,
+      json: {
+        name: 'Draft FM',
+        stream_url: 'https://draft.example/live.aac',
+        format: 'aac',
+        country_code: 'fr',
+        is_active: false,
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const draft: number = created.body.data.id;
+    const patched = await call('PATCH', `/api/v1/admin/radios/${draft}`, { ...admin, json: { name: 'Draft FM 2' } });
+    expect(patched.status).toBe(200);
+    const listed = (pages: { changed: Json[]; removed: number[] }[]) =>
+      pages.flatMap((page) => [...page.changed.map((c: Json) => c.id), ...page.removed]);
+    // An edited cursor (every hidden channel counted as a removal: h = 0) names no draft either.
+    const edited = JSON.parse(atob(copy.cursor!.replace(/-/g, '+').replace(/_/g, '/')));
+    const forged = btoa(JSON.stringify({ ...edited, s: 0, h: 0 }))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '');
+    expect(listed(await sync({ channels: new Map(), cursor: forged }, 200))).not.toContain(draft);
+    expect(listed(await sync(copy, 50))).not.toContain(draft);
+
+    await call('PATCH', `/api/v1/admin/radios/${draft}`, { ...admin, json: { is_active: true } });
+    const published = await sync(copy, 50);
+    expect(published.flatMap((page) => page.changed.map((c: Json) => c.id))).toEqual([draft]);
+    await expectExact(copy);
+    await call('PATCH', `/api/v1/admin/radios/${draft}`, { ...admin, json: { is_active: false } });
+    expect((await sync(copy, 50)).flatMap((page) => page.removed)).toEqual([draft]);
+    await expectExact(copy);
   });
 
   it('answers 410 cursor_expired for a cursor older than 30 days, and the app starts again', async () => {

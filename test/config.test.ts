@@ -42,6 +42,7 @@ describe('the defaults', () => {
       sharedListMaxAge: 60,
       healthChecksPerRun: 40,
       upstream: { url: undefined, batch: 1000, fullDays: 7 },
+      mail: { provider: 'outbox', from: 'Radio API <no-reply@localhost>', resendApiKey: undefined },
     });
   });
 
@@ -108,10 +109,22 @@ describe('the rules between vars', () => {
   it('LOG_LEVEL=debug only in development: its logs hold SQL values, emails among them', () => {
     expect(parseConfig({ LOG_LEVEL: 'debug', ENVIRONMENT: 'development' }).logLevel).toBe('debug');
     for (const environment of ['staging', 'production']) {
-      expect(refusal({ LOG_LEVEL: 'debug', ENVIRONMENT: environment })).toBe(
+      expect(refusal({ LOG_LEVEL: 'debug', ENVIRONMENT: environment, MAIL_PROVIDER: 'cloudflare' })).toBe(
         'Invalid configuration (docs/operations.md#configuration): LOG_LEVEL: debug is for local development only',
       );
     }
+  });
+
+  it('mail reaches people where deployed: the outbox is for development, Resend needs its key', () => {
+    expect(parseConfig({}).mail).toEqual({
+      provider: 'outbox',
+      from: 'Radio API <no-reply@localhost>',
+      resendApiKey: undefined,
+    });
+    expect(refusal({ ENVIRONMENT: 'production' })).toContain('MAIL_PROVIDER: outbox is for local development only');
+    expect(refusal({ MAIL_PROVIDER: 'resend' })).toContain('RESEND_API_KEY: is required with MAIL_PROVIDER=resend');
+    expect(parseConfig({ ENVIRONMENT: 'staging', MAIL_PROVIDER: 'cloudflare' }).mail.provider).toBe('cloudflare');
+    expect(refusal({ MAIL_PROVIDER: 'smtp' })).toContain('MAIL_PROVIDER: must be outbox, cloudflare or resend');
   });
 });
 

@@ -86,7 +86,7 @@ describe('Durable Object storage made by the earlier code', () => {
       earlierTables.searchTrends + earlierTables.crowd,
       `INSERT INTO buckets VALUES (${hour}, 'jazz', 3), (${hour - 1}, 'rock', 2);
        INSERT INTO crowd_users VALUES (${hour}, 'jazz', '7');
-       INSERT INTO crowd_networks VALUES (${hour}, 'jazz', 'unknown', 3);`,
+       INSERT INTO crowd_networks VALUES (${hour}, 'jazz', 'unknown', 3), (${hour}, 'full', 'unknown', 10);`,
     );
     expect(await trends.top(10, now)).toEqual([
       { term: 'jazz', count: 3 },
@@ -96,9 +96,12 @@ describe('Durable Object storage made by the earlier code', () => {
     expect(await trends.record('jazz', '7', now)).toBe(false);
     expect(await trends.record('jazz', '8', now)).toBe(true);
     expect(await trends.top(1, now)).toEqual([{ term: 'jazz', count: 4 }]);
+    // A network's count from before new accounts were told apart stays theirs: full for new accounts this hour.
+    expect(await trends.record('full', '8', now, 'unknown', 'new')).toBe(false);
+    expect(await trends.record('full', '8', now, 'unknown', 'established')).toBe(true);
     expect(await storageOf(trends)).toEqual({
       tables: ['__drizzle_migrations', 'buckets', 'crowd_networks', 'crowd_users'],
-      migrations: 1,
+      migrations: 2,
     });
   });
 
@@ -138,7 +141,7 @@ describe('Durable Object storage made by the earlier code', () => {
         'recent',
         'visible',
       ],
-      migrations: 1,
+      migrations: 2,
     });
   });
 

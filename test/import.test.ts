@@ -5,6 +5,7 @@ import { mapRadioBrowserStation } from '../src/catalogue/import';
 import { call } from './helpers/client';
 import { channelId, importStations, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
+import { sha256Hex } from '../src/lib/crypto';
 
 const anyCountry = (code: string) => ['GB', 'DE', 'US', 'FR'].includes(code);
 
@@ -121,6 +122,34 @@ describe('POST /api/v1/admin/radios/import', () => {
     expect(slugs[1]).toMatch(/^same-name-fm-[0-9a-f]{6}$/);
   });
 
+  it('never takes a slug that is taken: not even one a name was chosen to match', async () => {
+    const third = 'https://collide.example.com/third.mp3';
+    const hex = await sha256Hex(third);
+    await importStations([station({ name: 'Import Collide' }), station({ name: `Import Collide ${hex.slice(0, 6)}` })]);
+    const summary = await importStations([station({ name: 'Import Collide', url: third, url_resolved: third })]);
+    expect(summary).toMatchObject({ created: 1, skipped: 0 });
+    expect(
+      (await env.DB.prepare('SELECT slug FROM radio_channels WHERE stream_url = ?').bind(third).first())?.slug,
+    ).toBe(`import-collide-${hex.slice(0, 12)}`);
+  });
+
+  it('skips a station whose stream, homepage or logo is on a private address, with the reason', async () => {
+    const summary = await importStations([
+      station({ url: 'http://169.254.169.254/latest', url_resolved: 'http://169.254.169.254/latest' }),
+      station({ homepage: 'http://127.0.0.1:8787/' }),
+      station({ favicon: 'http://[::1]/logo.png' }),
+      station({ url_resolved: 'http://10.0.0.7/stream.mp3' }),
+      station(),
+    ]);
+    expect(summary).toMatchObject({ created: 1, skipped: 4 });
+    expect(summary.skipped_details.map((skip) => [skip.index, skip.reason])).toEqual([
+      [0, 'stream URL is not a public address'],
+      [1, 'homepage is not a public address'],
+      [2, 'logo is not a public address'],
+      [3, 'stream URL is not a public address'],
+    ]);
+  });
+
   it('validates the body: an array of 1 to 5,000 records', async () => {
     const empty = await call('POST', '/api/v1/admin/radios/import', { token: env.ADMIN_TOKEN, json: [] });
     expect(empty.status).toBe(422);
@@ -159,5 +188,125 @@ describe('POST /api/v1/admin/radios/import', () => {
     expect(Number(counts?.genres)).toBeGreaterThanOrEqual(15);
     expect(Number(counts?.featured)).toBeGreaterThanOrEqual(5);
     expect((await importStations(demo)).unchanged).toBe(demo.length);
+  });
+});
+
+describe('variants of one broadcaster (docs/catalogue.md#several-streams-per-channel)', () => {
+  const variant = (name: string, path: string, fields: Record<string, unknown> = {}) =>
+    station({
+      name,
+      url: `https://variants.example.org/${path}`,
+      url_resolved: `https://variants.example.org/${path}`,
+      homepage: 'https://www.variants.example.org/',
+      ...fields,
+    });
+  const streamsOf = async (id: number) =>
+    (
+      await env.DB.prepare(
+        'SELECT url, position, format, bitrate FROM channel_streams WHERE channel_id = ? ORDER BY position',
+      )
+        .bind(id)
+        .all()
+    ).results;
+
+  it('become one channel with a stream each, in the file’s order; the same file again changes nothing', async () => {
+    const records = [
+      variant('Merge FM (AAC 64k)', 'aac64', { codec: 'AAC', bitrate: 64 }),
+      variant('Merge FM', 'mp3', { codec: 'MP3', bitrate: 128, tags: 'jazz' }),
+      variant('Merge FM HQ', 'hls.m3u8', { codec: 'AAC', hls: 1, bitrate: 0 }),
+      // Another broadcaster: a longer name (not a quality suffix), or another homepage.
+      variant('Merge FM Classics', 'classics'),
+      variant('Merge FM', 'elsewhere', { homepage: 'https://merge-fm.example.net/' }),
+    ];
+    const first = await importStations(records);
+    expect(first).toMatchObject({ created: 5, updated: 0, unchanged: 0, skipped: 0, merged: 2 });
+    const id = await channelId('https://variants.example.org/aac64');
+    expect(await channelId('https://variants.example.org/mp3')).toBe(id);
+    expect(await channelId('https://variants.example.org/hls.m3u8')).toBe(id);
+    expect(await channelId('https://variants.example.org/classics')).not.toBe(id);
+    expect(await channelId('https://variants.example.org/elsewhere')).not.toBe(id);
+    expect(await streamsOf(id)).toEqual([
+      { url: 'https://variants.example.org/aac64', position: 0, format: 'aac', bitrate: 64 },
+      { url: 'https://variants.example.org/mp3', position: 1, format: 'mp3', bitrate: 128 },
+      { url: 'https://variants.example.org/hls.m3u8', position: 2, format: 'hls', bitrate: null },
+    ]);
+    const user = await registerUser();
+    const shown = (await call('GET', `/api/v1/radios/${id}`, { token: user.token })).body.data;
+    // Named after the variant without a quality suffix, with its genres; `stream_url` is the first stream.
+    expect(shown).toMatchObject({
+      name: 'Merge FM',
+      genres: [{ name: 'Jazz' }],
+      stream_url: 'https://variants.example.org/aac64',
+      format: 'aac',
+      bitrate: 64,
+    });
+    expect(shown.streams.map((s: { url: string }) => s.url)).toEqual([
+      'https://variants.example.org/aac64',
+      'https://variants.example.org/mp3',
+      'https://variants.example.org/hls.m3u8',
+    ]);
+
+    const snapshot = async () =>
+      (
+        await env.DB.prepare(
+          `SELECT c.id, c.updated_at, c.change_seq, c.streams_json, (SELECT json_group_array(s.id) FROM channel_streams s WHERE s.channel_id = c.id) AS streams
+           FROM radio_channels c ORDER BY c.id`,
+        ).all()
+      ).results;
+    const before = await snapshot();
+    expect(await importStations(records)).toMatchObject({ created: 0, updated: 0, unchanged: 5, merged: 0 });
+    expect(await snapshot()).toEqual(before);
+
+    // A variant in a later import joins the channel made of the others.
+    const later = await importStations([variant('Merge FM mobile', 'mobile', { codec: 'AAC', bitrate: 32 })]);
+    expect(later).toMatchObject({ created: 1, merged: 1 });
+    expect(await channelId('https://variants.example.org/mobile')).toBe(id);
+    expect((await streamsOf(id)).map((s) => s.position)).toEqual([0, 1, 2, 3]);
+  });
+
+  it('a variant in a later request joins without renaming the channel; the same requests again change nothing', async () => {
+    const base = variant('Split FM', 'split/base', { homepage: 'https://split.example.org/', tags: 'rock' });
+    const hq = variant('Split FM HQ', 'split/hq', {
+      homepage: 'https://split.example.org/',
+      tags: 'pop',
+      bitrate: 320,
+    });
+    const requests = [[base], [hq]];
+    for (const records of requests) await importStations(records);
+    const id = await channelId('https://variants.example.org/split/base');
+    expect(await channelId('https://variants.example.org/split/hq')).toBe(id);
+    const shown = async () =>
+      env.DB.prepare(
+        'SELECT name, updated_at, (SELECT json_group_array(name) FROM channel_streams WHERE channel_id = ?1) AS streams FROM radio_channels WHERE id = ?1',
+      )
+        .bind(id)
+        .first();
+    const before = await shown();
+    expect(before).toMatchObject({ name: 'Split FM', streams: '["Split FM","Split FM HQ"]' });
+    for (const records of requests) expect(await importStations(records)).toMatchObject({ unchanged: 1, updated: 0 });
+    expect(await shown()).toEqual(before);
+    // The station the channel is named after changes it; a variant's change changes only its stream.
+    expect(await importStations([{ ...hq, bitrate: 256, tags: 'jazz' }])).toMatchObject({ updated: 1 });
+    expect(await shown()).toMatchObject({ name: 'Split FM' });
+    expect(await importStations([{ ...base, name: 'Split Radio' }])).toMatchObject({ updated: 1 });
+    expect(await shown()).toMatchObject({ name: 'Split Radio' });
+  });
+
+  it('a channel takes at most 8 streams; the variants past them are skipped with the reason', async () => {
+    const records = Array.from({ length: 10 }, (_, i) =>
+      variant(
+        `Ten Streams FM ${['MP3', 'AAC', 'HQ', 'LQ', 'HLS', 'OGG', 'OPUS', 'FLAC', 'Mobile', 'SSL'][i]}`,
+        `ten/${i}`,
+        {
+          homepage: 'https://ten.example.org/',
+        },
+      ),
+    );
+    const summary = await importStations(records);
+    expect(summary).toMatchObject({ created: 8, merged: 7, skipped: 2 });
+    expect(summary.skipped_details.map((skip) => [skip.index, skip.reason])).toEqual([
+      [8, 'its broadcaster has 8 streams already'],
+      [9, 'its broadcaster has 8 streams already'],
+    ]);
   });
 });

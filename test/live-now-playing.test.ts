@@ -2,12 +2,20 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it, vi } from 'vitest';
 import { HEARTBEAT_MS } from '../src/streams/live';
-import { LIVE_LEASE_MS, liveStreamsKey } from '../src/rate-limits/limits';
+import { LIVE_POLL_MS } from '../src/streams/now-playing-object';
+import {
+  LIVE_LEASE_MS,
+  LIVE_STREAMS_PER_ADDRESS,
+  LIVE_STREAMS_PER_USER,
+  liveStreamsKey,
+  liveUserStreamsKey,
+} from '../src/rate-limits/limits';
 import { watchNowPlaying, type LiveTitle } from '../clients/typescript/src/index';
 import { BASE, call, fetchWorker } from './helpers/client';
 import type { NowPlayingObject } from '../src/streams/now-playing-object';
 import { seedChannels, station } from './helpers/catalogue';
 import { withLimits } from './helpers/limits';
+import { quickUser } from './helpers/users';
 
 /**
  * Live titles (docs/api.md#live-now-playing): one reading of a channel's stream however many listen, every title
@@ -110,6 +118,30 @@ async function until(check: () => Promise<boolean>) {
   expect(await check()).toBe(true);
 }
 
+/** The limiter of a key's live streams, and how many places it holds now. */
+const places = (key: string) =>
+  env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(key)).count('streams', LIVE_LEASE_MS, Date.now());
+
+/**
+ * Runs `test` on a clock of its own, an hour ahead of the real one: the object's alarms are set from it, so a round
+ * runs only when the test runs one (`round`), however long the test takes on a busy machine.
+ */
+async function onTestClock(test: () => Promise<void>) {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  try {
+    vi.setSystemTime(Date.now() + 3_600_000);
+    await test();
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
+/** The channel's next round, `LIVE_POLL_MS` on (within `onTestClock`); false when nobody listened any more. */
+async function round(object: DurableObjectStub<NowPlayingObject>) {
+  vi.setSystemTime(Date.now() + LIVE_POLL_MS);
+  return runDurableObjectAlarm(object);
+}
+
 describe('GET /api/v1/radios/{id}/now-playing/events', () => {
   it('sends the current title at once, as an event stream with retry and an id', async () => {
     const { id } = await cuedChannel('Miles Davis - So What');
@@ -118,7 +150,7 @@ describe('GET /api/v1/radios/{id}/now-playing/events', () => {
     expect(listener.response.headers.get('Content-Type')).toBe('text/event-stream; charset=utf-8');
     expect(listener.response.headers.get('Cache-Control')).toBe('no-store');
     // The address's limit of open streams, as the other limits announce theirs.
-    expect(listener.response.headers.get('RateLimit-Policy')).toBe('"live";q=10;w=90');
+    expect(listener.response.headers.get('RateLimit-Policy')).toBe('"live";q=100;w=30');
     const [first] = await listener.events(1);
     expect(listener.seen[0]).toBe('retry: 3000');
     expect(first!.data).toMatchObject({
@@ -152,7 +184,7 @@ describe('GET /api/v1/radios/{id}/now-playing/events', () => {
     expect(await upstream(name)).toBe(before + 3);
 
     await Promise.all(all.map((listener) => listener.close()));
-    // A stream the client closed is noticed at the next write to it: the heartbeat, at most 25 s on.
+    // A stream the client cancelled is noticed at the next write to it: the next round, at most 10 s on.
     await heartbeat(object);
     await until(async () => (await object.listening()) === 0);
     const readings = await upstream(name);
@@ -200,27 +232,162 @@ describe('GET /api/v1/radios/{id}/now-playing/events', () => {
     await back.close();
   });
 
-  it('allows 10 open streams per address, 429 past them; a closed one frees its place', async () => {
-    const { id, object } = await cuedChannel('Limit - Ten');
-    const address = { 'CF-Connecting-IP': '192.0.2.99' };
-    const open = await Promise.all(Array.from({ length: 10 }, () => listen(id, address)));
-    for (const listener of open) expect(listener.response.status).toBe(200);
-    const refused = await call('GET', `/api/v1/radios/${id}/now-playing/events`, { headers: address });
-    expect([refused.status, refused.body.error]).toEqual([429, 'rate_limited']);
-    expect(Number(refused.headers.get('Retry-After'))).toBeGreaterThan(0);
-    // Another address is not held back.
-    const other = await listen(id, { 'CF-Connecting-IP': '192.0.2.100' });
-    expect(other.response.status).toBe(200);
-    await open[0]!.close();
-    await other.close();
-    await heartbeat(object);
-    await until(async () => (await object.listening()) === 9);
-    // The place is given back to the address's limiter without anyone waiting for it: wait for the limiter itself.
-    const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(liveStreamsKey('192.0.2.99')));
-    await until(async () => (await limiter.count('streams', LIVE_LEASE_MS)) === 9);
-    const again = await listen(id, address);
-    expect(again.response.status).toBe(200);
-    await Promise.all([...open.slice(1), again].map((listener) => listener.close()));
+  it('allows 10 open streams per signed-in user, 429 past them before any stream; a closed one frees its place', async () => {
+    await onTestClock(async () => {
+      const { id, object } = await cuedChannel('Limit - Ten');
+      const user = await quickUser();
+      const signedIn = { 'CF-Connecting-IP': '192.0.2.99', Authorization: `Bearer ${user.token}` };
+      const open = await Promise.all(Array.from({ length: LIVE_STREAMS_PER_USER }, () => listen(id, signedIn)));
+      for (const listener of open) expect(listener.response.status).toBe(200);
+      expect(open[0]!.response.headers.get('RateLimit-Policy')).toBe('"live";q=10;w=30');
+      await Promise.all(open.map((listener) => listener.events(1)));
+      const refused = await call('GET', `/api/v1/radios/${id}/now-playing/events`, { headers: signedIn });
+      expect([refused.status, refused.body.error]).toEqual([429, 'rate_limited']);
+      expect(Number(refused.headers.get('Retry-After'))).toBeGreaterThan(0);
+      expect(Number(refused.headers.get('Retry-After'))).toBeLessThanOrEqual(LIVE_LEASE_MS / 1000);
+      expect(refused.headers.get('RateLimit-Policy')).toBe('"live";q=10;w=30');
+      expect(refused.headers.get('RateLimit')).toMatch(/^"live";r=0;t=\d+$/);
+      // A HEAD gets what a GET would: the 429, with its headers.
+      const head = await fetchWorker(
+        new Request(`${BASE}/api/v1/radios/${id}/now-playing/events`, { method: 'HEAD', headers: signedIn }),
+      );
+      expect([head.status, head.headers.get('RateLimit-Policy')]).toEqual([429, '"live";q=10;w=30']);
+      expect(Number(head.headers.get('Retry-After'))).toBeGreaterThan(0);
+      // The same address without a token counts in the address's limit, not the user's.
+      const anonymous = await listen(id, { 'CF-Connecting-IP': '192.0.2.99' });
+      expect(anonymous.response.status).toBe(200);
+      await open[0]!.close();
+      await anonymous.close();
+      // The object learns of a cancelled stream at its next write to it: the next round.
+      await round(object);
+      await until(async () => (await object.listening()) === LIVE_STREAMS_PER_USER - 1);
+      // The place is given back to the limiter without anyone waiting for it: wait for the limiter itself.
+      await until(async () => (await places(liveUserStreamsKey(user.id))) === LIVE_STREAMS_PER_USER - 1);
+      const again = await listen(id, signedIn);
+      expect(again.response.status).toBe(200);
+      await Promise.all([...open.slice(1), again].map((listener) => listener.close()));
+    });
+  });
+
+  it('allows 100 open streams per address without a token: the 11th is fine, the 101st is 429', async () => {
+    await onTestClock(async () => {
+      const { id } = await cuedChannel('Limit - Hundred');
+      const address = { 'CF-Connecting-IP': '192.0.2.98' };
+      const open = [];
+      for (let i = 0; i < LIVE_STREAMS_PER_ADDRESS; i += 10)
+        open.push(...(await Promise.all(Array.from({ length: 10 }, () => listen(id, address)))));
+      expect(open.map((listener) => listener.response.status)).toEqual(Array(LIVE_STREAMS_PER_ADDRESS).fill(200));
+      expect(open.at(-1)!.response.headers.get('RateLimit')).toMatch(/^"live";r=0;t=\d+$/);
+      const refused = await call('GET', `/api/v1/radios/${id}/now-playing/events`, { headers: address });
+      expect([refused.status, refused.body.error]).toEqual([429, 'rate_limited']);
+      expect(refused.headers.get('RateLimit-Policy')).toBe('"live";q=100;w=30');
+      expect(Number(refused.headers.get('Retry-After'))).toBeGreaterThan(0);
+      await Promise.all(open.map((listener) => listener.close()));
+    });
+  });
+
+  it('a HEAD answers as a GET would, without a body, a place or a stream: 10 HEADs, then a GET is 200', async () => {
+    await onTestClock(async () => {
+      const { id, object } = await cuedChannel('Head - Only');
+      const user = await quickUser();
+      const anonymous = { 'CF-Connecting-IP': '192.0.2.97' };
+      const signedIn = { ...anonymous, Authorization: `Bearer ${user.token}` };
+      for (const [headers, remaining] of [
+        [anonymous, LIVE_STREAMS_PER_ADDRESS],
+        [signedIn, LIVE_STREAMS_PER_USER],
+      ] as const) {
+        for (let i = 0; i < 10; i += 1) {
+          const head = await fetchWorker(
+            new Request(`${BASE}/api/v1/radios/${id}/now-playing/events`, { method: 'HEAD', headers }),
+          );
+          expect(head.status).toBe(200);
+          expect(head.headers.get('Content-Type')).toBe('text/event-stream; charset=utf-8');
+          expect(head.headers.get('Cache-Control')).toBe('no-store');
+          expect(head.headers.get('RateLimit')).toBe(`"live";r=${remaining};t=30`);
+          expect(head.body).toBeNull();
+        }
+      }
+      expect(await object.listening()).toBe(0);
+      expect(await places(liveStreamsKey('192.0.2.97'))).toBe(0);
+      expect(await places(liveUserStreamsKey(user.id))).toBe(0);
+      for (const headers of [anonymous, signedIn]) {
+        const listener = await listen(id, headers);
+        expect(listener.response.status).toBe(200);
+        expect((await listener.events(1))[0]!.data.stream_title).toBe('Head - Only');
+        await listener.close();
+      }
+      // A missing channel is a 404 to a HEAD too.
+      const missing = await fetchWorker(
+        new Request(`${BASE}/api/v1/radios/999999/now-playing/events`, { method: 'HEAD', headers: signedIn }),
+      );
+      expect(missing.status).toBe(404);
+    });
+  });
+
+  it('a GET its client left (no longer read, nothing cancelled) gives its place back within 30 s', async () => {
+    await onTestClock(async () => {
+      const { id, object } = await cuedChannel('Left - Quietly');
+      const address = { 'CF-Connecting-IP': '192.0.2.96' };
+      const [stays, leaves] = [await listen(id, address), await listen(id, address)];
+      await Promise.all([stays.events(1), leaves.events(1)]);
+      expect(await places(liveStreamsKey('192.0.2.96'))).toBe(2);
+      // workerd tells nobody when an HTTP client leaves: its stream is only no longer read. `leaves` reads no more.
+      const left = Date.now();
+      for (let i = 0; i < 3 && (await object.listening()) > 1; i += 1) {
+        await round(object);
+        // `stays` reads what each round writes (a comment line).
+        expect(await stays.next()).toMatch(/^:/);
+      }
+      expect(await object.listening()).toBe(1);
+      expect(Date.now() - left).toBeLessThanOrEqual(30_000);
+      await until(async () => (await places(liveStreamsKey('192.0.2.96'))) === 1);
+      // The one that reads keeps its place, renewed every other round, well past its 30 s lease.
+      for (let i = 0; i < 6; i += 1) {
+        await round(object);
+        expect(await stays.next()).toMatch(/^:/);
+      }
+      expect(await object.listening()).toBe(1);
+      expect(await places(liveStreamsKey('192.0.2.96'))).toBe(1);
+      await stays.close();
+    });
+  });
+
+  it('a stream never read is dropped within 30 s, its place returned and nothing of it kept', async () => {
+    await onTestClock(async () => {
+      const { id, object } = await cuedChannel('Never - Read');
+      const address = { 'CF-Connecting-IP': '192.0.2.95' };
+      const unread = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          fetchWorker(new Request(`${BASE}/api/v1/radios/${id}/now-playing/events`, { headers: address })),
+        ),
+      );
+      expect(unread.map((response) => response.status)).toEqual(Array(5).fill(200));
+      const readers = unread.map((response) => response.body!.getReader());
+      // Their streams end in an error once dropped, read below; nobody waits on `closed`.
+      for (const reader of readers) reader.closed.catch(() => undefined);
+      expect(await object.listening()).toBe(5);
+      expect(await places(liveStreamsKey('192.0.2.95'))).toBe(5);
+      const opened = Date.now();
+      for (let i = 0; i < 3 && (await object.listening()) > 0; i += 1) await round(object);
+      expect(await object.listening()).toBe(0);
+      expect(Date.now() - opened).toBeLessThanOrEqual(30_000);
+      await until(async () => (await places(liveStreamsKey('192.0.2.95'))) === 0);
+      // Nothing of them is kept: no listener in the object, and their streams ended with an error, what was queued for
+      // them discarded (a stream closed instead would still hold it for a reader).
+      await runInDurableObject(object, (instance) => {
+        const live = (instance as unknown as { live: { listeners: Set<unknown> } }).live;
+        expect(live.listeners.size).toBe(0);
+      });
+      for (const reader of readers) {
+        await expect(
+          (async () => {
+            while (!(await reader.read()).done);
+          })(),
+        ).rejects.toThrow();
+      }
+      // Nobody left: the next alarm reads nothing and sets no further one.
+      expect(await round(object)).toBe(false);
+    });
   });
 
   it("the client package's watchNowPlaying reconnects after a drop with Last-Event-ID and loses no title", async () => {
@@ -306,24 +473,27 @@ describe('GET /api/v1/radios/{id}/now-playing/events', () => {
     expect(ended).toEqual([404]);
   });
 
-  it('a burst of 15 streams from one address at once gets exactly 10', async () => {
-    const { id } = await cuedChannel('Burst - Fifteen');
-    const responses = await Promise.all(
-      Array.from({ length: 15 }, () =>
-        fetchWorker(
-          new Request(`${BASE}/api/v1/radios/${id}/now-playing/events`, {
-            headers: { 'CF-Connecting-IP': '192.0.2.55' },
-          }),
+  it('a burst of 15 streams of one user at once gets exactly 10', async () => {
+    await onTestClock(async () => {
+      const { id } = await cuedChannel('Burst - Fifteen');
+      const user = await quickUser();
+      const responses = await Promise.all(
+        Array.from({ length: 15 }, () =>
+          fetchWorker(
+            new Request(`${BASE}/api/v1/radios/${id}/now-playing/events`, {
+              headers: { 'CF-Connecting-IP': '192.0.2.55', Authorization: `Bearer ${user.token}` },
+            }),
+          ),
         ),
-      ),
-    );
-    const statuses = responses.map((response) => response.status).sort();
-    expect(statuses).toEqual([...Array(10).fill(200), ...Array(5).fill(429)]);
-    await Promise.all(
-      responses.map(async (response) => {
-        await response.body?.cancel();
-      }),
-    );
+      );
+      const statuses = responses.map((response) => response.status).sort();
+      expect(statuses).toEqual([...Array(10).fill(200), ...Array(5).fill(429)]);
+      await Promise.all(
+        responses.map(async (response) => {
+          await response.body?.cancel();
+        }),
+      );
+    });
   });
 
   it('counts connections as the anonymous routes do: opening and closing in a loop meets a 429 too', async () => {

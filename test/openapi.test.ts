@@ -19,6 +19,16 @@ it('serves an OpenAPI 3.1 document of every route', async () => {
       'PATCH /api/v1/auth/profile',
       'PUT /api/v1/auth/password',
       'POST /api/v1/auth/logout',
+      'DELETE /api/v1/auth/account',
+      'GET /api/v1/auth/export',
+      'POST /api/v1/auth/password/forgot',
+      'POST /api/v1/auth/password/reset',
+      'POST /api/v1/auth/email/verify',
+      'POST /api/v1/auth/email/resend',
+      'GET /api/v1/auth/sessions',
+      'DELETE /api/v1/auth/sessions',
+      'DELETE /api/v1/auth/sessions/{id}',
+      'GET /api/v1/admin/outbox',
       'PATCH /api/v1/admin/users/{id}',
       'GET /api/v1/health',
       'GET /api/v1/radios',
@@ -55,6 +65,8 @@ it('serves an OpenAPI 3.1 document of every route', async () => {
       'DELETE /api/v1/playlists/{id}',
       'GET /api/v1/playlists/{id}.m3u',
       'GET /api/v1/playlists/{id}.pls',
+      'GET /api/v1/playlists/{id}/export.m3u',
+      'GET /api/v1/playlists/{id}/export.pls',
       'GET /api/v1/playlists/{id}/items',
       'POST /api/v1/playlists/{id}/items',
       'DELETE /api/v1/playlists/{id}/items/{channel_id}',
@@ -119,7 +131,7 @@ it('describes every operation for SDK generators: ids, tags, headers both ways, 
       if (json) expect(json.example, where).toBeDefined();
     }
   }
-  expect(ids.size).toBe(61);
+  expect(ids.size).toBe(73);
   for (const path of ['/api/v1/auth/register', '/api/v1/auth/login'])
     expect(doc.paths[path]?.post?.security).toEqual([]);
   const playlistWrite = doc.paths['/api/v1/playlists/{id}']!.put!;

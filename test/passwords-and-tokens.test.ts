@@ -46,7 +46,7 @@ describe('tokens', () => {
 
   it('stores only the hash of the secret, with the lifetime', async () => {
     const now = Date.now();
-    const { token, record } = await issueToken(env.TOKENS, { id: 42, credentialGeneration: 0 }, 30, now);
+    const { token, record } = await issueToken(env.TOKENS, { id: 42, credentialGeneration: 0 }, 30, {}, now);
     const [id, secret] = token.split('|') as [string, string];
     const stored = await env.TOKENS.get(`token:${id}`);
     expect(stored).not.toContain(secret);

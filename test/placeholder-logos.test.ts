@@ -7,10 +7,10 @@ import { quickUser } from './helpers/users';
 
 const origin = 'https://api.example.org';
 
-/** What the rewrite must give: a second JSON.stringify whose replacer makes every path of this API absolute. */
+/** What the rewrite must give: a second JSON.stringify whose replacer makes every logo that is a path absolute. */
 const reference = (value: unknown) =>
-  JSON.stringify(value, (_key, field: unknown) =>
-    typeof field === 'string' && field.startsWith('/api/v1/') ? `${origin}${field}` : field,
+  JSON.stringify(value, (key, field: unknown) =>
+    key === 'logo' && typeof field === 'string' && field.startsWith('/api/v1/') ? `${origin}${field}` : field,
   );
 
 // Strings that try to look like the JSON around them: quotes, backslashes, braces, field names, paths.

@@ -49,7 +49,7 @@ describe('the PlayCounter Durable Object', () => {
     expect(await plays.top(48, 1, now)).toEqual([{ channelId: a, plays: 3 }]);
   });
 
-  it('applies the 60-second rule to the history and the crowd rule to the ranking', async () => {
+  it('applies the 60-second rule to the count and the history, and ranks a listener once per channel and hour', async () => {
     const [five, six] = await seedChannels([station(), station()]);
     const plays = counter('repeat');
     const now = Math.floor(Date.now() / HOUR) * HOUR + 1000;
@@ -57,11 +57,11 @@ describe('the PlayCounter Durable Object', () => {
     expect(await plays.record(NOBODY + 1, five!, now + 59_999)).toEqual({ found: true, counted: false, ranked: false });
     expect(await plays.record(NOBODY + 2, five!, now + 1)).toEqual({ found: true, counted: true, ranked: true });
     expect(await plays.record(NOBODY + 1, six!, now + 2)).toEqual({ found: true, counted: true, ranked: true });
-    // Past 60 seconds it counts again, in the history and the ranking alike.
-    expect(await plays.record(NOBODY + 1, five!, now + 60_000)).toEqual({ found: true, counted: true, ranked: true });
+    // Past 60 seconds it counts again; in rankings, the listener counted already this hour.
+    expect(await plays.record(NOBODY + 1, five!, now + 60_000)).toEqual({ found: true, counted: true, ranked: false });
     expect(await plays.record(NOBODY + 1, five!, now + HOUR)).toEqual({ found: true, counted: true, ranked: true });
     expect(await plays.top(2, 10, now + HOUR)).toEqual([
-      { channelId: five, plays: 4 },
+      { channelId: five, plays: 3 },
       { channelId: six, plays: 1 },
     ]);
     // A play dated before the last counted one (a late retry) is not counted and leaves the window where it was.
@@ -70,8 +70,23 @@ describe('the PlayCounter Durable Object', () => {
     expect(await plays.record(NOBODY + 1, five!, now + HOUR + 60_000)).toEqual({
       found: true,
       counted: true,
-      ranked: true,
+      ranked: false,
     });
+  });
+
+  it('keeps a last counted play until its hour is over, then drops it', async () => {
+    const [id] = await seedChannels([station()]);
+    const plays = counter('recent-rows');
+    const hourStart = Math.floor(Date.now() / HOUR) * HOUR;
+    // A play of an earlier hour, and one at the start of this one: its user ranks no more this hour.
+    await plays.record(NOBODY + 1, id!, hourStart - 2 * HOUR);
+    await plays.record(NOBODY + 2, id!, hourStart);
+    await inside('recent-rows', (instance) => instance.alarm());
+    const rows = await inside('recent-rows', (_instance, state) =>
+      state.storage.sql.exec<{ user_id: number }>('SELECT user_id FROM recent ORDER BY user_id').toArray(),
+    );
+    expect(rows).toEqual([{ user_id: NOBODY + 2 }]);
+    expect((await plays.record(NOBODY + 2, id!, hourStart + 2 * 60_000)).ranked).toBe(false);
   });
 
   it('answers not found from what it knows, and learns catalogue writes as they are told', async () => {

@@ -400,30 +400,58 @@ describe('export for players', () => {
       .all<{ id: number; stream_url: string }>();
     const url = (channel: number) => streams.results.find((r) => r.id === channel)!.stream_url;
 
-    const m3u = await fetchFile(`/api/v1/playlists/${id}.m3u`, owner.token);
+    const m3u = await fetchFile(`/api/v1/playlists/${id}/export.m3u`, owner.token);
     expect(m3u.status).toBe(200);
     expect(m3u.headers.get('content-type')).toBe('audio/x-mpegurl; charset=UTF-8');
     expect(await m3u.text()).toBe(
       `#EXTM3U\n#PLAYLIST:Road trip\n#EXTINF:-1,Channel 1\n${url(b)}\n#EXTINF:-1,Channel 0\n${url(a)}\n`,
     );
 
-    const pls = await fetchFile(`/api/v1/playlists/${id}.pls`, owner.token);
+    const pls = await fetchFile(`/api/v1/playlists/${id}/export.pls`, owner.token);
     expect(pls.headers.get('content-type')).toBe('audio/x-scpls; charset=UTF-8');
     expect(await pls.text()).toBe(
       `[playlist]\nFile1=${url(b)}\nTitle1=Channel 1\nLength1=-1\nFile2=${url(a)}\nTitle2=Channel 0\nLength2=-1\nNumberOfEntries=2\nVersion=2\n`,
     );
 
-    expect((await call('GET', `/api/v1/playlists/${id}.m3u`, { token: stranger.token })).status).toBe(404);
+    expect((await call('GET', `/api/v1/playlists/${id}/export.m3u`, { token: stranger.token })).status).toBe(404);
     // Back to a name the API could have stored, before answers that carry it as JSON.
     await env.DB.prepare('UPDATE playlists SET name = ?1 WHERE id = ?2').bind('Road trip', id).run();
     await call('PUT', `/api/v1/playlists/${id}`, { token: owner.token, json: { is_public: true } });
-    expect((await fetchFile(`/api/v1/playlists/${id}.pls`, stranger.token)).status).toBe(200);
+    expect((await fetchFile(`/api/v1/playlists/${id}/export.pls`, stranger.token)).status).toBe(200);
     // A public playlist's export needs no token (media players and shared links have none).
-    const anonymous = await fetchWorker(new Request(`${BASE}/api/v1/playlists/${id}.m3u`));
+    const anonymous = await fetchWorker(new Request(`${BASE}/api/v1/playlists/${id}/export.m3u`));
     expect(anonymous.status).toBe(200);
     expect(await anonymous.text()).toContain(url(b));
     await call('PUT', `/api/v1/playlists/${id}`, { token: owner.token, json: { is_public: false } });
-    expect((await call('GET', `/api/v1/playlists/${id}.m3u`)).status).toBe(404);
+    expect((await call('GET', `/api/v1/playlists/${id}/export.m3u`)).status).toBe(404);
+  });
+
+  it('keeps the first export paths, deprecated, naming their successor', async () => {
+    const owner = await registerUser();
+    const id = await newPlaylist(owner, { name: 'Old link' });
+    await add(owner, id, channels[0]!);
+    for (const format of ['m3u', 'pls']) {
+      const [legacy, current] = [
+        await fetchFile(`/api/v1/playlists/${id}.${format}`, owner.token),
+        await fetchFile(`/api/v1/playlists/${id}/export.${format}`, owner.token),
+      ];
+      expect([legacy.status, current.status]).toEqual([200, 200]);
+      expect(await legacy.text()).toBe(await current.text());
+      expect(legacy.headers.get('deprecation')).toBe('true');
+      expect(legacy.headers.get('link')).toBe(`</api/v1/playlists/${id}/export.${format}>; rel="successor-version"`);
+      expect(current.headers.get('deprecation')).toBeNull();
+    }
+  });
+
+  it('answers the envelope for a bad id or query on the export path', async () => {
+    const owner = await registerUser();
+    const bad = await call('GET', '/api/v1/playlists/abc/export.m3u', { token: owner.token });
+    expect(bad.status).toBe(422);
+    expect(bad.body.data.errors).toHaveProperty('id');
+    const query = await call('GET', '/api/v1/playlists/1/export.m3u?x=1', { token: owner.token });
+    expect(query.status).toBe(422);
+    expect((await call('GET', '/api/v1/playlists/987654321/export.pls', { token: owner.token })).status).toBe(404);
+    expect((await call('POST', '/api/v1/playlists/1/export.m3u', { token: owner.token })).status).toBe(405);
   });
 
   it('no stored text splits a line, for players that split at every Unicode line break', async () => {
@@ -445,7 +473,7 @@ describe('export for players', () => {
     const flat = 'A B B B B B B B B B B C D';
     // eslint-disable-next-line no-control-regex -- the line breaks of Python's str.splitlines
     const splitLines = (text: string) => text.split(/\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/u);
-    const m3u = await (await fetchFile(`/api/v1/playlists/${id}.m3u`, owner.token)).text();
+    const m3u = await (await fetchFile(`/api/v1/playlists/${id}/export.m3u`, owner.token)).text();
     expect(splitLines(m3u)).toEqual([
       '#EXTM3U',
       `#PLAYLIST:${flat}`,
@@ -453,7 +481,7 @@ describe('export for players', () => {
       `https://stream.example/live${' #EXTINF:-1,Evil'.repeat(breaks.length - 1)}`,
       '',
     ]);
-    const pls = await (await fetchFile(`/api/v1/playlists/${id}.pls`, owner.token)).text();
+    const pls = await (await fetchFile(`/api/v1/playlists/${id}/export.pls`, owner.token)).text();
     expect(splitLines(pls)).toHaveLength(7);
     expect(splitLines(pls)[2]).toBe(`Title1=${flat}`);
   });

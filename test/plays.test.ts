@@ -35,12 +35,32 @@ describe('POST /api/v1/radios/{id}/play', () => {
 
   it('counts exactly under concurrent plays of many users', async () => {
     const [id, other] = await seedChannels([station(), station()]);
-    // Ten: the requests of the tests carry no client address, so they are one network (lib/crowd.ts).
     const users = await Promise.all(Array.from({ length: 10 }, () => quickUser()));
     await Promise.all(users.flatMap((u) => [play(id!, u.token), play(id!, u.token), play(other!, u.token)]));
     await flushPlays();
     expect(await playCount(id!)).toBe(10);
     expect(await playCount(other!)).toBe(10);
+  });
+
+  it("counts every listener's plays, however many share one address (carrier-grade NAT)", async () => {
+    const channels = await seedChannels(Array.from({ length: 5 }, () => station()));
+    const before = await Promise.all(channels.map((id) => playCount(id)));
+    // 20 signed-in listeners behind one address, each playing the 5 channels, all at once.
+    const listeners = await Promise.all(Array.from({ length: 20 }, () => quickUser()));
+    const answers = await Promise.all(
+      listeners.flatMap((listener) =>
+        channels.map((id) =>
+          call('POST', `/api/v1/radios/${id}/play`, {
+            token: listener.token,
+            headers: { 'CF-Connecting-IP': '203.0.113.7' },
+          }),
+        ),
+      ),
+    );
+    expect(answers.map((res) => res.status)).toEqual(Array<number>(100).fill(200));
+    await flushPlays();
+    const after = await Promise.all(channels.map((id) => playCount(id)));
+    expect(after.map((n, i) => n - before[i]!)).toEqual([20, 20, 20, 20, 20]);
   });
 
   it('404 for a missing or inactive channel, 422 for a bad id', async () => {

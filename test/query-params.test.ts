@@ -123,3 +123,41 @@ describe('GET /api/v1/radios?ids= and ?country=', () => {
     expect((await call('GET', '/api/v1/radios?country=XX', { token: user.token })).status).toBe(422);
   });
 });
+
+/**
+ * A write that reads no body takes none, or a JSON object that it ignores (clients that always send JSON send `{}`),
+ * as the document says with its optional `requestBody`; another body type is 415.
+ */
+describe('the body of a write that reads none', () => {
+  it('is nothing or ignored JSON; another type is 415', async () => {
+    const user = await registerUser();
+    const [channel] = await seedChannels([station()]);
+    const play = (init: { body?: string; type?: string }) =>
+      fetchWorker(
+        new Request(`${BASE}/api/v1/radios/${channel}/play`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${user.token}`, ...(init.type ? { 'Content-Type': init.type } : {}) },
+          body: init.body,
+        }),
+      );
+    expect((await play({})).status).toBe(200);
+    expect((await play({ body: '', type: 'application/json' })).status).toBe(200);
+    expect((await play({ body: '{}', type: 'application/json' })).status).toBe(200);
+    expect((await play({ body: '{"duration":30}', type: 'application/json' })).status).toBe(200);
+    expect((await play({ body: 'played', type: 'text/plain' })).status).toBe(415);
+  });
+
+  it('is documented as optional on every write that reads none', async () => {
+    const document = await openApiDocument();
+    const writes = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item as Record<string, { requestBody?: { required?: boolean } }>)
+        .filter(([method]) => ['post', 'put', 'patch', 'delete'].includes(method))
+        .map(([method, operation]) => ({ name: `${method} ${path}`, body: operation.requestBody })),
+    );
+    const bodiless = writes.filter((write) => write.body?.required === false).map((write) => write.name);
+    expect(bodiless).toContain('post /api/v1/radios/{id}/play');
+    expect(bodiless).toHaveLength(11);
+    // Every write names its body: a required one, or the optional one it ignores.
+    expect(writes.filter((write) => write.body === undefined).map((write) => write.name)).toEqual([]);
+  });
+});

@@ -89,7 +89,7 @@ describe('query plans of the scheduled checks and nearby', () => {
   it('the checks take the channels checked longest ago from an index', async () => {
     const { dueForCheck } = await import('../src/streams/service');
     const detail = await plan(dueForCheck(db, 40));
-    expect(detail).toMatch(/USING (COVERING )?INDEX radio_channels_health_due/);
+    expect(detail).toMatch(/USING (COVERING )?INDEX channel_streams_health_due/);
     expect(detail).not.toContain('TEMP B-TREE');
   });
 

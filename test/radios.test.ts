@@ -216,6 +216,15 @@ describe('GET /api/v1/radios/{id}', () => {
       slug: 'gamma-classical',
       description: 'Symphonies',
       stream_url: expect.stringMatching(/^https:\/\/streams\.example\.com\/.+\.mp3$/),
+      streams: [
+        {
+          url: res.body.data.stream_url,
+          format: 'mp3',
+          bitrate: 128,
+          is_https: true,
+          health: { status: 'unknown', checked_at: null, online_at: null },
+        },
+      ],
       logo: expect.stringMatching(/^https:\/\/station-.+\/logo\.png$/),
       country: { id: await countryId('DE'), name: 'Germany', code: 'DE' },
       language: 'de',

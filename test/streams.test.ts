@@ -5,6 +5,8 @@ import worker from '../src/index';
 import { BASE, call, fetchWorker } from './helpers/client';
 import { seedChannels, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
+import { createDb } from '../src/db/client';
+import { checksDue } from '../src/streams/service';
 
 /**
  * Streams that play (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos) over
@@ -46,7 +48,7 @@ describe('health', () => {
       error: null,
       status: 'online',
     });
-    const row = await env.DB.prepare('SELECT health_icy_name, health_bitrate FROM radio_channels WHERE id = ?')
+    const row = await env.DB.prepare('SELECT health_icy_name, health_bitrate FROM channel_streams WHERE channel_id = ?')
       .bind(id)
       .first();
     expect(row).toEqual({ health_icy_name: 'Fake Jazz FM', health_bitrate: 128 });
@@ -106,7 +108,7 @@ describe('POST /api/v1/radios/{id}/report', () => {
     const [id] = await seedChannels([stream('icy.test')]);
     await call('POST', `/api/v1/admin/radios/${id}/check`, ADMIN);
     // The last check was an hour ago, so reports may ask for one (at most one per 10 minutes).
-    await env.DB.prepare('UPDATE radio_channels SET health_checked_at = ? WHERE id = ?')
+    await env.DB.prepare('UPDATE channel_streams SET health_checked_at = ? WHERE channel_id = ?')
       .bind(new Date(Date.now() - 3_600_000).toISOString(), id)
       .run();
     const report = (token: string, ok: boolean, ip: string) =>
@@ -115,12 +117,10 @@ describe('POST /api/v1/radios/{id}/report', () => {
         json: { ok, error: ok ? undefined : 'timeout' },
         headers: { 'CF-Connecting-IP': ip },
       });
+    // Whether the next cron run checks the stream for its reports.
+    const streamId = await env.DB.prepare('SELECT id FROM channel_streams WHERE channel_id = ?').bind(id).first('id');
     const requested = async () =>
-      (
-        await env.DB.prepare('SELECT health_check_requested_at AS at FROM radio_channels WHERE id = ?')
-          .bind(id)
-          .first<{ at: number | null }>()
-      )?.at ?? null;
+      (await checksDue(createDb(env.DB), 40)).asking.includes(Number(streamId)) ? 1 : null;
     const loud = await registerUser();
     // A burst at once: the (user, channel, hour) key keeps exactly one.
     for (const res of await Promise.all(Array.from({ length: 10 }, () => report(loud.token, false, '192.0.2.1')))) {

@@ -8,6 +8,7 @@ import fixture from './fixtures/radio-browser/stations.json';
 import { BASE, asAdmin, call, fetchWorker, type Json } from './helpers/client';
 import { importStations } from './helpers/catalogue';
 import { quickUser, type TestUser } from './helpers/users';
+import { sha256Hex } from '../src/lib/crypto';
 
 /**
  * The upstream sync (docs/catalogue.md#upstream-sync) against a fake Radio Browser server
@@ -68,6 +69,7 @@ async function setUpstream(state: {
   changes?: Station[];
   mode?: string;
   hold?: boolean;
+  ignoreLimit?: boolean;
   requests?: [];
 }) {
   await fetch(`${UPSTREAM}/__state`, { method: 'POST', body: JSON.stringify(state) });
@@ -158,6 +160,7 @@ async function upstreamChanges(changed: Station[], deleted: Station[] = []) {
     changes: [{ changeuuid: cursor }, ...[...changed, ...deleted].map(changeOf)],
     mode: 'ok',
     hold: false,
+    ignoreLimit: false,
   });
 }
 
@@ -578,7 +581,7 @@ describe('an operator’s edits and the upstream sync', () => {
     expect(await channelByUuid(gone.stationuuid)).toMatchObject({ is_active: 0 });
   });
 
-  it('adopts a channel created through the admin API by its stream and changes none of its fields', async () => {
+  it('adopts a channel created through the admin API only where name and homepage agree, and changes none of its fields', async () => {
     const genre = await newGenre('Editors’ Own Genre');
     const stream = 'https://editors-own.example.com/live.mp3';
     const created = await asAdmin('POST', '/api/v1/admin/radios', {
@@ -598,9 +601,15 @@ describe('an operator’s edits and the upstream sync', () => {
     expect(created.status).toBe(201);
     const { id } = created.body.data;
     const before = await radio(id);
+    const followed = async () =>
+      env.DB.prepare(
+        'SELECT c.upstream_uuid AS channel, s.upstream_uuid AS stream FROM radio_channels c JOIN channel_streams s ON s.channel_id = c.id WHERE s.url = ?',
+      )
+        .bind(stream)
+        .first();
 
-    // The upstream has a station with the same stream, and every field of its own.
-    const same = ownStation({
+    // A station with the same stream under another name and homepage: an impersonation, never adopted.
+    const other = ownStation({
       name: 'Upstream’s Name',
       url: stream,
       url_resolved: stream,
@@ -608,36 +617,51 @@ describe('an operator’s edits and the upstream sync', () => {
       countrycode: 'DE',
       homepage: 'https://upstream.example.com/',
       favicon: 'https://upstream.example.com/logo.png',
-      geo_lat: 52.52,
-      geo_long: 13.405,
-      languagecodes: 'de',
       codec: 'AAC',
       bitrate: 64,
+    });
+    await upstreamChanges([other]);
+    const refused = await run();
+    expect(refused.last_run).toMatchObject({ received: 1, created: 0, updated: 0, skipped: 1 });
+    expect(refused.last_run.skipped_details).toEqual([
+      {
+        uuid: other.stationuuid,
+        name: 'Upstream’s Name',
+        reason: 'its stream URL belongs to a channel of another name or homepage',
+      },
+    ]);
+    expect(await followed()).toEqual({ channel: null, stream: null });
+    expect(fieldsOf(await radio(id))).toEqual(fieldsOf(before));
+
+    // The same station named as the channel, with its homepage: adopted (it now follows the station), not created
+    // again, and every field stays the operator's.
+    const same = ownStation({
+      ...other,
+      stationuuid: uuid(7_000),
+      name: 'Editors’ Own Radio',
+      homepage: 'https://www.editors-own.example.com',
     });
     await upstreamChanges([same]);
     const adopted = await run();
     expect(adopted.last_error).toBeNull();
-    // Adopted (it now follows the station), not created again.
-    expect(adopted.last_run).toMatchObject({ received: 1, created: 0 });
-    const rows = await env.DB.prepare('SELECT id, upstream_uuid FROM radio_channels WHERE stream_url = ?')
-      .bind(stream)
-      .all();
-    expect(rows.results).toEqual([{ id, upstream_uuid: same.stationuuid }]);
+    expect(adopted.last_run).toMatchObject({ received: 1, created: 0, updated: 1, skipped: 0 });
+    expect(await followed()).toEqual({ channel: same.stationuuid, stream: same.stationuuid });
     expect(fieldsOf(await radio(id))).toEqual(fieldsOf(before));
     expect(await genresOf(id)).toEqual([genre.slug]);
 
     // Its next change upstream changes nothing either.
-    await upstreamChanges([{ ...same, name: 'Upstream’s Name 2' }]);
+    await upstreamChanges([{ ...same, tags: 'pop' }]);
     expect((await run()).last_run).toMatchObject({ received: 1, created: 0, updated: 0, unchanged: 1 });
     expect(fieldsOf(await radio(id))).toEqual(fieldsOf(before));
   });
 
-  it('adopts an imported channel by its stream: it takes the station’s uuid and fields, and no second channel', async () => {
+  it('adopts an imported channel by its stream where name and homepage agree: the station’s uuid and fields, no second channel', async () => {
     const stream = 'https://imported.example.com/live.mp3';
     const imported = await importStations([
       {
         name: 'Imported FM',
         url: stream,
+        homepage: 'https://imported.example.com/',
         countrycode: 'NL',
         tags: 'pop',
         codec: 'MP3',
@@ -652,10 +676,22 @@ describe('an operator’s edits and the upstream sync', () => {
     expect(channel.upstream_uuid).toBeNull();
     const channels = await env.DB.prepare('SELECT count(*) AS n FROM radio_channels').first('n');
 
-    const station = ownStation({
+    // Renamed upstream: the stream is the only thing they share, so the channel is left alone.
+    const renamed = ownStation({
       name: 'Imported FM (upstream)',
       url: stream,
       url_resolved: stream,
+      homepage: 'https://imported.example.com/',
+      countrycode: 'NL',
+    });
+    await upstreamChanges([renamed]);
+    expect((await run()).last_run).toMatchObject({ received: 1, created: 0, updated: 0, skipped: 1 });
+
+    const station = ownStation({
+      name: 'Imported FM',
+      url: stream,
+      url_resolved: stream,
+      homepage: 'https://imported.example.com/',
       countrycode: 'NL',
       tags: 'rock',
       codec: 'AAC',
@@ -672,13 +708,7 @@ describe('an operator’s edits and the upstream sync', () => {
       .bind(stream)
       .all();
     expect(rows.results).toEqual([
-      {
-        id: channel.id,
-        upstream_uuid: station.stationuuid,
-        name: 'Imported FM (upstream)',
-        bitrate: 128,
-        format: 'aac',
-      },
+      { id: channel.id, upstream_uuid: station.stationuuid, name: 'Imported FM', bitrate: 128, format: 'aac' },
     ]);
     expect(await genresOf(channel.id)).toEqual(['rock']);
     expect(await env.DB.prepare('SELECT count(*) AS n FROM radio_channels').first('n')).toBe(channels);
@@ -787,5 +817,182 @@ describe('the Cron Trigger’s sync (syncCatalogue)', () => {
     expect(used).toEqual([]);
     expect((await (await fetch(`${UPSTREAM}/__requests`)).json<Json[]>()).length).toBe(asked);
     expect(await env.DB.prepare('SELECT * FROM upstream_sync').first()).toEqual(state);
+  });
+});
+
+/** The channel of a station's stream, with its streams in the order `streams` shows them. */
+const channelOfStation = async (station: string) => {
+  const row = await env.DB.prepare(
+    'SELECT c.* FROM channel_streams s JOIN radio_channels c ON c.id = s.channel_id WHERE s.upstream_uuid = ?',
+  )
+    .bind(station)
+    .first<Json>();
+  return row && { ...row, streams: JSON.parse(row.streams_json).map((stream: Json) => stream.url) };
+};
+
+describe('variants of one broadcaster', () => {
+  it('merges stations of one name and homepage into one channel, follows each, and hides it only with the last', async () => {
+    const homepage = 'https://variants.example.com/';
+    const main = ownStation({ name: 'Variant FM', homepage, codec: 'MP3', bitrate: 128 });
+    const aac = ownStation({
+      name: 'Variant FM (AAC 64k)',
+      homepage: 'https://www.variants.example.com',
+      codec: 'AAC',
+      bitrate: 64,
+    });
+    const hls = ownStation({
+      name: 'Variant FM HLS',
+      homepage,
+      url: 'https://variants.example.com/live.m3u8',
+      url_resolved: 'https://variants.example.com/live.m3u8',
+      codec: 'AAC',
+      bitrate: 0,
+      hls: 1,
+    });
+    // A namesake elsewhere is another broadcaster.
+    const namesake = ownStation({ name: 'Variant FM', homepage: 'https://elsewhere.example.com/' });
+    await upstreamChanges([aac, main, namesake]);
+    expect((await run()).last_run).toMatchObject({ received: 3, created: 3, merged: 1, skipped: 0 });
+    const channel = await channelOfStation(main.stationuuid);
+    // One channel for both, named after the shortest name and led by its station; the namesake has its own.
+    expect(channel).toMatchObject({
+      name: 'Variant FM',
+      upstream_uuid: main.stationuuid,
+      streams: [main.url, aac.url],
+    });
+    expect((await channelOfStation(aac.stationuuid)).id).toBe(channel.id);
+    expect((await channelOfStation(namesake.stationuuid)).id).not.toBe(channel.id);
+
+    // A variant found later joins the channel; each stream follows its own station.
+    await upstreamChanges([hls, { ...aac, bitrate: 96 }]);
+    expect((await run()).last_run).toMatchObject({ received: 2, created: 1, updated: 1, merged: 1 });
+    const radioNow = await radio(channel.id);
+    expect(radioNow.streams.map((stream: Json) => [stream.url, stream.format, stream.bitrate])).toEqual([
+      [main.url, 'mp3', 128],
+      [aac.url, 'aac', 96],
+      [hls.url, 'hls', null],
+    ]);
+    // The same changes again change nothing.
+    await upstreamChanges([hls, { ...aac, bitrate: 96 }]);
+    expect((await run()).last_run).toMatchObject({ received: 2, created: 0, updated: 0, unchanged: 2 });
+
+    // Deleted upstream: the main station's stream goes (the channel follows its next station), the channel stays.
+    await upstreamChanges([], [main]);
+    expect((await run()).last_run).toMatchObject({ updated: 1, hidden: 0 });
+    expect(await channelOfStation(aac.stationuuid)).toMatchObject({
+      id: channel.id,
+      is_active: 1,
+      upstream_uuid: aac.stationuuid,
+      streams: [aac.url, hls.url],
+    });
+    await upstreamChanges([], [aac, hls]);
+    expect((await run()).last_run).toMatchObject({ hidden: 1 });
+    expect(await env.DB.prepare('SELECT is_active FROM radio_channels WHERE id = ?').bind(channel.id).first()).toEqual({
+      is_active: 0,
+    });
+  });
+});
+
+describe('an upstream that misbehaves (issue 48)', () => {
+  it('writes at most its batch of changes per run, its cursor at the last one written', async () => {
+    const stations = Array.from({ length: 25 }, (_, i) => ownStation({ name: `Batch Bound ${i}` }));
+    await upstreamChanges(stations);
+    await setUpstream({ ignoreLimit: true });
+    const counts = [];
+    for (let i = 0; i < 3; i += 1) counts.push((await run()).last_run);
+    await setUpstream({ ignoreLimit: false });
+    expect(counts.map((c) => [c.received, c.created])).toEqual([
+      [10, 10],
+      [10, 10],
+      [5, 5],
+    ]);
+    for (const station of stations) expect(await channelByUuid(station.stationuuid)).not.toBeNull();
+  });
+
+  it('cuts an endless answer while reading it: 100 MB without Content-Length ends at the bound', async () => {
+    await upstreamChanges([ownStation({ name: 'Never Reached FM' })]);
+    await setUpstream({ mode: 'huge' });
+    const started = Date.now();
+    const running = run();
+    // The API answers meanwhile.
+    expect((await call('GET', '/api/v1/genres')).status).toBe(200);
+    const state = await running;
+    const elapsed = Date.now() - started;
+    await setUpstream({ mode: 'ok' });
+    // Cut at the bound of a batch of 10 (1 MiB), counted in bytes while reading: not after reading it all.
+    expect(state.last_error).toBe('/json/stations/changed answered more than 1048576 bytes');
+    expect(elapsed).toBeLessThan(10_000);
+  });
+
+  it('never chooses a slug that is taken, and one station that cannot be written stops no other', async () => {
+    const collideUrl = 'https://collide.example.com/third.mp3';
+    const hex = (await sha256Hex(collideUrl)).slice(0, 6);
+    const first = ownStation({ name: 'Collide', homepage: 'https://collide-one.example.com/' });
+    const squatter = ownStation({ name: `Collide ${hex}`, homepage: 'https://collide-two.example.com/' });
+    await upstreamChanges([first, squatter]);
+    expect((await run()).last_run).toMatchObject({ created: 2 });
+    const third = ownStation({
+      name: 'Collide',
+      url: collideUrl,
+      url_resolved: collideUrl,
+      homepage: 'https://collide-three.example.com/',
+    });
+    const bystander = ownStation({ name: 'Bystander FM' });
+    await upstreamChanges([third, bystander]);
+    const state = await run();
+    expect(state.last_error).toBeNull();
+    expect(state.last_run).toMatchObject({ created: 2, skipped: 0 });
+    const slugs = await Promise.all(
+      [first, squatter, third].map(async (s) => (await channelByUuid(s.stationuuid)).slug),
+    );
+    expect(new Set(slugs).size).toBe(3);
+    expect(slugs[2]).toBe(`collide-${(await sha256Hex(collideUrl)).slice(0, 12)}`);
+
+    // Every slug its name may take is taken: that station is skipped with its reason, the others are written and the
+    // cursor moves on.
+    const blocked = 'https://collide.example.com/blocked.mp3';
+    const hash = await sha256Hex(blocked);
+    const squatters = [6, 12, 24].map((n, i) =>
+      ownStation({ name: `Blocked ${hash.slice(0, n)}`, homepage: `https://blocked-${i}.example.com/` }),
+    );
+    await upstreamChanges([ownStation({ name: 'Blocked', homepage: 'https://blocked-x.example.com/' }), ...squatters]);
+    expect((await run()).last_run).toMatchObject({ created: 4 });
+    const victim = ownStation({
+      name: 'Blocked',
+      url: blocked,
+      url_resolved: blocked,
+      homepage: 'https://b.example.com/',
+    });
+    const other = ownStation({ name: 'Unblocked FM' });
+    await upstreamChanges([victim, other]);
+    const cursor = (await env.DB.prepare('SELECT change_cursor FROM upstream_sync').first('change_cursor')) as string;
+    const after = await run();
+    expect(after.last_error).toBeNull();
+    expect(after.last_run).toMatchObject({ created: 1, skipped: 1 });
+    expect(after.last_run.skipped_details).toEqual([
+      { uuid: victim.stationuuid, name: 'Blocked', reason: 'every slug its name may take is taken' },
+    ]);
+    expect(after.cursor).not.toBe(cursor);
+    expect(await channelByUuid(other.stationuuid)).not.toBeNull();
+  });
+
+  it('skips stations whose stream, homepage or logo is on a private address, with the reason', async () => {
+    const metadata = 'http://169.254.169.254/latest/meta-data';
+    const stations = [
+      ownStation({ name: 'Metadata FM', url: metadata, url_resolved: metadata }),
+      ownStation({ name: 'Loopback Home FM', homepage: 'http://127.0.0.1/' }),
+      ownStation({ name: 'Private Logo FM', favicon: 'http://10.0.0.7/logo.png' }),
+    ];
+    const fine = ownStation({ name: 'Public FM' });
+    await upstreamChanges([...stations, fine]);
+    const state = await run();
+    expect(state.last_run).toMatchObject({ created: 1, skipped: 3 });
+    expect(state.last_run.skipped_details.map((d: Json) => d.reason)).toEqual([
+      'stream URL is not a public address',
+      'homepage is not a public address',
+      'logo is not a public address',
+    ]);
+    for (const station of stations) expect(await channelByUuid(station.stationuuid)).toBeNull();
+    expect(await channelByUuid(fine.stationuuid)).not.toBeNull();
   });
 });

@@ -15,8 +15,9 @@ export function screenshotPath(fallback) {
 
 /**
  * Opens `url` + `path`, runs `steps(page, problems)`, then `cleanup()`; prints `done()` when nothing went wrong.
- * `fulfil(requested)` may answer a request to another host with route.fulfill's options (a fake the check serves
- * itself, never the network).
+ * `allowConsole(line)` may excuse a console error the steps expect (Chromium logs every 4xx answer to fetch, the 401
+ * of a wrong password too). `fulfil(requested)` may answer a request with route.fulfill's options: to another host (a fake the check serves
+ * itself, never the network), or on the page's own origin (a file of the check's own, such as a test library).
  */
 export async function runPageCheck({
   url,
@@ -26,6 +27,7 @@ export async function runPageCheck({
   steps,
   done,
   fulfil = () => undefined,
+  allowConsole = () => false,
   cleanup,
 }) {
   const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -44,15 +46,20 @@ export async function runPageCheck({
     const origin = new URL(url).origin;
     await page.route('**/*', (route) => {
       const requested = route.request().url();
+      const local = fulfil(requested);
+      if (local) return route.fulfill(local);
       if (requested.startsWith(origin) || requested.startsWith('data:') || requested.startsWith('blob:')) {
         return route.continue();
       }
-      const local = fulfil(requested);
-      if (local) return route.fulfill(local);
       external.add(requested);
       return route.abort();
     });
-    page.on('console', (message) => message.type() === 'error' && problems.push(`console: ${message.text()}`));
+    page.on('console', (message) => {
+      if (message.type() !== 'error') return;
+      const where = message.location()?.url;
+      const line = `${message.text()}${where ? ` (${where})` : ''}`;
+      if (!allowConsole(line)) problems.push(`console: ${line}`);
+    });
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     const response = await page.goto(`${url}${path}`, { waitUntil: 'load' });
     if (!response?.ok()) problems.push(`GET ${path} answered ${response?.status()}`);

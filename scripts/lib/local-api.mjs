@@ -55,7 +55,7 @@ export function migrateLocal(extraArgs = [], { quiet = extraArgs.length > 0 } = 
  * summaries. `onProgress(done, total)` is called after each batch.
  */
 export async function importStations({ url, token, stations, batchSize = 5000, onProgress = () => {} }) {
-  const total = { received: 0, created: 0, updated: 0, unchanged: 0, skipped: 0, skipped_details: [] };
+  const total = { received: 0, created: 0, updated: 0, unchanged: 0, skipped: 0, merged: 0, skipped_details: [] };
   for (let offset = 0; offset < stations.length; offset += batchSize) {
     const batch = stations.slice(offset, offset + batchSize);
     const response = await fetch(`${url}/api/v1/admin/radios/import`, {
@@ -68,7 +68,8 @@ export async function importStations({ url, token, stations, batchSize = 5000, o
       throw new Error(
         `Import of stations ${offset}..${offset + batch.length - 1} failed: ${response.status} ${body.message ?? ''}`,
       );
-    for (const key of ['received', 'created', 'updated', 'unchanged', 'skipped']) total[key] += body.data[key];
+    for (const key of ['received', 'created', 'updated', 'unchanged', 'skipped', 'merged'])
+      total[key] += body.data[key] ?? 0;
     total.skipped_details.push(...body.data.skipped_details.map((s) => ({ ...s, index: s.index + offset })));
     onProgress(Math.min(offset + batch.length, stations.length), stations.length);
   }

@@ -32,9 +32,8 @@ export function accountAllowing(db: Db, userId: number, token: TokenRecord) {
 }
 
 /**
- * The caller's account check as a rider of the request's first D1 batch (http/batch.ts):
- * the row is read with the route's own reads and decides before their results are used;
- * in a write's batch it is also a guard, so a refused account writes nothing
+ * The caller's account check as a rider (http/batch.ts): it decides before the route's results are used, and in a
+ * write's batch it is also a guard, so a refused account writes nothing
  * (docs/security.md#accounts-passwords-and-tokens).
  */
 export function accountRider(c: Context<AppEnv>): Rider {

@@ -5,10 +5,8 @@ import type { Bindings } from '../env';
 import { serviceUnavailable } from '../lib/errors';
 
 /**
- * scrypt at OWASP's recommended parameters (N=2^14, r=8, p=5). Each hash stores its
- * parameters (`scrypt$N$r$p$salt$hash`), so they can be raised later and old hashes
- * upgraded at the next login (`needsRehash`). PBKDF2 is deliberately not used: deployed
- * Workers cap it at 100,000 iterations, below OWASP's floor.
+ * scrypt at OWASP's parameters; each hash stores its own (`scrypt$N$r$p$salt$hash`), so they can be raised later and
+ * old hashes upgraded at the next login (`needsRehash`). Not PBKDF2: Workers cap it below OWASP's floor of iterations.
  */
 export const SCRYPT_PARAMS = { N: 2 ** 14, r: 8, p: 5, keyLength: 64, saltLength: 16 } as const;
 
@@ -29,24 +27,15 @@ const HASH_RETRY_AFTER_SECONDS = 2;
 const HASH_REST_MS = parseConfig({}).passwordHashRestMs;
 
 /**
- * How long a turn may be held (its pause and its hash) before the next request may take
- * it over. workerd drops a request's timers and continuations when its client goes away,
- * so a request cancelled during its pause or its wait never passes its turn on; without
- * a lease every later hash of the isolate would wait its full `waitMs` and answer 503.
+ * How long a turn (its pause and its hash) may be held before the next request takes it over: workerd drops the timers
+ * of a request whose client went away, so that request never passes its turn on.
  */
 export const HASH_LEASE_MS = 10_000;
 
 /**
- * Password hashes run one at a time per isolate, in arrival order, with a pause between
- * two (`restMs`). In workerd, node:crypto's scrypt computes on the isolate's own thread
- * (16 MiB and 100-700 ms of CPU each), so hashes in parallel only add memory (70 at once
- * exceed the isolate's 128 MB and restart it) while every other request of the isolate
- * waits behind all of them; back to back, they would still leave other requests only the
- * gaps between them. workerd's clock does not move while JavaScript runs, so a hash cannot
- * time itself: a fixed pause about as long as a hash on a deployed Worker leaves the
- * isolate at least half its time for requests that hash nothing (their I/O completions
- * need turns of the event loop too). A hash that waited `waitMs` for its turn gives up:
- * 503 with `Retry-After`, a response instead of a dropped connection (docs/security.md).
+ * Password hashes run one at a time per isolate, with a pause (`restMs`) between two: scrypt holds the isolate's own
+ * thread, so parallel hashes only add memory while other requests wait. The pause is fixed because workerd's clock
+ * stands still while JavaScript runs (docs/operations.md#password-hashing-and-the-workers-plan).
  */
 export class HashQueue {
   #busy = false;
@@ -201,7 +190,7 @@ export function needsRehash(stored: string): boolean {
 
 /**
  * A hash no password matches (its key is zeros), verified against when a login names
- * an unknown email so that the answer takes as long as a wrong password does.
+ * an unknown email so that the response takes as long as a wrong password does.
  */
 export const DUMMY_PASSWORD_HASH = [
   'scrypt',

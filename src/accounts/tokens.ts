@@ -15,17 +15,35 @@ const KV_MIN_TTL_MS = 60_000;
 const expirationOf = (record: TokenRecord, now: number) =>
   Math.ceil(Math.max(record.expiresAt, now + KV_MIN_TTL_MS) / 1000);
 
+/** What the session list needs of a token, kept as the metadata of its index key (one `list` reads them all). */
+interface SessionMetadata {
+  createdAt: number;
+  lastUsedAt: number;
+  applicationId: number | null;
+  userAgent: string | null;
+  generation: number;
+}
+
+const metadataOf = (record: TokenRecord, now: number): SessionMetadata => ({
+  createdAt: record.createdAt,
+  lastUsedAt: record.lastUsedAt ?? now,
+  applicationId: record.applicationId ?? null,
+  userAgent: record.userAgent ?? null,
+  generation: record.generation ?? 0,
+});
+
+/** A session's last use is kept to the hour: at most one KV write per token and hour. */
+const LAST_USED_STEP_MS = 3_600_000;
+
 /**
- * Mints a token for a user and stores its hash. The plain token is returned once and
- * never stored. `user` is the row whose password hash was checked (or just written): the
- * token carries its credential generation, so a password change that commits while this
- * runs revokes it at every location (`isRevokedByUser`). KV expires the record after the
- * lifetime; `resolveToken` checks the expiry too, because KV deletes expired keys lazily.
+ * Mints a token and stores its hash; the plain token is returned once, never stored. It carries the credential
+ * generation of `user` (the row whose password was checked), so a password change that commits meanwhile revokes it.
  */
 export async function issueToken(
   kv: KVNamespace,
   user: { id: number; credentialGeneration: number },
   ttlDays: number,
+  session: { applicationId?: number | null; userAgent?: string | null } = {},
   now = Date.now(),
 ) {
   const id = toHex(crypto.getRandomValues(new Uint8Array(12)));
@@ -38,13 +56,68 @@ export async function issueToken(
     secretHash: await sha256Hex(secret),
     createdAt: now,
     expiresAt: now + ttlDays * DAY_MS,
+    applicationId: session.applicationId ?? null,
+    userAgent: session.userAgent ?? null,
+    lastUsedAt: now,
   };
   const expiration = expirationOf(record, now);
   await Promise.all([
     kv.put(tokenKey(id), JSON.stringify(record), { expiration }),
-    kv.put(userTokenKey(userId, id), '', { expiration }),
+    kv.put(userTokenKey(userId, id), '', { expiration, metadata: metadataOf(record, now) }),
   ]);
   return { token: `${id}|${secret}`, record };
+}
+
+/** After a request it served: a token last used more than an hour ago is marked used now (record and index). */
+export async function touchToken(kv: KVNamespace, record: TokenRecord, now = Date.now()): Promise<void> {
+  if (now - (record.lastUsedAt ?? 0) < LAST_USED_STEP_MS) return;
+  const touched = { ...record, lastUsedAt: now };
+  const expiration = expirationOf(record, now);
+  await Promise.all([
+    kv.put(tokenKey(record.id), JSON.stringify(touched), { expiration }),
+    kv.put(userTokenKey(record.userId, record.id), '', { expiration, metadata: metadataOf(touched, now) }),
+  ]);
+}
+
+/** A live session of a user, as `GET /auth/sessions` shows it. */
+export interface Session {
+  id: string;
+  createdAt: number;
+  lastUsedAt: number;
+  applicationId: number | null;
+  userAgent: string | null;
+}
+
+/**
+ * The user's live tokens, from their index in KV, newest first: not expired, and not revoked by the account row
+ * (`live`: the row's rule for a token of that id and generation).
+ */
+export async function listSessions(
+  kv: KVNamespace,
+  userId: number,
+  live: (token: { id: string; generation: number }) => boolean,
+  now = Date.now(),
+): Promise<Session[]> {
+  const sessions: Session[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await kv.list<SessionMetadata>({ prefix: userTokenPrefix(userId), cursor });
+    for (const key of page.keys) {
+      const id = key.name.slice(userTokenPrefix(userId).length);
+      const meta = key.metadata;
+      if (!meta || (key.expiration !== undefined && key.expiration * 1000 <= now)) continue;
+      if (!live({ id, generation: meta.generation })) continue;
+      sessions.push({ id, ...meta });
+    }
+    cursor = page.list_complete ? undefined : page.cursor;
+  } while (cursor);
+  return sessions.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? -1 : 1));
+}
+
+/** The record of a user's token `id`, or null when the user has no such live token. */
+export async function sessionRecord(kv: KVNamespace, userId: number, id: string): Promise<TokenRecord | null> {
+  const record = await kv.get<TokenRecord>(tokenKey(id), 'json');
+  return record && record.userId === userId && record.revokedAt === undefined ? record : null;
 }
 
 /** Reads the bearer token of an `Authorization` header; null when it is missing or malformed. */
@@ -55,11 +128,9 @@ export function parseBearer(header: string | undefined): { id: string; secret: s
 }
 
 /**
- * The live record of a presented token; `'expired'` or `'revoked'` when the secret matched a
- * record that is no longer live; null when the token is unknown or its secret wrong. One KV
- * read, which KV itself keeps at the location for up to 60 s: a logout holds elsewhere within
- * that (docs/consistency-and-caching.md#how-fast-revocation-holds); bans and password changes
- * do not depend on it, the account row decides.
+ * The live record of a presented token, `'expired'` or `'revoked'` when its secret matched, or null. KV keeps a read
+ * at a location for up to 60 s, so a logout holds everywhere within that; bans and password changes do not wait on
+ * it, the account row decides (docs/consistency-and-caching.md#consistency-of-revocation).
  */
 export async function resolveToken(
   env: { TOKENS: KVNamespace },
@@ -69,14 +140,14 @@ export async function resolveToken(
   const record = await env.TOKENS.get<TokenRecord>(tokenKey(presented.id), 'json');
   if (!record) return null;
   if (!constantTimeEqual(await sha256Hex(presented.secret), record.secretHash)) return null;
-  // Only the token's holder (the secret matched) learns that it was logged out or expired rather than never existed.
+  // Only the token's holder learns that it was logged out or expired; the expiry is checked because KV deletes lazily.
   if (record.revokedAt !== undefined) return 'revoked';
   return record.expiresAt <= now ? 'expired' : record;
 }
 
 /**
  * Revokes one token (logout): its record is marked, not deleted, and kept until it would have expired, so its holder
- * is told `token_revoked` (docs/api.md#error-reasons). Other locations may accept it while KV's copy there lives (60 s).
+ * is told `token_revoked` (docs/api.md#error-reasons). Elsewhere KV may serve the live record for up to 60 s.
  */
 export async function revokeToken(kv: KVNamespace, record: TokenRecord, now = Date.now()): Promise<void> {
   // In a token's last minute the mark outlives its expiry a little (KV's minimum): it still says revoked.
@@ -91,7 +162,7 @@ export async function revokeToken(kv: KVNamespace, record: TokenRecord, now = Da
  * Revokes every token of a user except `keepId`, as a logout does each (`revokeToken`). The user row already refuses
  * those tokens (see `isRevokedByUser`); this marks the records themselves.
  */
-export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId: string): Promise<number> {
+export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId: string | null): Promise<number> {
   let cursor: string | undefined;
   let revoked = 0;
   do {
@@ -111,12 +182,9 @@ export async function revokeOtherTokens(kv: KVNamespace, userId: number, keepId:
 }
 
 /**
- * True when a password change on the user row has revoked this token: it was minted under
- * an older credential generation and is not the token that made the change. Generations,
- * not clocks: a login that checked the old password while the change ran mints a token
- * of the old generation, whatever the clocks of the two locations say. A record minted
- * before generations existed carries none and keeps the rule it was minted under (revoked
- * when minted before the last change), until it expires.
+ * True when a password change has revoked this token: minted under an older credential generation, and not the token
+ * that made the change. Generations, not clocks, which differ between locations; a record minted before generations
+ * existed keeps the clock rule (revoked when minted before the last change).
  */
 export function isRevokedByUser(
   record: TokenRecord,

@@ -1,7 +1,9 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, exists, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { users, type UserRow, type UserStatus } from '../db/schema';
-import { batchWithGuards, isUniqueViolation, type WriteGuards } from '../db/sql';
+import { batchWithGuards, guard, isGuardFailure, isUniqueViolation, type WriteGuards } from '../db/sql';
+import { storeCode } from './codes';
+import { closedEmailHash, emailClosed } from './deletion';
 import { sha256Hex } from '../lib/crypto';
 import { isoTimestamp } from '../lib/time';
 import type { UserSchema } from '../schemas/user';
@@ -25,6 +27,7 @@ export async function toUserResource(user: UserRow): Promise<UserResource> {
     email: user.email,
     avatar: user.avatarUrl ?? (await gravatarUrl(user.email)),
     status: user.status,
+    email_verified_at: user.emailVerifiedAt,
     created_at: user.createdAt,
     updated_at: user.updatedAt,
   };
@@ -42,17 +45,30 @@ export interface NewUser {
   applicationId?: number | null;
 }
 
-/** Inserts an account; null when the email is already taken. */
-export async function createUser(db: Db, input: NewUser, now = Date.now()): Promise<UserRow | null> {
+/**
+ * Inserts an account and its email verification code (`codeHash`, accounts/codes.ts) in one batch; null when the
+ * email is taken, or closed (a banned account's that deleted itself less than 30 days ago).
+ */
+export async function createUser(db: Db, input: NewUser, codeHash: string, now = Date.now()): Promise<UserRow | null> {
   const at = isoTimestamp(now);
   try {
-    const [row] = await db
-      .insert(users)
-      .values({ ...input, applicationId: input.applicationId ?? null, status: 'active', createdAt: at, updatedAt: at })
-      .returning();
+    const [, [row]] = await db.batch([
+      guard(db, exists(emailClosed(db, await closedEmailHash(input.email), now))),
+      db
+        .insert(users)
+        .values({
+          ...input,
+          applicationId: input.applicationId ?? null,
+          status: 'active',
+          createdAt: at,
+          updatedAt: at,
+        })
+        .returning(),
+      storeCode(db, eq(users.email, input.email), 'verify', codeHash, now),
+    ]);
     return row ?? null;
   } catch (error) {
-    if (isUniqueViolation(error, users.email)) return null;
+    if (isUniqueViolation(error, users.email) || isGuardFailure(error)) return null;
     throw error;
   }
 }
@@ -63,25 +79,34 @@ export async function deleteUser(db: Db, id: number) {
 }
 
 /**
- * Applies a profile change (only `name` and `email` exist to change). Returns the
- * updated row, or null when the new email belongs to someone else.
+ * Applies a profile change (only `name` and `email` exist to change). A new email is unverified until its code
+ * (`codeHash`, sent to it) comes back. Returns the updated row, or null when the new email belongs to someone else.
  */
 export async function updateProfile(
   db: Db,
   id: number,
   changes: { name?: string; email?: string },
+  codeHash: string,
   guards: WriteGuards = [],
   now = Date.now(),
-): Promise<UserRow | null> {
+): Promise<{ user: UserRow; emailChanged: boolean } | null> {
+  const newEmail = changes.email === undefined ? sql`0` : sql`${users.email} <> ${changes.email}`;
   try {
-    const [[row]] = await batchWithGuards(db, guards, [
+    const [code, [row]] = await batchWithGuards(db, guards, [
+      // A new email's code, before the row changes (the old email is still what tells it from the new).
+      storeCode(db, and(eq(users.id, id), newEmail)!, 'verify', codeHash, now),
       db
         .update(users)
-        .set({ name: changes.name, email: changes.email, updatedAt: isoTimestamp(now) })
+        .set({
+          name: changes.name,
+          email: changes.email,
+          emailVerifiedAt: sql`CASE WHEN ${newEmail} THEN NULL ELSE ${users.emailVerifiedAt} END`,
+          updatedAt: isoTimestamp(now),
+        })
         .where(eq(users.id, id))
         .returning(),
     ]);
-    return row ?? null;
+    return row ? { user: row, emailChanged: code.length > 0 } : null;
   } catch (error) {
     if (isUniqueViolation(error, users.email)) return null;
     throw error;
@@ -91,7 +116,7 @@ export async function updateProfile(
 /**
  * Stores a new password hash and, in the same statement, raises the credential
  * generation: every token minted under an older one is revoked, except `keepTokenId`,
- * for every location at once (services/tokens.ts `isRevokedByUser`).
+ * for every location at once (accounts/tokens.ts `isRevokedByUser`).
  */
 export async function changePassword(
   db: Db,
@@ -107,7 +132,7 @@ export async function changePassword(
       .set({
         passwordHash,
         credentialGeneration: sql`${users.credentialGeneration} + 1`,
-        // Tokens minted before generations existed are judged by this clock (services/tokens.ts).
+        // Tokens minted before generations existed are judged by this clock (accounts/tokens.ts).
         tokensRevokedBefore: now,
         tokenKeptId: keepTokenId,
         updatedAt: isoTimestamp(now),

@@ -82,18 +82,9 @@ export const favoriteChannels = (db: Db, userId: number, limit: number, after?: 
 type Played = RadioResource & { plays: number; lastPlayedAt: string };
 
 /**
- * The user's played channels, ordered by `order`, with the plays the counters hold that
- * D1 does not have yet (a play shows in recent and top at once, docs/catalogue.md#plays, while D1
- * gets plays in batches). `pending` comes from the counters before this read is sent;
- * the read sees, in one snapshot, D1's `limit` first rows, the rows of the pending
- * channels, and which of the pending flushes D1 already applied (those are not added
- * again). The merged order is exact: channels outside both sets rank below D1's first
- * `limit`, whose figures only grow.
- *
- * `after` (recent only) is the key of the last channel shown (its latest play and id): D1
- * reads from there, and a channel that a pending play moved above it was shown already (or
- * played since: it is at the top now). D1 reads one row more per pending channel, the most
- * that dropping those can take from the page.
+ * The user's played channels plus the plays the counters hold that D1 has not yet (docs/catalogue.md#plays). One
+ * snapshot reads D1's first `limit` rows, the pending channels' rows and the pending flushes D1 already applied (not
+ * added twice); the merged order is exact, as a channel outside both ranks below D1's first `limit`.
  */
 function playedChannels(
   db: Db,
@@ -110,6 +101,7 @@ function playedChannels(
   };
   const ids = [...new Set(pending.map((p) => p.channelId))];
   const [at, id] = after ?? [];
+  // After a cursor, one row more per pending channel: the most that dropping those (shown already) takes from a page.
   const first = db
     .select(played)
     .from(userPlays)

@@ -7,13 +7,17 @@ import type { ChannelDelta } from './play-types';
  * drizzle/objects/play-counter (docs/architecture.md#durable-object-storage).
  */
 
-/** Who played what in the last 60 seconds: the repeat rule. */
+/**
+ * Each user's last counted play of each channel (ms), kept until its hour is over: the 60-second rule, and a listener
+ * once per channel and hour in rankings (`first_of_hour`: whether that play was their first counted one of its hour).
+ */
 export const recentPlays = sqliteTable(
   'recent',
   {
     userId: integer('user_id').notNull(),
     channelId: integer('channel_id').notNull(),
     at: integer('at').notNull(),
+    firstOfHour: integer('first_of_hour', { mode: 'boolean' }).notNull().default(true),
   },
   (t) => [primaryKey({ columns: [t.userId, t.channelId] })],
 );
@@ -29,7 +33,7 @@ export const playBuckets = sqliteTable(
   (t) => [primaryKey({ columns: [t.channelId, t.hour] }), index('buckets_hour').on(t.hour, t.channelId)],
 );
 
-/** Ranked plays per channel not yet added to D1's `play_count`. */
+/** Counted plays per channel not yet added to D1's `play_count`. */
 export const pendingPlays = sqliteTable('pending', {
   channelId: integer('channel_id').primaryKey(),
   count: integer('count').notNull(),

@@ -5,7 +5,7 @@ import { config } from '../config';
 import { createDb } from '../db/client';
 import { openObjectStorage, type ObjectDb } from '../db/object-storage';
 import type { Bindings } from '../env';
-import { UNKNOWN_NETWORK } from '../crowd/rules';
+import { CROWD_WINDOW_MS, UNKNOWN_NETWORK, type Standing } from '../crowd/rules';
 import { CrowdLedger } from '../crowd/counting';
 import {
   counterMeta,
@@ -49,17 +49,18 @@ function playStatements(db: ObjectDb) {
   const channel = sql.placeholder('channelId');
   const at = sql.placeholder('at');
   return {
-    // The repeat rule in one statement: the last counted play moves to `at`, and a row comes
-    // back, only when it is a window old or more (or there is none).
+    // The repeat rule in one statement: the last counted play moves to `at`, and a row comes back, only when it is a
+    // window old or more (or there is none); the row says whether the last one was in an earlier hour (every SET
+    // expression reads the row as it was).
     markRecent: db
       .insert(recentPlays)
-      .values({ userId: user, channelId: channel, at })
+      .values({ userId: user, channelId: channel, at, firstOfHour: true })
       .onConflictDoUpdate({
         target: [recentPlays.userId, recentPlays.channelId],
-        set: { at: sql`${at}` },
+        set: { at: sql`${at}`, firstOfHour: sql`${recentPlays.at} < ${sql.placeholder('hourStart')}` },
         setWhere: sql`${recentPlays.at} <= ${at} - ${REPEAT_WINDOW_MS}`,
       })
-      .returning({ at: recentPlays.at })
+      .returning({ firstOfHour: recentPlays.firstOfHour })
       .prepare(),
     addToBucket: db
       .insert(playBuckets)
@@ -89,34 +90,9 @@ function playStatements(db: ObjectDb) {
 }
 
 /**
- * The play path's one remote call, and everything plays need until D1 has them. One
- * object per shard of channels (channel id modulo `PLAY_COUNTER_SHARDS`), in its SQLite
- * storage (tables: play-counter-schema.ts and the crowd rule's; migrations in
- * drizzle/objects/play-counter, docs/architecture.md#durable-object-storage):
- * - `visible`: the shard's channels that can be played, read from D1 when the object
- *   first needs them and kept current by catalogue writes (`setVisibility`,
- *   `forgetVisibility`), re-read every 10 minutes as a backstop: a play of a missing or
- *   inactive channel is a 404 without a D1 query;
- * - `recent`: who played what in the last 60 seconds, for the repeat rule;
- * - `crowd_users`, `crowd_networks` (durable-objects/crowd.ts): who counted for which channel this
- *   hour and how often each network did, for the crowd rule;
- * - `buckets`: ranked plays per channel and hour for 30 days, for trending and charts;
- * - `pending`: ranked plays per channel not yet in D1's `play_count`;
- * - `history`: per user and channel, counted plays and the last play not yet in D1's
- *   `user_plays` (`seq` 0), or in the flush under way (`seq` n); recent and top lists
- *   add them to D1's at once (activity/lists.ts);
- * - `outbox`: the flush under way, numbered, sent again unchanged until D1 has it.
- *
- * A play is in storage before `record` returns (each method's writes run without an
- * await between them: one implicit transaction). An alarm flushes to D1 every
- * `PLAY_FLUSH_MS` while there is something to flush, in batches that also insert
- * `(shard, seq)` into `play_flushes`: a flush sent twice hits that row's primary key, the
- * whole batch rolls back, and nothing counts twice. D1 gets at most one batch per object
- * per flush interval (more only when a flush holds over 2,000 user histories), however
- * many plays arrive.
- *
- * It lives beside the activity domain because its flush is that domain's D1 batch
- * (play-flush.ts); plays.ts reaches it only through the `PLAY_COUNTER` binding.
+ * The play path's one remote call: one object per shard of channels keeps what plays need until D1 has them, in its own
+ * storage (play-counter-schema.ts, docs/architecture.md#durable-object-storage), so that D1 gets at most one batch per
+ * object every `PLAY_FLUSH_MS`, however many plays arrive; a numbered flush is applied once (play-flush.ts).
  */
 export class PlayCounter extends DurableObject<Bindings> {
   private readonly db: ObjectDb;
@@ -136,6 +112,8 @@ export class PlayCounter extends DurableObject<Bindings> {
    */
   private visibleIds: Set<number> | null = null;
   private readonly crowd: CrowdLedger;
+  /** The hour whose past `recent` rows were last dropped (in memory: after a restart they are dropped once more). */
+  private recentPrunedHour: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
@@ -205,7 +183,7 @@ export class PlayCounter extends DurableObject<Bindings> {
   /**
    * Whether `channelId` can be played. The first play after the object starts (or after
    * `forgetVisibility`) waits for the shard's visibility from D1, with every other call
-   * held meanwhile; later, a stale copy is re-read in the background.
+   * held meanwhile; later, visibility older than `VISIBILITY_REFRESH_MS` is re-read in the background.
    */
   private async isVisible(channelId: number): Promise<boolean> {
     const { key } = this.visibilityKey(channelId);
@@ -236,27 +214,26 @@ export class PlayCounter extends DurableObject<Bindings> {
   }
 
   /**
-   * Records a play of `channelId` by `userId` from `network` at `now`: not found when the
-   * channel cannot be played; otherwise counted in the user's history unless it repeats a
-   * counted play within 60 seconds, and ranked (`play_count`, trending, charts) when it
-   * is counted and the crowd rule admits it: at most 10 per network and channel per hour
-   * (a user's own plays count by the 60-second rule: docs/security.md#crowd-signals).
-   * Either way the history's last play moves to `now`. Durable on return.
+   * Records a play of a user of `standing` on `network`: counted (`play_count` and the user's history) unless it
+   * repeats their counted play of the channel within 60 s; ranked (trending, charts) when it is their first counted
+   * play of the channel this hour and the crowd rule admits it (docs/security.md#crowd-signals). Stored before it
+   * returns: the reads and writes run with no await between them, one implicit transaction.
    */
   async record(
     userId: number,
     channelId: number,
     now: number = Date.now(),
     network: string = UNKNOWN_NETWORK,
+    standing: Standing = 'new',
   ): Promise<PlayRecord> {
     if (!(await this.isVisible(channelId))) return { found: false, counted: false, ranked: false };
     const statements = this.statements;
-    const counted = statements.markRecent.all({ userId, channelId, at: now }).length > 0;
-    const ranked = counted && this.crowd.admit(String(channelId), String(userId), network, now, { oncePerUser: false });
-    if (ranked) {
-      statements.addToBucket.run({ channelId, hour: Math.floor(now / HOUR_MS) });
-      statements.addToPending.run({ channelId });
-    }
+    const hourStart = Math.floor(now / CROWD_WINDOW_MS) * CROWD_WINDOW_MS;
+    const [marked] = statements.markRecent.all({ userId, channelId, at: now, hourStart });
+    const counted = marked !== undefined;
+    const ranked = counted && marked.firstOfHour && this.crowd.admit(String(channelId), network, standing, now);
+    if (counted) statements.addToPending.run({ channelId });
+    if (ranked) statements.addToBucket.run({ channelId, hour: Math.floor(now / HOUR_MS) });
     statements.addToHistory.run({ userId, channelId, plays: counted ? 1 : 0, at: now });
     await this.ensureAlarm(this.flushMs);
     return { found: true, counted, ranked };
@@ -288,6 +265,16 @@ export class PlayCounter extends DurableObject<Bindings> {
   async forgetVisibility(): Promise<void> {
     this.db.delete(counterMeta).where(like(counterMeta.key, 'visibility:%')).run();
     this.visibilityReadAt.clear();
+  }
+
+  /**
+   * Forgets a deleted account (docs/security.md#account-deletion): its pending history and its crowd rows. Its counted
+   * plays stay in the channels' totals, as in D1.
+   */
+  async forgetUser(userId: number): Promise<void> {
+    this.db.delete(playHistory).where(eq(playHistory.userId, userId)).run();
+    this.db.delete(recentPlays).where(eq(recentPlays.userId, userId)).run();
+    this.crowd.forgetUser(String(userId));
   }
 
   /** The user's plays held here (not yet in D1, or in the flush under way), per channel and flush. */
@@ -339,7 +326,7 @@ export class PlayCounter extends DurableObject<Bindings> {
     });
   }
 
-  /** Ranked plays not yet in D1's `play_count` (for tests and operations). */
+  /** Counted plays not yet in D1's `play_count` (for tests and operations). */
   async unflushed(): Promise<number> {
     const pending =
       this.db
@@ -448,10 +435,16 @@ export class PlayCounter extends DurableObject<Bindings> {
   }
 
   private prune(now: number) {
-    this.db
-      .delete(recentPlays)
-      .where(lte(recentPlays.at, now - REPEAT_WINDOW_MS))
-      .run();
+    // A last counted play is kept until its hour is over (once per hour in rankings) and it is 60 s old. Dropping
+    // them reads the whole table, so once an hour, not at every flush.
+    const hour = Math.floor(now / CROWD_WINDOW_MS);
+    if (this.recentPrunedHour !== hour) {
+      this.db
+        .delete(recentPlays)
+        .where(lte(recentPlays.at, Math.min(hour * CROWD_WINDOW_MS - 1, now - REPEAT_WINDOW_MS)))
+        .run();
+      this.recentPrunedHour = hour;
+    }
     this.db
       .delete(playBuckets)
       .where(lte(playBuckets.hour, Math.floor(now / HOUR_MS) - KEEP_HOURS))

@@ -9,9 +9,8 @@ import { isoTimestamp } from '../lib/time';
 import type { ChannelDelta, HistoryDelta } from './play-types';
 
 /*
- * The D1 side of the play counter (play-counter.ts): which channels of its shard can be
- * played, and the batch that sends its plays to D1. Apart from plays.ts so that the
- * counter imports neither the read caches nor the functions that call it.
+ * The D1 side of the play counter (play-counter.ts): which channels of its shard can be played, and the batch that
+ * sends its plays to D1. Apart from plays.ts so that the counter does not import the functions that call it.
  */
 
 /** Active genre ids of the channel as `,3,7,` (empty: `,`), for the counters' genre charts. */
@@ -37,12 +36,9 @@ export const visibleChannelPage = (db: Db, shards: number, remainder: number, af
     .limit(limit);
 
 /**
- * The D1 batch of one play-counter flush: its `(shard, seq)` row first (a flush that
- * runs twice fails on that primary key and the whole batch rolls back: exactly once),
- * the channels' play counts, the users' histories (recent and top), the search-index
- * moves of channels that crossed a popularity bucket, and the forgetting of old flush
- * rows. Each list travels as one JSON parameter, so the statement count and the bound
- * parameters stay the same whatever the number of plays.
+ * The D1 batch of one play-counter flush. Its `(shard, seq)` row goes first, so a flush sent twice fails on that
+ * primary key and rolls back whole; each list travels as one JSON parameter, so the statements stay the same however
+ * many plays.
  */
 export function playFlushQueries(db: Db, shard: string, seq: number, counts: ChannelDelta[], history: HistoryDelta[]) {
   const played = new QueryBuilder()

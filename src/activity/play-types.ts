@@ -1,7 +1,6 @@
 /*
- * What the play counter (play-counter.ts) and its callers share: its replies and the
- * rows it sends to D1. Declared here, with no imports, so that the counter, the domain
- * modules and the read caches can all use them without importing one another.
+ * What the play counter (play-counter.ts) and its callers share: its replies and the rows it sends to D1. Declared
+ * here, with no imports, so that the counter and its callers can use them without importing one another.
  */
 
 /** Where a channel is, as the counters keep it: its country and its genres as `,3,7,`. */
@@ -24,10 +23,9 @@ export interface ChannelPlays {
 }
 
 /**
- * The response of the counter's `record`: whether the channel can be played (404
- * otherwise), whether the play counted in the user's own history (the 60-second rule),
- * and whether it counted in `play_count`, trending and charts (the crowd rule,
- * docs/security.md#crowd-signals).
+ * The counter's reply to `record`: whether the channel can be played (404 otherwise), whether the play counted in
+ * `play_count` and the user's history (the 60-second rule), and whether it ranked in trending and charts (once per
+ * user, channel and hour, under the crowd rule: docs/security.md#crowd-signals).
  */
 export interface PlayRecord {
   found: boolean;

@@ -5,7 +5,7 @@ import { channelVisible } from '../catalogue/radio-resource';
 import { playFlushes, radioChannels } from '../db/schema';
 import { jsonField, jsonRows } from '../db/sql';
 import type { Bindings } from '../env';
-import { UNKNOWN_NETWORK } from '../crowd/rules';
+import { UNKNOWN_NETWORK, type Standing } from '../crowd/rules';
 import { placeColumns } from './play-flush';
 import type { ChannelPlace, ChannelPlays, ChartFilter, PendingHistory } from './play-types';
 
@@ -19,20 +19,21 @@ const allCounters = (env: Bindings) =>
   Array.from({ length: shardCount(env) }, (_, i) => env.PLAY_COUNTER.get(env.PLAY_COUNTER.idFromName(`plays-${i}`)));
 
 /**
- * Records a play: one call to the channel's counter, which replies 404-or-not from the
- * visibility it keeps (catalogue writes tell it), applies the 60-second rule to the
- * user's history and the crowd rule (lib/crowd.ts) to `play_count`, trending and charts,
- * and keeps the play and the user's history in its storage before replying; its alarm
- * sends them to D1 in batches. No D1 query or write on the request path. `network` is
- * the player's (`requestNetwork(c)`); without it the play counts as `UNKNOWN_NETWORK`.
+ * Records a play with one call to the channel's counter, so the request touches no D1: it stores the play before it
+ * replies and sends plays to D1 later (play-counter.ts). `network` and `standing`: the player's, for the crowd rule of
+ * rankings (crowd/rules.ts `requestNetwork`, `accountStanding`).
  */
 export async function recordPlay(
   env: Bindings,
   userId: number,
   channelId: number,
-  { now = Date.now(), network = UNKNOWN_NETWORK }: { now?: number; network?: string } = {},
+  {
+    now = Date.now(),
+    network = UNKNOWN_NETWORK,
+    standing = 'new',
+  }: { now?: number; network?: string; standing?: Standing } = {},
 ) {
-  return playCounterFor(env, channelId).record(userId, channelId, now, network);
+  return playCounterFor(env, channelId).record(userId, channelId, now, network, standing);
 }
 
 /**

@@ -71,10 +71,8 @@ const toggleStatements = (db: Db, table: ReactionTable, user: number, channel: n
   ] as const;
 
 /**
- * Flips a like or favorite in one batch (one transaction), `guards` first
- * (http/write.ts). D1 runs batches one at a time, so the counter always
- * equals the number of rows, also under concurrent toggles. Null when the channel is
- * not visible.
+ * Flips a like or favorite in one batch, `guards` first (http/write.ts). D1 runs batches one at a time, so the counter
+ * always equals the number of rows, even under concurrent toggles. Null when the channel is not visible.
  */
 export async function toggle(
   db: Db,

@@ -52,11 +52,9 @@ const latestMarks = (table: typeof likes | typeof favorites, userId: number) =>
     .limit(100);
 
 /**
- * Channels sharing genres, country or language with what the user liked (weight 3),
- * favorited (2) and played most (up to 5), leaving out what they played or liked,
- * ranked by that affinity (genres count double) then plays; and the fallback, featured
- * then popular channels they have not heard, then any popular ones. Online channels
- * come before offline ones in both.
+ * Channels sharing genres, country or language with what the user liked (weight 3), favorited (2) and played most (up
+ * to 5), ranked by that affinity, genres counting double; then the fallback: featured, then popular channels they have
+ * not heard, then any popular ones. Online before offline in both (docs/catalogue.md#lists).
  */
 function recommendations(db: Db, userId: number, limit: number) {
   const pool = db.$with('pool').as(poolQuery());
@@ -86,6 +84,7 @@ function recommendations(db: Db, userId: number, limit: number) {
       ),
   );
   const weight = sql<number>`sum(${seeds.w})`;
+  // Each weight table starts from the (at most 250) seeds: CROSS JOIN keeps SQLite from scanning the catalogue instead.
   const genreWeights = db.$with('genre_w').as(
     qb
       .select({
@@ -93,7 +92,8 @@ function recommendations(db: Db, userId: number, limit: number) {
         w: weight.as('genre_weight'),
       })
       .from(seeds)
-      .innerJoin(radioChannelGenres, eq(radioChannelGenres.channelId, seeds.channelId))
+      .crossJoin(radioChannelGenres)
+      .where(eq(radioChannelGenres.channelId, seeds.channelId))
       .groupBy(radioChannelGenres.genreId),
   );
   const countryWeights = db.$with('country_w').as(
@@ -103,7 +103,8 @@ function recommendations(db: Db, userId: number, limit: number) {
         w: weight.as('country_weight'),
       })
       .from(seeds)
-      .innerJoin(radioChannels, eq(radioChannels.id, seeds.channelId))
+      .crossJoin(radioChannels)
+      .where(eq(radioChannels.id, seeds.channelId))
       .groupBy(radioChannels.countryId),
   );
   const languageWeights = db.$with('language_w').as(
@@ -113,8 +114,8 @@ function recommendations(db: Db, userId: number, limit: number) {
         w: weight.as('language_weight'),
       })
       .from(seeds)
-      .innerJoin(radioChannels, eq(radioChannels.id, seeds.channelId))
-      .where(isNotNull(radioChannels.language))
+      .crossJoin(radioChannels)
+      .where(and(eq(radioChannels.id, seeds.channelId), isNotNull(radioChannels.language)))
       .groupBy(radioChannels.language),
   );
   const affinity =
@@ -127,7 +128,9 @@ function recommendations(db: Db, userId: number, limit: number) {
     qb
       .select({ id: pool.id, playCount: pool.playCount, offline: pool.offline, affinity })
       .from(pool)
-      .where(notInArray(pool.id, seenBy(userId))),
+      .where(notInArray(pool.id, seenBy(userId)))
+      // A LIMIT keeps SQLite from copying the affinity into the filter and the order (computing it twice per channel).
+      .limit(POOL),
   );
   const fallbackPool = db.$with('pool').as(poolQuery());
   const affine = qb
@@ -208,10 +211,9 @@ const shuffled = (value: SQLWrapper, seed: number) =>
   sql<number>`((${value} * 2654435761 + ${seed}) % ${SHUFFLE_PRIME})`;
 
 /**
- * A varied selection the user has not played (nor played moments ago: `heard`), in one statement: featured channels
- * first, then the first and second channel of each genre, round by round, the genres in a shuffled order, then the
- * rest; online channels before offline ones within each. The shuffle is seeded by user and UTC day: the same all day.
- * A channel in two genres takes its earliest place, and the other genre shows one channel fewer (docs/catalogue.md#lists).
+ * A varied selection the user has not played, in one statement: featured channels, then each genre's first and second
+ * channel round by round, then the rest; online before offline within each. The genres' order is shuffled per user and
+ * UTC day, so it stays the same all day (docs/catalogue.md#lists).
  */
 function discoverQuery(db: Db, userId: number, limit: number, heard: number[], seed: number) {
   const pool = db.$with('pool').as(poolQuery());
@@ -239,11 +241,19 @@ function discoverQuery(db: Db, userId: number, limit: number, heard: number[], s
             'genre_place',
           ),
       })
+      // CROSS JOIN keeps this order: from the pool to its genres, never every genre against the pool.
       .from(unheard)
-      .innerJoin(radioChannelGenres, eq(radioChannelGenres.channelId, unheard.id))
-      .innerJoin(genres, and(eq(genres.id, radioChannelGenres.genreId), eq(genres.isActive, true)))
-      // Featured channels are shown first anyway: a genre's rounds are its other channels.
-      .where(eq(unheard.featured, false)),
+      .crossJoin(radioChannelGenres)
+      .crossJoin(genres)
+      .where(
+        and(
+          eq(radioChannelGenres.channelId, unheard.id),
+          eq(genres.id, radioChannelGenres.genreId),
+          eq(genres.isActive, true),
+          // Featured channels are shown first anyway: a genre's rounds are its other channels.
+          eq(unheard.featured, false),
+        ),
+      ),
   );
   // Each channel's best slot: round 0 featured, 1 and 2 a genre's first and second, 3 the rest.
   const slots = db.$with('slots').as(

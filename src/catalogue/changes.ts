@@ -3,13 +3,15 @@ import { asc, eq, gt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { read } from '../db/read';
 import { changeSequence, radioChannels } from '../db/schema';
-import { cursorExpired } from '../lib/errors';
+import { cursorExpired, fieldInvalid } from '../lib/errors';
 import { readCursor, writeCursor } from '../lib/list-cursor';
 import { channelVisible, radioResourceColumns, type RadioResource } from './radio-resource';
 
 /** How long the feed remembers a channel's removal: an older cursor is a 410 (docs/api.md#changes-feed). */
 export const CHANGES_MEMORY_DAYS = 30;
 const MEMORY_MS = CHANGES_MEMORY_DAYS * 24 * 60 * 60 * 1000;
+/** How far ahead of this isolate's clock another's may have stamped a cursor. */
+const CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 /**
  * A cursor of the feed: the change it leads on from (`s`), the last change before the snapshot began (`h`: a hidden
@@ -31,15 +33,20 @@ interface ChangesPage {
 }
 
 /**
- * One page of `GET /radios/changes` (docs/api.md#changes-feed), as one read (one D1 round trip with the caller's check): the channels whose last change
- * comes after the cursor, in commit order (`change_seq`, an index range: `limit` + 1 rows whatever the catalogue's
- * size), each at its latest state, visible ones in `changed` and hidden ones in `removed`; and the counter, which says
- * where a snapshot begins, and its epoch, which says whether the cursor counts in this history of the catalogue. Without
- * `since` the page starts a snapshot: the whole visible catalogue, then the changes made since it began. The last page
- * has a cursor too: the one to come back with.
+ * One page of `GET /radios/changes` (docs/api.md#changes-feed): the channels changed after the cursor, in commit order
+ * along the `change_seq` index, so `limit` + 1 rows whatever the catalogue's size; with the counter, where a snapshot
+ * begins, and its epoch, whether the cursor belongs to this history of the catalogue (a restore starts another).
  */
 export function changesPage(db: Db, since: string | undefined, limit: number, now: number) {
   const cursor: ChangesCursor | null = since === undefined ? null : readCursor(since, changesCursor, 'since');
+  // A cursor from the future (edited by hand) would never expire.
+  if (cursor && cursor.t > now + CLOCK_SKEW_MS) {
+    throw fieldInvalid(
+      'since',
+      'The cursor is not valid: take it from meta.next_cursor of the previous page.',
+      'cursor_invalid',
+    );
+  }
   if (cursor && now - cursor.t > MEMORY_MS) {
     throw cursorExpired(
       `The cursor is more than ${CHANGES_MEMORY_DAYS} days old: read the catalogue again from the start, without since.`,
@@ -70,7 +77,7 @@ export function changesPage(db: Db, since: string | undefined, limit: number, no
       );
     }
     const snapshotEnd = cursor?.h ?? top;
-    // The counter and the rows are read together, so no row is past `top`: on a read replica behind the copy that
+    // The counter and the rows are read together, so no row is past `top`: on a read replica behind the one that
     // served the cursor (its place past `top`), there are none, and the next cursor stays at that place.
     const shown = rows.slice(0, limit);
     const changed: RadioResource[] = [];

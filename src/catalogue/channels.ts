@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNotNull, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { QueryBuilder, type SubqueryWithSelection } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
 import { read, type Queries, type Read } from '../db/read';
@@ -12,13 +12,13 @@ import {
   channelInGenre,
   genreActive,
   channelIsVisible,
+  channelOnline,
   channelVisible,
   radioResourceColumns,
   type RadioResource,
 } from './radio-resource';
 import { oneRow } from '../db/sql';
 import { channelIdOf, textMatchRowids } from './search-index';
-import { matchRank } from './text-match';
 
 export { CHANNEL_SORTS, type ChannelListQuery, type ChannelSort } from './list-query';
 
@@ -27,7 +27,9 @@ export const MAX_OFFSET_ITEMS = 1000;
 /** A search on GET /radios considers at most this many matches (docs/catalogue.md#listing-get-radios). */
 export const SEARCH_MATCH_CAP = 1000;
 /** Text matches a filtered search considers before its filters drop some (most popular first). */
-const FILTERED_SEARCH_CANDIDATES = 3000;
+const FILTERED_SEARCH_CANDIDATES = 1500;
+/** A place in no array of ids: the one slot of a page that shows nothing. */
+const NO_PLACE = SEARCH_MATCH_CAP * 10;
 
 export interface Page<T> {
   items: T[];
@@ -82,10 +84,8 @@ function rowValueSort(column: typeof sortName | typeof createdAt, direction: 'as
 }
 
 /**
- * A sort on a counter, most first, then id ascending: no single row-value range gives
- * that mixed order, so a page after a key is the channels tied with it (a range on id
- * within the tie) followed by those below it (a range on the counter), each read along
- * the index and cut at `limit`.
+ * A sort on a counter, most first, then id ascending: no single row-value range gives that mixed order, so a page
+ * after a key is the channels tied with it, then those below it, each read along the index and cut at `limit`.
  */
 function counterSort(column: typeof playCount | typeof likesCount, key: Sort['key']): Sort {
   const order = [desc(column), asc(channelId)];
@@ -149,7 +149,7 @@ function filterConditions(filters: FilterParams): SQL[] {
     conditions.push(channelInGenre(radioChannels.id, filters.genreId), genreActive(filters.genreId));
   }
   if (filters.https) conditions.push(eq(radioChannels.isHttps, true));
-  if (filters.online) conditions.push(eq(radioChannels.healthStatus, 'online'));
+  if (filters.online) conditions.push(channelOnline);
   return conditions.filter((c): c is SQL => c !== undefined);
 }
 
@@ -175,17 +175,14 @@ const meta = (
   last_page: Math.max(1, Math.ceil(total / query.perPage)),
   total_exact: exact,
   next_cursor: nextCursor,
-  // As every list says it (docs/api.md#pagination): by cursor, or by page number within a search's capped matches.
-  has_more: nextCursor !== null || query.page < Math.ceil(total / query.perPage),
+  // As every list says it (docs/api.md#pagination): a page follows exactly when there is a cursor to it.
+  has_more: nextCursor !== null,
 });
 
 /**
- * A page of visible channels without a search, along the sort's index: each channel shown
- * costs one row read (its index entry and its row, which holds everything the page shows
- * and whether it is visible), and a skipped one (the offset, at most `MAX_OFFSET_ITEMS`)
- * its index entry. A counter sort after a cursor's key takes the page's ids first (see
- * `counterSort`). The total comes from `catalogue_counts`. One D1 round trip, whatever the
- * catalogue (docs/performance.md#rows-per-item-shown).
+ * A page of visible channels without a search, along the sort's index: a channel shown costs one row read and a
+ * skipped one its index entry, whatever the catalogue's size (docs/performance.md#rows-per-item-shown). The total
+ * comes from `catalogue_counts`.
  */
 export function channelPage(db: Db, query: ChannelListQuery, viewerId: number) {
   const sort = SORTS[query.sort];
@@ -220,9 +217,18 @@ export function channelPage(db: Db, query: ChannelListQuery, viewerId: number) {
 export const channelTotal = (db: Db, filters: ChannelFilters) =>
   read([countQuery(db, filters, countScope(filters))] as const, ([[count]]) => count?.total ?? 0);
 
-/** The search's candidates (bounded index matches) and its ranked, filtered matches (at most the cap), as CTEs. */
-function searchMatches(db: Db, query: ChannelListQuery & { search: string }) {
-  const folded = query.search;
+const NO_SOCIAL_LINKS = { website: null, facebook: null, twitter: null, instagram: null };
+
+/** A row of a LEFT JOIN to radio_channels that found its channel: the whole channel, as the columns were read. */
+const joinedChannel = <T extends { id: number | null }>(row: T): row is T & RadioResource => row.id !== null;
+
+/**
+ * A page of a search, in one statement whose cost is bounded by the candidates, not by the catalogue or the page's
+ * depth: the index's most popular text matches (search-index.ts) are joined to their channels in one pass that counts
+ * them and gathers the ids that pass the filters as one JSON array in the page's order (an ordered aggregate: no second
+ * pass to count, no sort of every match per page); the page is its slots of that array, each joined to its channel.
+ */
+export function searchPageRead(db: Db, query: ChannelListQuery & { search: string }, viewerId: number) {
   const filtered =
     query.countryId !== undefined ||
     query.language !== undefined ||
@@ -230,83 +236,65 @@ function searchMatches(db: Db, query: ChannelListQuery & { search: string }) {
     query.https ||
     query.online;
   const considered = filtered ? FILTERED_SEARCH_CANDIDATES : SEARCH_MATCH_CAP;
-  const candidates = db.$with('candidates').as(textMatchRowids(folded, considered + 1));
-  const matches = db.$with('matches').as(
+  const candidates = textMatchRowids(query.search, considered + 1).as('candidates');
+  const counterAfter = (column: SQLWrapper, [count, id]: SortKeyParams) =>
+    sql`(${column} < ${Number(count)} OR (${column} = ${Number(count)} AND ${channelId} > ${id}))`;
+  const afterKey: Record<ChannelSort, (key: SortKeyParams) => SQL> = {
+    name: ([name, id]) => sql`(${sortName}, ${channelId}) > (${String(name)}, ${id})`,
+    popular: (key) => counterAfter(playCount, key),
+    likes: (key) => counterAfter(likesCount, key),
+    newest: ([created, id]) => sql`(${createdAt}, ${channelId}) < (${String(created)}, ${id})`,
+  };
+  const after = query.after && afterKey[query.sort]([query.after[0], Number(query.after[1])]);
+  const order = sql.join(SORTS[query.sort].order, sql`, `);
+  const found = db.$with('found').as(
     qb
-      .with(candidates)
       .select({
-        id: sql<number>`${radioChannels.id}`.as('match_id'),
-        sortName: sql<string>`${sortName}`.as('match_sort_name'),
-        playCount: sql<number>`${playCount}`.as('match_play_count'),
-        likesCount: sql<number>`${likesCount}`.as('match_likes_count'),
-        createdAt: sql<string>`${createdAt}`.as('match_created_at'),
+        candidates: sql<number>`count(*)`.as('found_candidates'),
+        matched: sql<number>`count(${channelId})`.as('found_matched'),
+        ids: sql<string>`json_group_array(${channelId} ORDER BY ${order}) FILTER (WHERE ${and(isNotNull(channelId), after)})`.as(
+          'found_ids',
+        ),
       })
       .from(candidates)
-      // CROSS JOIN: SQLite starts from the (bounded) matches, never from the catalogue.
-      .crossJoin(radioChannels)
-      .where(and(eq(radioChannels.id, channelIdOf(candidates.rowid)), ...filterConditions(query)))
-      .orderBy(matchRank(radioChannels.sortName, folded), desc(playCount), asc(channelId))
-      .limit(SEARCH_MATCH_CAP),
+      .leftJoin(radioChannels, and(eq(radioChannels.id, channelIdOf(candidates.rowid)), ...filterConditions(query))),
   );
-  // The totals: matches (at most the cap), and whether the index had no more than were considered.
-  const totals = {
-    total: sql<number>`(SELECT count(*) FROM ${matches})`.as('match_total'),
-    exact: sql<boolean>`(SELECT count(*) FROM ${candidates}) <= ${considered}`.mapWith(Boolean).as('match_exact'),
-  };
-  return { candidates, matches, totals };
-}
-
-/**
- * A page of a search (`search` given): the best `SEARCH_MATCH_CAP` matches by relevance
- * (exact name, name prefix, word prefix, substring, description) then plays, among the
- * most popular text matches of the index (see search-index.ts), with the filters; then
- * sorted as asked and paged, and only the page expanded into RadioResources, with the
- * totals, in one statement. Its cost is bounded by the cap, not by the catalogue (about
- * eight rows read per match considered, whatever the catalogue's size): `total` counts
- * at most the cap, and `exact` is false when the index had more matches than were
- * considered. An empty page asks for the totals alone (`searchTotals`).
- */
-export function searchPageRead(db: Db, query: ChannelListQuery & { search: string }, viewerId: number) {
-  const { candidates, matches, totals } = searchMatches(db, query);
-  const orders: Record<ChannelSort, SQL[]> = {
-    name: [asc(matches.sortName), asc(matches.id)],
-    popular: [desc(matches.playCount), asc(matches.id)],
-    likes: [desc(matches.likesCount), asc(matches.id)],
-    newest: [desc(matches.createdAt), desc(matches.id)],
-  };
-  const page = qb
-    .select({ id: pageId(matches.id) })
-    .from(matches)
-    .orderBy(...orders[query.sort])
-    .limit(query.perPage)
-    .offset((query.page - 1) * query.perPage)
-    .as('page');
+  // The page's places in the array; a page past the cap (or the end) has none and still answers the totals.
+  const first = query.after ? 0 : (query.page - 1) * query.perPage;
+  const shown = Math.max(0, Math.min(query.perPage, SEARCH_MATCH_CAP - (query.page - 1) * query.perPage));
+  const places = shown > 0 ? Array.from({ length: shown }, (_, i) => first + i) : [NO_PLACE];
+  const slot = qb
+    .select({ at: sql<number>`key`.as('slot_at'), place: sql<number>`value`.as('slot_place') })
+    .from(sql`json_each(${JSON.stringify(places)})`)
+    .as('slot');
   return read(
     [
       db
-        .with(candidates, matches)
-        .select({ ...radioResourceColumns(viewerId), ...totals })
-        .from(page)
-        .crossJoin(radioChannels)
-        .where(eq(radioChannels.id, page.id))
-        .orderBy(...SORTS[query.sort].order),
+        .with(found)
+        .select({
+          ...radioResourceColumns(viewerId),
+          candidates: found.candidates,
+          matched: found.matched,
+        })
+        .from(found)
+        .crossJoin(slot)
+        .leftJoin(radioChannels, eq(radioChannels.id, sql`json_extract(${found.ids}, '$[' || ${slot.place} || ']')`))
+        .orderBy(sql`${slot.at}`),
     ] as const,
     ([rows]) => {
-      const first = rows[0];
+      const [head] = rows;
+      const matched = head?.matched ?? 0;
       return {
-        items: rows.map(({ total: _total, exact: _exact, ...channel }) => channel),
-        totals: first ? { total: first.total, exact: first.exact } : null,
+        // A slot past the end of the array joins no channel.
+        items: rows
+          .map(({ candidates: _c, matched: _m, ...channel }) => channel)
+          .filter(joinedChannel)
+          // Drizzle reads a left-joined nested object whose columns are all null as null: a channel without links.
+          .map((channel) => ({ ...channel, social_links: channel.social_links ?? NO_SOCIAL_LINKS })),
+        total: Math.min(matched, SEARCH_MATCH_CAP),
+        exact: (head?.candidates ?? 0) <= considered && matched <= SEARCH_MATCH_CAP,
       };
     },
-  );
-}
-
-/** The totals of a search alone (for a page past its end). */
-export function searchTotals(db: Db, query: ChannelListQuery & { search: string }) {
-  const { candidates, matches, totals } = searchMatches(db, query);
-  return read(
-    [db.with(candidates, matches).select(totals).from(oneRow)] as const,
-    ([[row]]) => row ?? { total: 0, exact: true },
   );
 }
 
@@ -377,14 +365,21 @@ export function channelsByIds(db: Db, ids: number[], viewerId: number, limit = i
   );
 }
 
-/** How a request sends its reads (services/caller.ts `withAccountCheck`, or `runRead`). */
+/** The cursor of the page after this one: null on the last page (a short page, or the total reached). */
+function nextCursor(query: ChannelListQuery, items: RadioResource[], total: number): string | null {
+  const last = items.at(-1);
+  return last && items.length === query.perPage && query.page * query.perPage < total
+    ? encodeCursor(query, query.page + 1, sortKeyOf(query.sort, last))
+    : null;
+}
+
+/** How a request sends its reads: with its riders (http/batch.ts `runBatch`), or alone (db/read.ts `runRead`). */
 export type ReadRunner = <Q extends Queries, T>(pending: Read<Q, T>) => Promise<T>;
 
 /**
- * A page of GET /radios (docs/catalogue.md#listing-get-radios), in one D1 round trip: a search's capped page; or a
- * page by offset, up to `MAX_OFFSET_ITEMS` deep (a deeper page is 422 unless it is past
- * the end, which is served from the total alone); or a page after a cursor's key.
- * `meta.next_cursor` leads on from a full page that is not the last.
+ * A page of GET /radios (docs/catalogue.md#listing-get-radios): a page of a search's capped matches, by offset or
+ * after a cursor's key; a page by offset, up to `MAX_OFFSET_ITEMS` deep (deeper is 422 unless past the end); or a
+ * page after a cursor's key.
  */
 export async function listChannels(
   run: ReadRunner,
@@ -394,9 +389,8 @@ export async function listChannels(
 ): Promise<Page<RadioResource>> {
   if (query.search !== undefined) {
     const search = { ...query, search: query.search };
-    const { items, totals } = await run(searchPageRead(db, search, viewerId));
-    const { total, exact } = totals ?? (await run(searchTotals(db, search)));
-    return { items, meta: meta(query, total, exact, null) };
+    const { items, total, exact } = await run(searchPageRead(db, search, viewerId));
+    return { items, meta: meta(query, total, exact, nextCursor(query, items, total)) };
   }
   const offset = (query.page - 1) * query.perPage;
   if (!query.after && offset + query.perPage > MAX_OFFSET_ITEMS) {
@@ -410,10 +404,5 @@ export async function listChannels(
     return { items: [], meta: meta(query, total, true, null) };
   }
   const { items, total } = await run(channelPage(db, query, viewerId));
-  const last = items.at(-1);
-  const next =
-    last && items.length === query.perPage && query.page * query.perPage < total
-      ? encodeCursor(query, query.page + 1, sortKeyOf(query.sort, last))
-      : null;
-  return { items, meta: meta(query, total, true, next) };
+  return { items, meta: meta(query, total, true, nextCursor(query, items, total)) };
 }

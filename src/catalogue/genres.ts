@@ -1,12 +1,12 @@
 import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { read } from '../db/read';
-import { genres, radioChannels } from '../db/schema';
+import { genres, radioChannelGenres, radioChannels } from '../db/schema';
 import type { z } from 'zod';
 import { GENRE_FIELDS, type GenreSchema } from '../schemas/catalogue';
 import { apiColumns } from '../schemas/from-table';
 import { channelLogo, genreLogo } from './logos';
-import { channelInGenre, channelVisible } from './radio-resource';
+import { channelVisible } from './radio-resource';
 
 /** The GenreObject of the spec (its schema: schemas/catalogue.ts). */
 export type GenreResource = z.infer<typeof GenreSchema>;
@@ -28,10 +28,9 @@ export const activeGenres = (db: Db) =>
   );
 
 /**
- * An active genre with its most played visible channels (at most `limit`); null when
- * the genre is missing or inactive. The channels are found by walking the popularity
- * index and probing each one's genre (a primary-key lookup), so the read is bounded by
- * `limit` divided by the genre's share, not by the genre's size.
+ * An active genre with its most played visible channels (at most `limit`); null when missing or inactive. The genre's
+ * links carry their channel's play count, so the read is a range of their index: `limit` links and channels (plus any
+ * hidden ones passed over), whatever the genre's share of the catalogue.
  */
 export function genreWithChannels(db: Db, id: number, limit: number) {
   return read(
@@ -47,9 +46,13 @@ export function genreWithChannels(db: Db, id: number, limit: number) {
           stream_url: radioChannels.streamUrl,
           logo: channelLogo,
         })
-        .from(radioChannels)
-        .where(and(channelVisible, channelInGenre(radioChannels.id, id)))
-        .orderBy(desc(radioChannels.playCount), asc(radioChannels.id))
+        // CROSS JOIN keeps the links first: their index gives the order.
+        .from(radioChannelGenres)
+        .crossJoin(radioChannels)
+        .where(
+          and(eq(radioChannelGenres.genreId, id), eq(radioChannels.id, radioChannelGenres.channelId), channelVisible),
+        )
+        .orderBy(desc(radioChannelGenres.playCount), asc(radioChannelGenres.channelId))
         .limit(limit),
     ] as const,
     ([[genre], channels]) => (genre ? { ...genre, radio_channels: channels } : null),

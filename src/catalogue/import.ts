@@ -1,25 +1,31 @@
-import { asc, eq, inArray, sql } from 'drizzle-orm';
+import { asc, eq, inArray, or, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
 import type { BatchItem } from 'drizzle-orm/batch';
 import { nonEmpty } from '../db/read';
 import {
+  channelStreams,
   countries,
   genreSearch,
   genres,
+  MAX_CHANNEL_STREAMS,
   radioChannelGenres,
   radioChannels,
   STREAM_FORMATS,
+  type ChannelStreamRow,
   type RadioChannelRow,
   type StreamFormat,
 } from '../db/schema';
 import { bare, batchable, jsonField, jsonRows } from '../db/sql';
 import { sha256Hex } from '../lib/crypto';
 import { fromKeys, isRecord, pick } from '../lib/objects';
+import { isPublicUrl } from '../streams/fetch-stream';
+import { insertStreams, nameStreams, type NewStream } from './channel-streams';
 import { canonicalHttpUrl, cleanImportedText, foldText, slugify } from '../lib/text';
 import { genreDefinition, genresForTags } from './genre-map';
 import { isLanguageCode } from './reference-data';
 import { indexChannels } from './search-index';
+import { groupBy, mergeKey, primaryOf } from './variants';
 
 /** Most stations one import request takes (docs/catalogue.md#importing-stations). */
 export const MAX_IMPORT_STATIONS = 5000;
@@ -58,6 +64,8 @@ export interface ImportSummary {
   updated: number;
   unchanged: number;
   skipped: number;
+  /** Stations that became a further stream of another station's channel (variants of one broadcaster). */
+  merged: number;
   skipped_details: SkippedStation[];
 }
 
@@ -119,10 +127,8 @@ function streamFormat(codec: unknown, hls: unknown, streamUrl: string): StreamFo
 }
 
 /**
- * Maps one record of the Radio Browser station export (name, url/url_resolved,
- * homepage, favicon, tags, countrycode, languagecodes, codec, bitrate, hls,
- * lastcheckok) to a station, or says why it cannot be imported. Our own files may add
- * `description`, `is_featured`, `facebook`, `twitter`, `instagram`.
+ * Maps one record of the Radio Browser station export to a station, or says why it cannot be imported. Our own files
+ * may add `description`, `is_featured`, `facebook`, `twitter`, `instagram`.
  */
 export function mapRadioBrowserStation(
   raw: unknown,
@@ -136,6 +142,18 @@ export function mapRadioBrowserStation(
   if (name.length > 255) return { reason: 'name longer than 255 characters' };
   const streamUrl = httpUrl(record.url_resolved) ?? httpUrl(record.url);
   if (!streamUrl) return { reason: 'missing or invalid stream URL' };
+  // Apps load these URLs on listeners' devices, where a private address reaches their own network.
+  const privateUrl = (
+    [
+      ['stream URL', streamUrl],
+      ['homepage', httpUrl(record.homepage)],
+      ['logo', httpUrl(record.favicon)],
+      ['facebook link', httpUrl(record.facebook)],
+      ['twitter link', httpUrl(record.twitter)],
+      ['instagram link', httpUrl(record.instagram)],
+    ] as const
+  ).find(([, url]) => url !== null && !isPublicUrl(url));
+  if (privateUrl) return { reason: `${privateUrl[0]} is not a public address` };
   if (record.lastcheckok === 0 || record.lastcheckok === '0') return { reason: 'stream failed its last check' };
   const countryCode = typeof record.countrycode === 'string' ? record.countrycode.trim().toUpperCase() : '';
   if (!isCountryCode(countryCode))
@@ -170,15 +188,20 @@ export function mapRadioBrowserStation(
   };
 }
 
-/** The slugs a channel may take: `base`, then `base-<6 hex of the stream URL's hash>`, stable across imports. */
-export async function slugCandidates(name: string, streamUrl: string): Promise<[string, string]> {
+/**
+ * The slugs a channel may take, in order, stable across imports: the name's, then the name's with 6, 12 and 24 hex
+ * of the stream URL's hash. A name can be chosen to equal another station's second slug ("Collide 3f2a1b"), so
+ * every candidate is read before one is taken.
+ */
+export async function slugCandidates(name: string, streamUrl: string): Promise<string[]> {
   const base = slugify(name, 'station');
-  return [base, `${base.slice(0, 72)}-${(await sha256Hex(streamUrl)).slice(0, 6)}`];
+  const hash = await sha256Hex(streamUrl);
+  return [base, ...[6, 12, 24].map((length) => `${base.slice(0, 72)}-${hash.slice(0, length)}`)];
 }
 
-/** The first of a channel's `slugCandidates`, or the second when the first is taken. */
-export const chooseSlug = ([base, hashed]: [string, string], isTaken: (slug: string) => boolean): string =>
-  isTaken(base) ? hashed : base;
+/** The first of a channel's `slugCandidates` that is not taken; null when all are (the station is skipped). */
+export const chooseSlug = (candidates: readonly string[], isTaken: (slug: string) => boolean): string | null =>
+  candidates.find((slug) => !isTaken(slug)) ?? null;
 
 /** Rows per json_each statement: keeps each bound JSON well under D1's value size limit. */
 const ROWS_PER_STATEMENT = 500;
@@ -192,9 +215,9 @@ export function chunks<T>(items: T[], size = ROWS_PER_STATEMENT): T[][] {
 const qb = new QueryBuilder();
 
 /**
- * The channel columns an import writes, by their schema keys: the JSON rows it sends
- * (json_each) carry the same keys, so the insert, the update and the comparison with
- * what is stored all name them once, here.
+ * The channel columns an import writes, by their schema keys: the JSON rows it sends (json_each) carry the same keys,
+ * so the insert, the update and the comparison with what is stored all name them once, here. The stream's own columns
+ * (`stream_url`, `format`, `bitrate`) belong to `channel_streams`: a new channel's row takes its first stream's.
  */
 const IMPORTED = [
   'name',
@@ -203,8 +226,6 @@ const IMPORTED = [
   'logo',
   'countryId',
   'language',
-  'bitrate',
-  'format',
   'website',
   'facebook',
   'twitter',
@@ -212,6 +233,7 @@ const IMPORTED = [
   'isFeatured',
   'geoLat',
   'geoLng',
+  'mergeKey',
 ] as const satisfies readonly (keyof RadioChannelRow)[];
 type ImportedRow = Pick<RadioChannelRow, (typeof IMPORTED)[number]>;
 
@@ -231,12 +253,92 @@ export function genreSlugsColumn() {
   return sql<string | null>`(SELECT group_concat(${genreSlugs.slug}, ',') FROM ${genreSlugs})`.as('genre_slugs');
 }
 
-/** What is stored of channels with these stream URLs, with their genre slugs. */
-function storedChannels(db: Db, urls: string[]) {
+/** A channel's streams: how many, and the last operator's position (-1 for none), as columns of a select over channels. */
+export function streamCountColumns() {
+  // A subquery of its own, so that the correlation names its tables (a select of one table names columns bare).
+  const streams = qb
+    .select({
+      count: sql<number>`count(*)`.as('stream_count_value'),
+      last: sql<number>`coalesce(max(${channelStreams.position}), -1)`.as('last_position_value'),
+    })
+    .from(channelStreams)
+    .where(eq(channelStreams.channelId, radioChannels.id));
+  return {
+    streamCount: sql<number>`(SELECT stream_count_value FROM ${streams.as('counted_streams')})`
+      .mapWith(Number)
+      .as('stream_count'),
+    lastPosition: sql<number>`(SELECT last_position_value FROM ${streams.as('last_streams')})`
+      .mapWith(Number)
+      .as('last_position'),
+  };
+}
+
+/** The streams with these URLs, with their channel. */
+const storedStreams = (db: Db, urls: string[]) =>
+  db
+    .select({
+      id: channelStreams.id,
+      url: channelStreams.url,
+      channelId: channelStreams.channelId,
+      position: channelStreams.position,
+      name: channelStreams.name,
+      format: channelStreams.format,
+      bitrate: channelStreams.bitrate,
+    })
+    .from(channelStreams)
+    .where(inArray(channelStreams.url, sql`(SELECT value FROM json_each(${JSON.stringify(urls)}))`));
+
+/** A channel's primary stream, as the import stored it: its station's name, URL and place. */
+interface PrimaryStream {
+  name: string;
+  url: string;
+  position: number;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the json_object of primaryStreamColumn
+const readPrimary = (json: string | null) => (json === null ? null : (JSON.parse(json) as PrimaryStream));
+
+/**
+ * The stream whose station names a channel (variants.ts `primaryOf`: the shortest name, the first of equals), as a
+ * column of a select over channels: an import changes the channel's fields only from that station.
+ */
+function primaryStreamColumn() {
+  const primary = qb
+    .select({
+      json: sql<string>`json_object('name', ${channelStreams.name}, 'url', ${channelStreams.url}, 'position', ${channelStreams.position})`.as(
+        'primary_json',
+      ),
+    })
+    .from(channelStreams)
+    .where(eq(channelStreams.channelId, radioChannels.id))
+    .orderBy(sql`length(${channelStreams.name})`, asc(channelStreams.position))
+    .limit(1);
+  return sql<string | null>`(${primary})`.mapWith(readPrimary).as('primary_stream');
+}
+
+/** What is stored of the channels that have one of these stream URLs or merge keys, with their genre slugs. */
+function storedChannels(db: Db, urls: string[], keys: string[]) {
   return db
-    .select({ streamUrl: radioChannels.streamUrl, ...pick(radioChannels, IMPORTED), genreSlugs: genreSlugsColumn() })
+    .select({
+      id: radioChannels.id,
+      ...pick(radioChannels, IMPORTED),
+      genreSlugs: genreSlugsColumn(),
+      primary: primaryStreamColumn(),
+      ...streamCountColumns(),
+    })
     .from(radioChannels)
-    .where(inArray(radioChannels.streamUrl, sql`(SELECT value FROM json_each(${JSON.stringify(urls)}))`));
+    .where(
+      or(
+        inArray(
+          radioChannels.id,
+          qb
+            .select({ id: channelStreams.channelId })
+            .from(channelStreams)
+            .where(inArray(channelStreams.url, sql`(SELECT value FROM json_each(${JSON.stringify(urls)}))`)),
+        ),
+        inArray(radioChannels.mergeKey, sql`(SELECT value FROM json_each(${JSON.stringify(keys)}))`),
+      ),
+    );
 }
 
 /** The writes that add the catalogue's genres of these slugs (genre-map.ts) that do not exist yet, with their search rows. */
@@ -267,11 +369,37 @@ export function ensureGenres(db: Db, slugs: string[], now: string): BatchItem<'s
 export const countryIdsByCode = async (db: Db) =>
   new Map((await db.select({ id: countries.id, code: countries.code }).from(countries)).map((c) => [c.code, c.id]));
 
+/** A mapped station with its place in the request and its merge key. */
+interface Placed extends StationInput {
+  index: number;
+  key: string | null;
+}
+
+/** The channel row an import writes for a group of stations: its primary station's fields. */
+function channelRow(primary: StationInput, countryIds: Map<string, number>, isFeatured: boolean): ImportedRow {
+  return {
+    name: primary.name,
+    sortName: foldText(primary.name),
+    description: primary.description,
+    logo: primary.logo,
+    countryId: countryIds.get(primary.country_code)!,
+    language: primary.language,
+    website: primary.website,
+    facebook: primary.facebook,
+    twitter: primary.twitter,
+    instagram: primary.instagram,
+    geoLat: primary.geo_lat,
+    geoLng: primary.geo_lng,
+    isFeatured,
+    mergeKey: mergeKey(primary.name, primary.website),
+  };
+}
+
 /**
- * Upserts stations by stream URL. One round trip reads what exists; one `db.batch`
- * writes genres, channels, genre links and the search index (the list totals follow by
- * trigger), so an import lands whole or not at all. Stations identical to what is stored
- * are not written: importing the same file twice changes nothing.
+ * Upserts stations by stream URL, writing in one `db.batch` so that an import lands whole or not at all. Variants of
+ * one broadcaster (same normalised name and homepage: variants.ts) become one channel with a stream each, in the
+ * request's order, joining a channel an earlier import made of them. Stations identical to what is stored are not
+ * written: importing the same file twice changes nothing.
  */
 export async function importStations(db: Db, records: unknown[], now: string): Promise<ImportSummary> {
   const countryIds = await countryIdsByCode(db);
@@ -282,101 +410,112 @@ export async function importStations(db: Db, records: unknown[], now: string): P
     updated: 0,
     unchanged: 0,
     skipped: 0,
+    merged: 0,
     skipped_details: [],
   };
-  const stations: StationInput[] = [];
+  const stations: Placed[] = [];
   const seen = new Set<string>();
+  const skip = (index: number, reason: string) => {
+    const raw = records[index];
+    const rawName: unknown = isRecord(raw) ? raw.name : undefined;
+    summary.skipped_details.push({ index, name: typeof rawName === 'string' ? rawName : null, reason });
+  };
   records.forEach((raw, index) => {
     const mapped = mapRadioBrowserStation(raw, (code) => countryIds.has(code));
-    const rawName: unknown = typeof raw === 'object' && raw !== null ? (raw as { name?: unknown }).name : undefined;
-    const name = typeof rawName === 'string' ? rawName : null;
-    if ('reason' in mapped) {
-      summary.skipped_details.push({ index, name, reason: mapped.reason });
-    } else if (seen.has(mapped.stream_url)) {
-      summary.skipped_details.push({ index, name, reason: 'duplicate stream URL in this import' });
-    } else {
+    if ('reason' in mapped) skip(index, mapped.reason);
+    else if (seen.has(mapped.stream_url)) skip(index, 'duplicate stream URL in this import');
+    else {
       seen.add(mapped.stream_url);
-      stations.push(mapped);
+      stations.push({ ...mapped, index, key: mergeKey(mapped.name, mapped.website) });
     }
   });
-  summary.skipped = summary.skipped_details.length;
-  if (stations.length === 0) return summary;
+  if (stations.length === 0) return finish(summary);
 
-  // Read phase (one round trip each, in parallel): what exists by stream URL, which slugs are taken.
-  const urlReads = nonEmpty(chunks(stations.map((s) => s.stream_url)).map((urls) => storedChannels(db, urls)))!;
-  const slugReads = nonEmpty(
-    chunks([...new Set(stations.map((s) => slugify(s.name, 'station')))]).map((slugs) =>
-      db
-        .select({ slug: radioChannels.slug })
-        .from(radioChannels)
-        .where(inArray(radioChannels.slug, sql`(SELECT value FROM json_each(${JSON.stringify(slugs)}))`)),
+  // Read phase (one round trip each, in parallel): the streams with these URLs, the channels they or these merge
+  // keys belong to, and which of the new channels' slugs are taken.
+  const groups = groupBy(stations, (station) => station.key);
+  const candidates = new Map(
+    await Promise.all(
+      groups.map(async (group) => [group, await slugCandidates(primaryOf(group).name, group[0]!.stream_url)] as const),
     ),
-  )!;
-  const [storedRows, slugRows] = await Promise.all([db.batch(urlReads), db.batch(slugReads)]);
-  const existing = new Map(storedRows.flat().map((row) => [row.streamUrl, row]));
+  );
+  const urls = stations.map((station) => station.stream_url);
+  const [streamRows, channelRows, slugRows] = await Promise.all([
+    db.batch(nonEmpty(chunks(urls).map((part) => storedStreams(db, part)))!),
+    db.batch(
+      nonEmpty(
+        chunks(groups).map((part) =>
+          storedChannels(
+            db,
+            part.flatMap((group) => group.map((station) => station.stream_url)),
+            part.flatMap((group) => (group[0]!.key === null ? [] : [group[0]!.key])),
+          ),
+        ),
+      )!,
+    ),
+    db.batch(
+      nonEmpty(
+        chunks([...candidates.values()].flat()).map((slugs) =>
+          db
+            .select({ slug: radioChannels.slug })
+            .from(radioChannels)
+            .where(inArray(radioChannels.slug, sql`(SELECT value FROM json_each(${JSON.stringify(slugs)}))`)),
+        ),
+      )!,
+    ),
+  ]);
+  const streamsByUrl = new Map(streamRows.flat().map((row) => [row.url, row]));
+  const channels = new Map(channelRows.flat().map((row) => [row.id, row]));
+  // A merge key's channel: the oldest, should channels made before merging share it.
+  const byKey = new Map<string, number>();
+  for (const channel of [...channels.values()].sort((a, b) => a.id - b.id))
+    if (channel.mergeKey !== null && !byKey.has(channel.mergeKey)) byKey.set(channel.mergeKey, channel.id);
   const takenSlugs = new Set(slugRows.flat().map((row) => row.slug));
 
-  const toInsert: (ImportedRow & ImportExtras & { slug: string })[] = [];
-  const toUpdate: (ImportedRow & ImportExtras)[] = [];
-  for (const station of stations) {
-    const current = existing.get(station.stream_url);
-    const row: ImportedRow & ImportExtras = {
-      streamUrl: station.stream_url,
-      name: station.name,
-      sortName: foldText(station.name),
-      description: station.description,
-      logo: station.logo,
-      countryId: countryIds.get(station.country_code)!,
-      language: station.language,
-      bitrate: station.bitrate,
-      format: station.format,
-      website: station.website,
-      facebook: station.facebook,
-      twitter: station.twitter,
-      instagram: station.instagram,
-      geoLat: station.geo_lat,
-      geoLng: station.geo_lng,
-      // Unless the record says (our extension), an update keeps the flag.
-      isFeatured: station.is_featured ?? current?.isFeatured ?? false,
-      genres: station.genres,
-      searchDescription: foldText(station.description),
-    };
-    if (!current) {
-      const slug = chooseSlug(await slugCandidates(station.name, station.stream_url), (s) => takenSlugs.has(s));
-      takenSlugs.add(slug);
-      toInsert.push({ ...row, slug });
-    } else if (
-      IMPORTED.every((key) => current[key] === row[key]) &&
-      (current.genreSlugs ?? '') === [...station.genres].sort().join(',')
-    ) {
-      summary.unchanged += 1;
-    } else {
-      toUpdate.push(row);
+  const plan = newPlan();
+  for (const group of groups) {
+    // Stations whose stream a channel has stay with it; the others join the group's channel, or make a new one.
+    const owned = group.flatMap((station) => {
+      const channel = streamsByUrl.get(station.stream_url)?.channelId;
+      return channel === undefined ? [] : [channel];
+    });
+    const target = owned[0] ?? (group[0]!.key === null ? undefined : byKey.get(group[0]!.key));
+    const byChannel = new Map<number | 'new', Placed[]>();
+    for (const station of group) {
+      const channel = streamsByUrl.get(station.stream_url)?.channelId ?? target ?? 'new';
+      byChannel.set(channel, [...(byChannel.get(channel) ?? []), station]);
+    }
+    for (const [channel, assigned] of byChannel) {
+      if (channel === 'new') planNewChannel(plan, assigned, candidates.get(group)!, takenSlugs, countryIds, skip);
+      else planExistingChannel(plan, channels.get(channel)!, assigned, streamsByUrl, countryIds, skip);
     }
   }
-  summary.created = toInsert.length;
-  summary.updated = toUpdate.length;
-  const changed = [...toInsert, ...toUpdate];
-  if (changed.length === 0) return summary;
+  Object.assign(summary, plan.counts);
+  if (plan.inserts.length + plan.updates.length + plan.newStreams.length + plan.streamUpdates.length === 0)
+    return finish(summary);
 
+  const changed = [...plan.inserts, ...plan.updates];
   const writes: BatchItem<'sqlite'>[] = ensureGenres(
     db,
     changed.flatMap((row) => row.genres),
     now,
   );
-  for (const rows of chunks(toInsert)) {
+  for (const rows of chunks(plan.inserts)) {
     writes.push(
       insertChannels(
         db,
-        [...IMPORTED, 'streamUrl', 'slug', 'isActive'],
+        [...IMPORTED, 'streamUrl', 'format', 'bitrate', 'slug', 'isActive'],
         rows.map((row) => ({ ...row, isActive: true })),
         now,
       ),
     );
   }
-  for (const rows of chunks(toUpdate)) {
+  for (const rows of chunks(plan.newStreams)) writes.push(insertStreams(db, rows));
+  for (const rows of chunks(plan.streamNames)) writes.push(nameStreams(db, rows));
+  for (const rows of chunks(plan.streamUpdates)) writes.push(updateStreams(db, rows));
+  for (const rows of chunks(plan.updates)) {
     const u = qb
-      .select({ ...importedFields(), streamUrl: sql<string>`${jsonField('streamUrl')}`.as('imported_stream_url') })
+      .select({ ...importedFields(), id: sql<number>`${jsonField('id')}`.as('imported_id') })
       .from(jsonRows(JSON.stringify(rows)))
       .as('u');
     writes.push(
@@ -384,7 +523,7 @@ export async function importStations(db: Db, records: unknown[], now: string): P
         .update(radioChannels)
         .set({ ...Object.fromEntries(IMPORTED.map((key) => [key, sql`${u[key]}`])), updatedAt: now })
         .from(u)
-        .where(eq(radioChannels.streamUrl, u.streamUrl)),
+        .where(eq(radioChannels.id, u.id)),
     );
   }
   for (const rows of chunks(changed)) {
@@ -397,7 +536,169 @@ export async function importStations(db: Db, records: unknown[], now: string): P
     );
   }
   await db.batch(nonEmpty(writes)!);
+  return finish(summary);
+}
+
+/** The summary with its skipped stations counted and in the order of the request. */
+function finish(summary: ImportSummary): ImportSummary {
+  summary.skipped_details.sort((a, b) => a.index - b.index);
+  summary.skipped = summary.skipped_details.length;
   return summary;
+}
+
+/** What an import writes of a channel besides its columns: one of its stream URLs (which names it), its genres. */
+interface ChannelExtras {
+  streamUrl: string;
+  genres: string[];
+  searchDescription: string;
+}
+
+/** The writes an import plans, and what it counts per station. */
+function newPlan() {
+  return {
+    inserts: [] as (ImportedRow & ChannelExtras & { slug: string; format: StreamFormat; bitrate: number | null })[],
+    updates: [] as (ImportedRow & ChannelExtras & { id: number })[],
+    newStreams: [] as NewStream[],
+    streamUpdates: [] as { id: number; format: StreamFormat; bitrate: number | null; name: string }[],
+    /** Names of new channels' first streams, where the station is not the one the channel is named after. */
+    streamNames: [] as { url: string; name: string }[],
+    counts: { created: 0, updated: 0, unchanged: 0, merged: 0 },
+  };
+}
+type Plan = ReturnType<typeof newPlan>;
+
+/** A new channel of `stations` (variants, in the request's order), named after the primary one. */
+function planNewChannel(
+  plan: Plan,
+  stations: Placed[],
+  slugs: string[],
+  takenSlugs: Set<string>,
+  countryIds: Map<string, number>,
+  skip: (index: number, reason: string) => void,
+) {
+  const slug = chooseSlug(slugs, (candidate) => takenSlugs.has(candidate));
+  if (slug === null) {
+    for (const station of stations) skip(station.index, 'every slug its name may take is taken');
+    return;
+  }
+  takenSlugs.add(slug);
+  const kept = stations.slice(0, MAX_CHANNEL_STREAMS);
+  for (const station of stations.slice(MAX_CHANNEL_STREAMS))
+    skip(station.index, `its broadcaster has ${MAX_CHANNEL_STREAMS} streams already`);
+  const [first, ...more] = kept;
+  if (!first) return;
+  const primary = primaryOf(kept);
+  plan.inserts.push({
+    ...channelRow(primary, countryIds, primary.is_featured ?? false),
+    streamUrl: first.stream_url,
+    format: first.format,
+    bitrate: first.bitrate,
+    slug,
+    genres: primary.genres,
+    searchDescription: foldText(primary.description),
+  });
+  // The insert trigger names the first stream after the channel; its station may be named otherwise.
+  if (first.name !== primary.name) plan.streamNames.push({ url: first.stream_url, name: first.name });
+  more.forEach((station, i) =>
+    plan.newStreams.push({
+      channel: first.stream_url,
+      position: i + 1,
+      url: station.stream_url,
+      format: station.format,
+      bitrate: station.bitrate,
+      name: station.name,
+    }),
+  );
+  plan.counts.created += kept.length;
+  plan.counts.merged += more.length;
+}
+
+/**
+ * A channel that exists, with the stations of the request that are (or join) its streams. Its fields follow its
+ * primary station (the shortest name of all its streams'), and only when that station is in this request: a variant
+ * alone, or a later batch of the same file, never renames the channel after itself.
+ */
+function planExistingChannel(
+  plan: Plan,
+  stored: ImportedRow & {
+    id: number;
+    genreSlugs: string | null;
+    streamCount: number;
+    lastPosition: number;
+    primary: PrimaryStream | null;
+  },
+  stations: Placed[],
+  streamsByUrl: Map<string, StoredStream>,
+  countryIds: Map<string, number>,
+  skip: (index: number, reason: string) => void,
+) {
+  let count = stored.streamCount;
+  let position = stored.lastPosition;
+  const placed: { station: Placed; position: number; stream?: StoredStream }[] = [];
+  for (const station of stations) {
+    const stream = streamsByUrl.get(station.stream_url);
+    if (stream) placed.push({ station, position: stream.position, stream });
+    else if (count >= MAX_CHANNEL_STREAMS)
+      skip(station.index, `its broadcaster has ${MAX_CHANNEL_STREAMS} streams already`);
+    else {
+      count += 1;
+      position += 1;
+      placed.push({ station, position });
+    }
+  }
+  const storedPrimary =
+    stored.primary && !placed.some(({ station }) => station.stream_url === stored.primary?.url) ? stored.primary : null;
+  const candidates = [
+    ...placed.map(({ station, position: at }) => ({ name: station.name, position: at, station })),
+    ...(storedPrimary ? [{ ...storedPrimary, station: null }] : []),
+  ];
+  const primary =
+    candidates.length === 0
+      ? null
+      : candidates.reduce((best, candidate) =>
+          candidate.name.length < best.name.length ||
+          (candidate.name.length === best.name.length && candidate.position < best.position)
+            ? candidate
+            : best,
+        ).station;
+  let channelChanged = false;
+  if (primary) {
+    // Unless the record says (our extension), an update keeps the flag.
+    const row = channelRow(primary, countryIds, primary.is_featured ?? stored.isFeatured);
+    channelChanged =
+      !IMPORTED.every((key) => stored[key] === row[key]) ||
+      (stored.genreSlugs ?? '') !== [...primary.genres].sort().join(',');
+    if (channelChanged) {
+      plan.updates.push({
+        ...row,
+        id: stored.id,
+        streamUrl: primary.stream_url,
+        genres: primary.genres,
+        searchDescription: foldText(primary.description),
+      });
+    }
+  }
+  for (const { station, position: at, stream } of placed) {
+    if (!stream) {
+      plan.newStreams.push({
+        channel: stored.id,
+        position: at,
+        url: station.stream_url,
+        format: station.format,
+        bitrate: station.bitrate,
+        name: station.name,
+      });
+      plan.counts.created += 1;
+      plan.counts.merged += 1;
+      continue;
+    }
+    const streamChanged =
+      stream.format !== station.format || stream.bitrate !== station.bitrate || stream.name !== station.name;
+    if (streamChanged) {
+      plan.streamUpdates.push({ id: stream.id, format: station.format, bitrate: station.bitrate, name: station.name });
+    }
+    plan.counts[channelChanged || streamChanged ? 'updated' : 'unchanged'] += 1;
+  }
 }
 
 /**
@@ -419,8 +720,8 @@ export function insertChannels(db: Db, columns: readonly (keyof RadioChannelRow)
 }
 
 /**
- * The writes that replace the genre links of channels, by stream URL, with their genres by slug (at most
- * `ROWS_PER_STATEMENT` channels): the import's and the upstream sync's, in the batch that writes the channels.
+ * The writes that replace the genre links of channels, each named by one of its stream URLs, with their genres by slug
+ * (at most `ROWS_PER_STATEMENT` channels): the import's and the upstream sync's, in the batch that writes the channels.
  */
 export function replaceGenreLinks(db: Db, rows: { streamUrl: string; genres: string[] }[]) {
   const urls = JSON.stringify(rows.map((row) => row.streamUrl));
@@ -430,9 +731,9 @@ export function replaceGenreLinks(db: Db, rows: { streamUrl: string; genres: str
       inArray(
         radioChannelGenres.channelId,
         qb
-          .select({ id: radioChannels.id })
-          .from(radioChannels)
-          .where(inArray(radioChannels.streamUrl, sql`(SELECT value FROM json_each(${urls}))`)),
+          .select({ id: channelStreams.channelId })
+          .from(channelStreams)
+          .where(inArray(channelStreams.url, sql`(SELECT value FROM json_each(${urls}))`)),
       ),
     ),
     db
@@ -440,20 +741,57 @@ export function replaceGenreLinks(db: Db, rows: { streamUrl: string; genres: str
       .select(
         qb
           .select({
-            channelId: sql<number>`${radioChannels.id}`.as('channel_id'),
+            channelId: sql<number>`${channelStreams.channelId}`.as('channel_id'),
             genreId: sql<number>`${genres.id}`.as('genre_id'),
+            // The link's copy of the play count: set by trigger (drizzle/migrations/0024_list_bounds.sql).
+            playCount: sql<number>`0`.as('play_count'),
           })
           .from(jsonRows(links))
-          .innerJoin(radioChannels, eq(radioChannels.streamUrl, jsonField('url')))
+          .innerJoin(channelStreams, eq(channelStreams.url, jsonField('url')))
           .innerJoin(genres, eq(genres.slug, jsonField('slug'))),
       )
       .onConflictDoNothing(),
   ] as const;
 }
 
-/** What an import row carries besides the imported columns. */
-interface ImportExtras {
-  streamUrl: string;
-  genres: string[];
-  searchDescription: string;
+/** A stream of ours as an import compares it. */
+type StoredStream = Pick<ChannelStreamRow, 'id' | 'url' | 'channelId' | 'position' | 'name' | 'format' | 'bitrate'>;
+
+/** The update of streams' format, bitrate and name (and URL and upstream station, when given), by id. */
+export function updateStreams(
+  db: Db,
+  rows: {
+    id: number;
+    format: StreamFormat;
+    bitrate: number | null;
+    name: string;
+    url?: string;
+    upstreamUuid?: string;
+    upstreamPass?: number;
+  }[],
+) {
+  const u = qb
+    .select({
+      id: sql<number>`${jsonField('id')}`.as('stream_id'),
+      url: sql<string | null>`${jsonField('url')}`.as('stream_url'),
+      format: sql<StreamFormat>`${jsonField('format')}`.as('stream_format'),
+      bitrate: sql<number | null>`${jsonField('bitrate')}`.as('stream_bitrate'),
+      name: sql<string>`${jsonField('name')}`.as('stream_name'),
+      uuid: sql<string | null>`${jsonField('upstreamUuid')}`.as('stream_uuid'),
+      pass: sql<number | null>`${jsonField('upstreamPass')}`.as('stream_pass'),
+    })
+    .from(jsonRows(JSON.stringify(rows)))
+    .as('u');
+  return db
+    .update(channelStreams)
+    .set({
+      url: sql`coalesce(${u.url}, ${channelStreams.url})`,
+      format: sql`${u.format}`,
+      bitrate: sql`${u.bitrate}`,
+      name: sql`${u.name}`,
+      upstreamUuid: sql`coalesce(${u.uuid}, ${channelStreams.upstreamUuid})`,
+      upstreamPass: sql`coalesce(${u.pass}, ${channelStreams.upstreamPass})`,
+    })
+    .from(u)
+    .where(eq(channelStreams.id, u.id));
 }

@@ -49,10 +49,8 @@ const isObject = (value: Json | undefined): value is { [key: string]: Json } =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * `value` (a response body) with its names in the caller's language: a channel's `country`
- * (by `code`), the genres in a channel's `genres` (by `id`), and genre objects (an `id` and
- * the `slug` of that genre, no `stream_url`: GET /genres, a genre's detail). Everything else
- * is kept, English names included where no translation exists.
+ * `value` (a response body) with its names in the caller's language: a channel's `country` (by `code`) and `genres`
+ * (by `id`), and genre objects (an `id`, that genre's `slug`, no `stream_url`). English stays where none is stored.
  */
 export function localise(value: Json, names: LocalNames): Json {
   if (Array.isArray(value)) return value.map((item) => localise(item, names));

@@ -18,10 +18,8 @@ const ROW = 4000;
 const FIRST_RADIUS_KM = 10;
 const RING_GROWTH = 4;
 /**
- * Visible stations a nearby read takes at most, nearest rings first (each its index entry
- * and its row, for the visibility flags). With the ranges it walks (about 80 at the
- * default 200 km, 600 at 1,000 km, each a row and its probe) and twice `limit` channel
- * rows (at most 100), a read stays near 1,000 rows at any catalogue size.
+ * Visible stations a nearby read takes at most, nearest rings first: with the ranges it walks and twice `limit` channel
+ * rows, a read stays near 1,000 rows at any catalogue size.
  */
 export const NEARBY_CANDIDATES = 400;
 
@@ -36,10 +34,8 @@ export function distanceKm(lat1: number, lng1: number, lat2: number, lng2: numbe
 }
 
 /**
- * The latitude band and longitude ranges that hold every point within `radiusKm` of
- * (lat, lng): one longitude range, two when the box crosses ±180°, and every longitude
- * when the circle reaches a pole (or the band is too close to one for degrees of
- * longitude to mean anything).
+ * The latitude band and longitude ranges that hold every point within `radiusKm` of (lat, lng): two longitude ranges
+ * when the box crosses ±180°, every longitude when the circle reaches or nears a pole.
  */
 export function boundingBox(lat: number, lng: number, radiusKm: number) {
   const dLat = radiusKm / KM_PER_DEGREE;
@@ -114,11 +110,8 @@ function rowsOf(box: ReturnType<typeof boundingBox>): Map<number, [number, numbe
 }
 
 /**
- * The cells within `radiusKm` of (lat, lng) as ranges of `geo_cell`, in rings outward
- * (10 km, 40 km, 160 km, 640 km, up to the radius: each range costs rows read, so few
- * rings), each ring only the cells the ones before it did not hold, and within a ring the
- * grid rows nearest the point first. Read in this order, the stations within a ring's
- * inner radius are all read before any of the next ring's.
+ * The cells within `radiusKm` of (lat, lng) as ranges of `geo_cell`, in a few rings outward (each range costs rows
+ * read), each ring holding only cells the ones before it did not: read in this order, a ring's stations come first.
  */
 export function ringRanges(lat: number, lng: number, radiusKm: number): [number, number][] {
   const centre = Math.floor((lat + 90) * CELLS_PER_DEGREE);
@@ -186,17 +179,9 @@ function nearbyStatement(
 }
 
 /**
- * The `want` visible channels nearest (lat, lng) within `radiusKm`, nearest first, each
- * with its distance, in one statement: the grid cells ring by ring outward (`ringRanges`,
- * a JSON list, so any number of ranges is one parameter), each a range of the index
- * `radio_channels_geo_cell` whose entries hold the coordinates, each candidate's row read
- * for its visibility; reading stops at `NEARBY_CANDIDATES` visible stations, so a read
- * costs at most that many, the ranges, and twice `want` channel rows, wherever the point is. Of the candidates, SQLite keeps the
- * nearest by a flat-Earth distance (exact enough to rank: cos(lat) scales longitude, and
- * the candidates kept are twice `want`); the great-circle distance then ranks and filters
- * them here. When the cap stops the read inside a ring, the stations within that ring's
- * inner radius were all read: the answer is exact whenever the `want`-th is that near,
- * and otherwise the nearest of what was read.
+ * The `want` visible channels nearest (lat, lng) within `radiusKm`, in one statement that reads ring by ring and stops
+ * at `NEARBY_CANDIDATES`, so its cost does not depend on the point. SQLite keeps the nearest by a flat-Earth distance;
+ * the great-circle distance ranks them here, exact when the `want`-th lies within the rings read whole.
  */
 export function nearbyChannels(db: Db, lat: number, lng: number, radiusKm: number, want: number, viewerId: number) {
   const values = {

@@ -2,7 +2,7 @@ import { and, eq, exists, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { z } from 'zod';
 import { favorites, genres, likes, radioChannelGenres, radioChannels } from '../db/schema';
-import type { GenreRefsSchema, RadioSchema } from '../schemas/catalogue';
+import type { GenreRefsSchema, RadioSchema, StreamsSchema } from '../schemas/catalogue';
 import { channelLogo } from './logos';
 
 /** The RadioResource of the spec, as every endpoint returns a channel (its schema: schemas/catalogue.ts). */
@@ -25,18 +25,27 @@ function flag(table: typeof likes | typeof favorites, viewerId: number): SQL<boo
 // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_group_array of {id, name} objects (migration 0017)
 const readGenreRefs = (json: string) => JSON.parse(json) as z.infer<typeof GenreRefsSchema>;
 
+/** The streams JSON the row stores (written by our own triggers: migration 0026). */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_group_array of stream cards (migration 0026)
+const readStreams = (json: string) => JSON.parse(json) as z.infer<typeof StreamsSchema>;
+
+/**
+ * A channel's streams, best first, as its row stores them; a row written by code older than the streams (during a
+ * deploy, before its insert trigger gave it one) shows its own stream.
+ */
+const streamsColumn =
+  sql`CASE WHEN ${radioChannels.streamsJson} <> '[]' THEN ${radioChannels.streamsJson} ELSE json_array(json_object('url', ${radioChannels.streamUrl}, 'format', ${radioChannels.format}, 'bitrate', ${radioChannels.bitrate}, 'is_https', json(CASE WHEN ${radioChannels.isHttps} THEN 'true' ELSE 'false' END), 'health', json_object('status', ${radioChannels.healthStatus}, 'checked_at', ${radioChannels.healthCheckedAt}, 'online_at', ${radioChannels.healthOnlineAt}))) END`
+    .mapWith(readStreams)
+    .as('streams');
+
 /** The coordinates JSON the select builds (null stays null: Drizzle maps only values). */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- json_object of two REAL columns
 const readGeo = (json: string) => JSON.parse(json) as { lat: number; lng: number } | null;
 
 /**
- * The mapping from the channel's row to a RadioResource, as the columns of a select over
- * `radio_channels`: every API field named as the API names it, so the result is the
- * resource itself. The country and genres are stored on the row, so a page reads one
- * row per channel shown; the caller's like and favorite come from the same statement,
- * never a query per channel. Names that two tables could share are aliased (D1 returns
- * rows as objects: see db/client.ts).
- * `viewerId` is the caller (0 when no one is signed in: the flags are then false).
+ * A channel's row as a RadioResource, each field named as the API names it. The country and genres are stored on the
+ * row and the caller's flags come from the same statement, so a page reads one row per channel shown; names that two
+ * tables could share are aliased (db/client.ts). `viewerId` 0: no one is signed in.
  */
 export function radioResourceColumns(viewerId: number) {
   return {
@@ -45,6 +54,7 @@ export function radioResourceColumns(viewerId: number) {
     slug: radioChannels.slug,
     description: radioChannels.description,
     stream_url: radioChannels.streamUrl,
+    streams: streamsColumn,
     logo: channelLogo,
     // The country and genres as the row stores them (db/schema.ts): no other table is read for them.
     country: {
@@ -87,6 +97,12 @@ export function radioResourceColumns(viewerId: number) {
  * no row of `countries` is read per channel (docs/performance.md#rows-per-item-shown).
  */
 export const channelVisible = and(eq(radioChannels.isActive, true), eq(radioChannels.countryActive, true));
+
+/**
+ * The channel's stream is online. A literal, not a bound value, so that SQLite may walk the partial indexes of online
+ * channels (db/schema.ts `onlineIndexes`).
+ */
+export const channelOnline = sql`${radioChannels.healthStatus} = 'online'`;
 
 /** True when the channel in `channelId` (a column of the outer query) is linked to genre `genreId`: a primary-key probe. */
 export const channelInGenre = (channelId: AnyColumn, genreId: number) =>

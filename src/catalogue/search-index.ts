@@ -1,7 +1,7 @@
 import { and, eq, isNotNull, ne, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
-import { channelSearch, genreSearch, radioChannels } from '../db/schema';
+import { channelSearch, channelStreams, genreSearch, radioChannels } from '../db/schema';
 import { jsonField, jsonRows } from '../db/sql';
 
 /** 2^40: the channel id is the search rowid modulo this; the popularity bucket, its multiple. */
@@ -10,11 +10,9 @@ export const SEARCH_ROWID_SPAN = 1_099_511_627_776;
 const qb = new QueryBuilder();
 
 /**
- * The search rowid of a channel: its popularity bucket (0 for no plays, then two per
- * decimal digit of the play count: 1-2, 3-9, 10-29, 30-99, ...) times 2^40, plus its id.
- * FTS5 returns matches in rowid order, so `ORDER BY rowid DESC LIMIT n` yields the n most
- * popular matches while reading only the start of each doclist: a search stays bounded
- * however many channels match.
+ * The search rowid of a channel: its popularity bucket (two per decimal digit of the play count) times 2^40, plus its
+ * id. FTS5 returns matches in rowid order, so `ORDER BY rowid DESC LIMIT n` reads only the start of each doclist: a
+ * search stays bounded however many channels match.
  */
 export function searchRowid(playCount: SQLWrapper, id: SQLWrapper): SQL<number> {
   const bucket = sql`(CASE WHEN ${playCount} <= 0 THEN 0 ELSE length(${playCount}) * 2 + (CAST(substr(${playCount}, 1, 1) AS INTEGER) >= 3) END)`;
@@ -24,7 +22,7 @@ export function searchRowid(playCount: SQLWrapper, id: SQLWrapper): SQL<number> 
 /** The channel id behind a search rowid. */
 export const channelIdOf = (rowid: SQLWrapper) => sql<number>`(${rowid} % ${SEARCH_ROWID_SPAN})`;
 
-/** A channel's folded texts, by stream URL, as the index holds them. */
+/** A channel's folded texts, by one of its stream URLs, as the index holds them. */
 export interface ChannelText {
   url: string;
   name: string;
@@ -32,19 +30,19 @@ export interface ChannelText {
 }
 
 /**
- * (Re)indexes channels by stream URL: the old row goes, a row at the current search
- * rowid comes, and the channel records which rowid it has. Meant for the batch that
+ * (Re)indexes channels by one of their stream URLs (any: `stream_url` follows the streams' health): the old row goes,
+ * a row at the current search rowid comes, and the channel records which rowid it has. Meant for the batch that
  * writes the channels.
  */
 export function indexChannels(db: Db, texts: ChannelText[]) {
   const json = JSON.stringify(texts);
-  const urls = sql`(SELECT ${jsonField('url')} FROM json_each(${json}) j)`;
+  const ids = sql`(SELECT ${channelStreams.channelId} FROM ${channelStreams} WHERE ${channelStreams.url} IN (SELECT ${jsonField('url')} FROM json_each(${json}) j))`;
   return [
     db.delete(channelSearch).where(
       sql`${channelSearch.rowid} IN ${qb
         .select({ rowid: radioChannels.searchRowid })
         .from(radioChannels)
-        .where(and(sql`${radioChannels.streamUrl} IN ${urls}`, isNotNull(radioChannels.searchRowid)))}`,
+        .where(and(sql`${radioChannels.id} IN ${ids}`, isNotNull(radioChannels.searchRowid)))}`,
     ),
     db.insert(channelSearch).select(
       qb
@@ -54,12 +52,13 @@ export function indexChannels(db: Db, texts: ChannelText[]) {
           description: sql<string>`${jsonField('description')}`.as('description'),
         })
         .from(jsonRows(json))
-        .innerJoin(radioChannels, eq(radioChannels.streamUrl, jsonField('url'))),
+        .innerJoin(channelStreams, eq(channelStreams.url, jsonField('url')))
+        .innerJoin(radioChannels, eq(radioChannels.id, channelStreams.channelId)),
     ),
     db
       .update(radioChannels)
       .set({ searchRowid: searchRowid(radioChannels.playCount, radioChannels.id) })
-      .where(sql`${radioChannels.streamUrl} IN ${urls}`),
+      .where(sql`${radioChannels.id} IN ${ids}`),
   ] as const;
 }
 
@@ -121,10 +120,9 @@ export function ftsMatchRowids(fts: string, limit: number) {
 const SHORT_TERM_POOL = 2000;
 
 /**
- * The search rowids (most popular first) of at most `limit` channels whose name or
- * description holds every word of a folded term: an index lookup for words of three
- * characters or more; a term with only shorter words is looked for among the
- * `SHORT_TERM_POOL` most popular channels, so that no search reads the whole catalogue.
+ * The search rowids (most popular first) of at most `limit` channels whose name or description holds every word of a
+ * folded term. A term of only short words, which the index cannot look up, is looked for among the `SHORT_TERM_POOL`
+ * most popular channels, so that no search reads the whole catalogue.
  */
 export function textMatchRowids(folded: string, limit: number) {
   const fts = ftsQuery(folded);

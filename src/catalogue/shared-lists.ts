@@ -6,14 +6,9 @@ import { channelsByIds } from './channels';
 import type { RadioResource } from './radio-resource';
 
 /*
- * Shared lists (docs/consistency-and-caching.md#shared-lists), four things:
- * 1. a copy's key: the route, its query as the route parsed it, and the caller's language;
- * 2. its composition: the channels' ids in order, what the list adds to each (a chart's rank
- *    and score, a distance), and the rest of the answer (a page's meta, a search's genres);
- * 3. its age: kept in the location's Cache API with `Cache-Control: s-maxage`, at most
- *    `SHARED_LIST_MAX_AGE` seconds (60); 0 keeps nothing;
- * 4. what is laid on: each channel's row, read in the request's own D1 batch with its counts
- *    and the caller's flags; a channel hidden since the copy was made is left out.
+ * Shared lists (docs/consistency-and-caching.md#shared-lists): a copy is a list's composition (ids in order, what the
+ * list adds to each channel, the rest of the response), kept in the location's Cache API up to `SHARED_LIST_MAX_AGE`
+ * seconds. Each channel's row is still read in the request's own batch, so counts, flags and visibility are current.
  */
 
 /** What a copy of a list of channels holds. */
@@ -25,7 +20,7 @@ interface Composition<Rest> {
 
 /** The Cache API key of a copy: a path no route serves, on the request's own host. */
 function copyKey(c: Context<AppEnv>, name: string, query: Record<string, unknown>): Request {
-  const params = Object.entries({ ...query, lang: c.get('language') ?? 'en' })
+  const params = Object.entries(query)
     .filter(([, value]) => value !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([key, value]): [string, string] => [key, typeof value === 'string' ? value : JSON.stringify(value)]);
@@ -50,7 +45,7 @@ export function keepCopy(c: Context<AppEnv>, name: string, query: Record<string,
   c.executionCtx.waitUntil(caches.default.put(copyKey(c, name, query), copy));
 }
 
-/** The copy at this location, or `load()`'s answer, then kept for the next callers. */
+/** The copy at this location, or `load()`'s result, then kept for the next callers. */
 export async function sharedCopy<T>(
   c: Context<AppEnv>,
   name: string,
@@ -65,10 +60,8 @@ export async function sharedCopy<T>(
 }
 
 /**
- * A shared list of channels: from this location's copy, its channels read in the request's
- * batch (counts, flags, visibility as D1 has them now) with what the list added to each;
- * or from `load` (the whole list for this caller, in the request's batch), whose
- * composition is then kept. `extras` names the fields the list adds to a channel.
+ * A shared list of channels: from this location's copy, its channels read in the request's batch; or from `load` (the
+ * whole list, in the request's batch), whose composition is then kept. `extras`: the fields the list adds to a channel.
  */
 export async function sharedChannels<Item extends RadioResource, Rest>(
   c: Context<AppEnv>,

@@ -1,14 +1,21 @@
-import { and, eq, inArray, lt, notExists, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, notExists, or, sql } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { tellCountersVisibility } from '../activity/plays';
 import type { Db } from '../db/client';
 import type { Bindings } from '../env';
 import { nonEmpty } from '../db/read';
-import { radioChannels, upstreamSync, type RadioChannelRow } from '../db/schema';
+import {
+  channelStreams,
+  MAX_CHANNEL_STREAMS,
+  radioChannels,
+  upstreamSync,
+  type RadioChannelRow,
+  type StreamFormat,
+} from '../db/schema';
 import { guard, isGuardFailure, jsonField, jsonRows, errorText } from '../db/sql';
 import { fromKeys, isRecord, pick } from '../lib/objects';
-import { foldText } from '../lib/text';
+import { cleanImportedText, foldText } from '../lib/text';
 import { isoTimestamp } from '../lib/time';
 import {
   genreSlugsColumn,
@@ -20,27 +27,20 @@ import {
   insertChannels,
   ensureGenres,
   mapRadioBrowserStation,
+  streamCountColumns,
+  updateStreams,
   type StationInput,
 } from './import';
+import { insertStreams, type NewStream } from './channel-streams';
+import { groupBy, mergeKey, primaryOf } from './variants';
 import type { EditableField } from './admin';
 import { indexChannels } from './search-index';
 import { UpstreamClient, UpstreamError, type Fetcher } from './upstream-client';
 
 /**
- * The upstream sync (docs/catalogue.md#upstream-sync): a Cron Trigger run (or `POST /admin/sync`) takes one bounded
- * batch from a Radio Browser server and applies it in one D1 batch with the sync's new state, so a run lands whole or
- * not at all. Phases:
- * - `full`: the upstream's whole list, a page (`CATALOGUE_SYNC_BATCH` stations) per run; the first page also notes the
- *   newest change upstream, where `changes` will start;
- * - `verify`: the stations of ours the pass did not see (a deleted station, or one an offset slipped past while the
- *   list changed), looked up by uuid: those the upstream still has are updated, the others hidden;
- * - `changes`: the stations changed after the last change applied (`stations/changed`), then their current records
- *   (`stations/byuuid`: the change rows lack codec and bitrate, and a station absent there was deleted);
- *   every `CATALOGUE_SYNC_FULL_DAYS` a new full pass.
- * Stations are matched by `stationuuid`, or adopted by stream URL when a channel of ours has none (an imported one).
- * The sync creates, updates and hides; it never deletes, and it never writes a field an operator set through the admin
- * API (`edited_fields`), nor `description`, `slug`, `is_featured` and the social links, which Radio Browser does not
- * hold.
+ * The upstream sync and its phases (`full`, `verify`, `changes`: docs/catalogue.md#upstream-sync). A run applies one
+ * bounded batch from a Radio Browser server in one D1 batch with the sync's new state, so it lands whole or not at all;
+ * it creates, updates and hides, never deletes, and never writes a field an operator set (`edited_fields`).
  */
 
 export type SyncState = typeof upstreamSync.$inferSelect;
@@ -53,7 +53,21 @@ export interface RunCounts {
   unchanged: number;
   hidden: number;
   skipped: number;
+  /** Stations that became a further stream of a channel (variants of one broadcaster). */
+  merged: number;
+  /** Why stations were skipped (the first `SKIPPED_KEPT`). */
+  skipped_details: SkippedStation[];
 }
+
+/** A station the run left alone, and why. */
+export interface SkippedStation {
+  uuid: string | null;
+  name: string | null;
+  reason: string;
+}
+
+/** Skipped stations a run's state keeps, with their reasons. */
+const SKIPPED_KEPT = 20;
 
 /** How long a run holds the sync: longer than its requests' deadlines together, so a crashed run frees it. */
 const HOLD_MS = 120_000;
@@ -62,16 +76,16 @@ const VERIFY_BATCH = 500;
 
 const qb = new QueryBuilder();
 
-/** What the sync writes of a channel, by schema key (an operator's edit of the field keeps it: EDITED_KEY). */
+/**
+ * What the sync writes of a channel from its primary station (the one in `radio_channels.upstream_uuid`), by schema
+ * key (an operator's edit of the field keeps it: EDITED_KEY). Each station's own stream is a row of `channel_streams`.
+ */
 const SYNCED = [
   'name',
   'sortName',
-  'streamUrl',
   'logo',
   'countryId',
   'language',
-  'bitrate',
-  'format',
   'website',
   'geoLat',
   'geoLng',
@@ -83,17 +97,17 @@ type Synced = (typeof SYNCED)[number];
 const EDITED_KEY: Record<Synced, EditableField> = {
   name: 'name',
   sortName: 'name',
-  streamUrl: 'stream_url',
   logo: 'logo',
   countryId: 'country',
   language: 'language',
-  bitrate: 'bitrate',
-  format: 'format',
   website: 'website',
   geoLat: 'geo',
   geoLng: 'geo',
   isActive: 'is_active',
 };
+
+/** Edits that make a channel's streams the operator's: the sync adds, changes and removes none of them. */
+const STREAM_EDITS: readonly EditableField[] = ['streams', 'stream_url', 'format', 'bitrate'];
 
 /** The names in a channel's `edited_fields` (a JSON array the admin API writes). */
 function editedFieldsOf(json: string): Set<string> {
@@ -239,6 +253,7 @@ export function runCounts(json: string): RunCounts {
   const parsed: unknown = JSON.parse(json);
   const value = (key: string) => (isRecord(parsed) && typeof parsed[key] === 'number' ? parsed[key] : 0);
   const phase = isRecord(parsed) && (parsed.phase === 'verify' || parsed.phase === 'changes') ? parsed.phase : 'full';
+  const details = isRecord(parsed) && Array.isArray(parsed.skipped_details) ? parsed.skipped_details : [];
   return {
     phase,
     received: value('received'),
@@ -247,6 +262,12 @@ export function runCounts(json: string): RunCounts {
     unchanged: value('unchanged'),
     hidden: value('hidden'),
     skipped: value('skipped'),
+    merged: value('merged'),
+    skipped_details: details.filter(isRecord).map((detail) => ({
+      uuid: typeof detail.uuid === 'string' ? detail.uuid : null,
+      name: typeof detail.name === 'string' ? detail.name : null,
+      reason: typeof detail.reason === 'string' ? detail.reason : '',
+    })),
   };
 }
 
@@ -258,6 +279,8 @@ const emptyCounts = (phase: SyncState['phase']): RunCounts => ({
   unchanged: 0,
   hidden: 0,
   skipped: 0,
+  merged: 0,
+  skipped_details: [],
 });
 
 interface Step {
@@ -282,6 +305,7 @@ async function nextStep(
       state.passOffset === 0
         ? ((await client.stations(0, 1, 'changetimestamp', true))[0]?.changeuuid ?? null)
         : state.changeCursor;
+    // An upstream that answers more than asked is cut to the batch (the client does): a run writes at most a batch.
     const records = await client.stations(state.passOffset, settings.batch);
     const applied = await apply(db, records, [], state.pass, now);
     const done = records.length < settings.batch;
@@ -298,17 +322,17 @@ async function nextStep(
   }
   if (state.phase === 'verify') {
     const missing = await db
-      .select({ uuid: radioChannels.upstreamUuid })
-      .from(radioChannels)
+      .select({ uuid: channelStreams.upstreamUuid })
+      .from(channelStreams)
       // Hidden ones are not asked about again: one the upstream still has comes back through a full pass.
       .where(
         and(
-          sql`${radioChannels.upstreamUuid} IS NOT NULL`,
-          lt(radioChannels.upstreamPass, state.pass),
-          eq(radioChannels.isActive, true),
+          sql`${channelStreams.upstreamUuid} IS NOT NULL`,
+          lt(channelStreams.upstreamPass, state.pass),
+          eq(channelStreams.channelActive, true),
         ),
       )
-      .orderBy(radioChannels.upstreamPass, radioChannels.id)
+      .orderBy(channelStreams.upstreamPass, channelStreams.id)
       .limit(VERIFY_BATCH);
     const uuids = missing.map((row) => row.uuid!);
     if (uuids.length === 0) {
@@ -335,6 +359,7 @@ async function nextStep(
       next: { phase: 'full', pass: state.pass + 1, passOffset: 0 },
     };
   }
+  // Cut to the batch by the client: the cursor moves to the last change this run applies, never past it.
   const changes = await client.changed(state.changeCursor!, settings.batch);
   const last = changes.at(-1)?.changeuuid;
   const uuids = [...new Set(changes.map(uuidOf).filter((uuid) => uuid !== null))];
@@ -348,44 +373,96 @@ async function nextStep(
 }
 
 /** A channel of ours as the sync compares it. */
-type Stored = Pick<RadioChannelRow, Synced | 'id' | 'upstreamUuid' | 'editedFields' | 'description'> & {
+type Stored = Pick<RadioChannelRow, Synced | 'id' | 'upstreamUuid' | 'editedFields' | 'description' | 'mergeKey'> & {
   genreSlugs: string | null;
+  streamCount: number;
+  lastPosition: number;
 };
 
+/** A stream of ours as the sync compares it. */
+interface StoredStream {
+  id: number;
+  url: string;
+  channelId: number;
+  upstreamUuid: string | null;
+  format: StreamFormat;
+  bitrate: number | null;
+  name: string;
+}
+
 /** A write of one channel: the synced columns, by id (updates) or with the rest of a new row (creates). */
-type SyncedRow = Pick<RadioChannelRow, Synced> & { upstreamUuid: string; genres: string[]; description: string };
+type SyncedRow = Pick<RadioChannelRow, Synced> & {
+  upstreamUuid: string;
+  genres: string[];
+  description: string;
+  mergeKey: string | null;
+  /** One of the channel's stream URLs: what names it in the batch (genre links, the search index). */
+  streamUrl: string;
+};
+
+/** A station of this run, mapped, with its uuid and merge key. */
+type Incoming = StationInput & { uuid: string; key: string | null };
+
+/** A record's name as the state shows it: cleaned like imported text, at most 255 characters. */
+const shownName = (name: unknown) => (typeof name === 'string' ? cleanImportedText(name).slice(0, 255) || null : null);
+
+/** The stream a station adds, followed by its uuid. */
+const streamOf = (station: Incoming, pass: number) => ({
+  url: station.stream_url,
+  format: station.format,
+  bitrate: station.bitrate,
+  name: station.name,
+  upstreamUuid: station.uuid,
+  upstreamPass: pass,
+});
+
+/** Whether every stream of `channel` is among the gone ones: the channel is hidden, not left without a stream. */
+const lastStream = (channel: { id: number; streamCount: number }, gone: { channel: { id: number } }[]) =>
+  gone.filter((entry) => entry.channel.id === channel.id).length >= channel.streamCount;
 
 /**
- * The writes of a batch of upstream records: creates, updates (only the fields no operator edited), hides for the
- * `asked` uuids the upstream no longer has, and the pass mark of every station seen. One read round trip; the
- * writes go into the run's one batch, led by a guard that fails it if an operator edited one of these channels since
- * the read.
+ * The writes of a batch of upstream records, led by a guard that fails the run's batch if an operator edited one of
+ * these channels since the read. Each station is a stream, followed by its uuid: a station that is new joins the
+ * channel of its broadcaster's variants (same normalised name and homepage) or makes a channel; one whose stream URL
+ * a channel of ours has is adopted only when the names and homepages agree (an upstream station cannot take over a
+ * channel by naming its stream: docs/security.md#the-upstream-sync); one gone upstream leaves its channel, or hides it
+ * when it was its last stream. Stations that cannot be applied are skipped with a reason: they never stop the others.
  */
 async function apply(db: Db, records: Record<string, unknown>[], asked: string[], pass: number, now: string) {
-  const counts = { created: 0, updated: 0, unchanged: 0, hidden: 0, skipped: 0 };
+  const { phase: _phase, received: _received, ...counts } = emptyCounts('full');
+  const skip = (uuid: string | null, name: string | null, reason: string) => {
+    counts.skipped += 1;
+    if (counts.skipped_details.length < SKIPPED_KEPT) counts.skipped_details.push({ uuid, name, reason });
+  };
   // An idle run (no changes upstream) reads and writes nothing here.
   if (records.length === 0 && asked.length === 0) return { counts, writes: [] };
   const countryIds = await countryIdsByCode(db);
   // The latest record of each station (a page of changes may hold several).
-  const latest = new Map<string, { station: StationInput | null; checkFailed: boolean }>();
+  const latest = new Map<
+    string,
+    { station: StationInput | { reason: string }; checkFailed: boolean; name: string | null }
+  >();
   for (const record of records) {
     const uuid = uuidOf(record);
     if (!uuid) {
-      counts.skipped += 1;
+      skip(null, shownName(record.name), 'no valid stationuuid');
       continue;
     }
     // A failed check upstream does not stop an update (our own checks say whether it plays), only a creation.
     const { lastcheckok, ...rest } = record;
-    const mapped = mapRadioBrowserStation(rest, (code) => countryIds.has(code));
     latest.set(uuid, {
-      station: 'reason' in mapped ? null : mapped,
+      station: mapRadioBrowserStation(rest, (code) => countryIds.has(code)),
       checkFailed: lastcheckok === 0 || lastcheckok === '0',
+      name: shownName(record.name),
     });
   }
   const uuids = [...new Set([...latest.keys(), ...asked])];
-  const mapped = [...latest.values()].flatMap((entry) => (entry.station ? [entry.station] : []));
+  const mapped: Incoming[] = [...latest].flatMap(([uuid, { station }]) =>
+    'reason' in station ? [] : [{ ...station, uuid, key: mergeKey(station.name, station.website) }],
+  );
   const urls = mapped.map((station) => station.stream_url);
-  // Both slugs a new channel may take (chooseSlug: the name's, else the name's with the stream URL's hash), by URL.
+  const keys = [...new Set(mapped.flatMap((station) => (station.key === null ? [] : [station.key])))];
+  // Every slug a new channel may take (import.ts slugCandidates), by stream URL: all are read, so none taken is chosen.
   const candidates = new Map(
     await Promise.all(
       mapped.map(
@@ -393,139 +470,305 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
       ),
     ),
   );
-  const slugs = [...candidates.values()].flat();
-  const columns = {
-    ...pick(radioChannels, [...SYNCED, 'id', 'upstreamUuid', 'editedFields', 'description']),
-    genreSlugs: genreSlugsColumn(),
+  const slugs = [...new Set([...candidates.values()].flat())];
+  const streamColumns = {
+    id: channelStreams.id,
+    url: channelStreams.url,
+    channelId: channelStreams.channelId,
+    upstreamUuid: channelStreams.upstreamUuid,
+    format: channelStreams.format,
+    bitrate: channelStreams.bitrate,
+    name: channelStreams.name,
   };
-  const channelReads = nonEmpty([
+  const inJson = (values: string[]) => sql`(SELECT value FROM json_each(${JSON.stringify(values)}))`;
+  const streamReads = [
+    ...chunks(uuids).map((part) =>
+      db
+        .select(streamColumns)
+        .from(channelStreams)
+        .where(inArray(channelStreams.upstreamUuid, inJson(part))),
+    ),
+    ...chunks(urls).map((part) =>
+      db
+        .select(streamColumns)
+        .from(channelStreams)
+        .where(inArray(channelStreams.url, inJson(part))),
+    ),
+  ];
+  const columns = {
+    ...pick(radioChannels, [...SYNCED, 'id', 'upstreamUuid', 'editedFields', 'description', 'mergeKey']),
+    genreSlugs: genreSlugsColumn(),
+    ...streamCountColumns(),
+  };
+  // The channels of those streams, and those of the stations' merge keys.
+  const channelReads = [
     ...chunks(uuids).map((part) =>
       db
         .select(columns)
         .from(radioChannels)
-        .where(inArray(radioChannels.upstreamUuid, sql`(SELECT value FROM json_each(${JSON.stringify(part)}))`)),
+        .where(
+          inArray(
+            radioChannels.id,
+            qb
+              .select({ id: channelStreams.channelId })
+              .from(channelStreams)
+              .where(inArray(channelStreams.upstreamUuid, inJson(part))),
+          ),
+        ),
     ),
-    ...chunks(urls).map((part) =>
+    ...chunks([...urls, ...keys]).map((part) =>
       db
         .select(columns)
         .from(radioChannels)
-        .where(inArray(radioChannels.streamUrl, sql`(SELECT value FROM json_each(${JSON.stringify(part)}))`)),
+        .where(
+          or(
+            inArray(
+              radioChannels.id,
+              qb
+                .select({ id: channelStreams.channelId })
+                .from(channelStreams)
+                .where(inArray(channelStreams.url, inJson(part))),
+            ),
+            inArray(radioChannels.mergeKey, inJson(part)),
+          ),
+        ),
     ),
-  ]);
+  ];
   // The slugs taken, alone: the channels behind them are not compared.
-  const slugReads = nonEmpty(
-    chunks(slugs).map((part) =>
-      db
-        .select({ slug: radioChannels.slug })
-        .from(radioChannels)
-        .where(inArray(radioChannels.slug, sql`(SELECT value FROM json_each(${JSON.stringify(part)}))`)),
-    ),
+  const slugReads = chunks(slugs).map((part) =>
+    db
+      .select({ slug: radioChannels.slug })
+      .from(radioChannels)
+      .where(inArray(radioChannels.slug, inJson(part))),
   );
-  const [channelRows, slugRows] = await Promise.all([
-    channelReads ? db.batch(channelReads) : [],
-    slugReads ? db.batch(slugReads) : [],
+  // Each kind of read in a batch of its own, the three at once.
+  const [streamQueries, channelQueries, slugQueries] = [
+    nonEmpty(streamReads),
+    nonEmpty(channelReads),
+    nonEmpty(slugReads),
+  ];
+  const [streamResults, channelResults, slugResults] = await Promise.all([
+    streamQueries ? db.batch(streamQueries) : [],
+    channelQueries ? db.batch(channelQueries) : [],
+    slugQueries ? db.batch(slugQueries) : [],
   ]);
-  const found: Stored[] = channelRows.flat();
-  const byUuid = new Map(found.filter((row) => row.upstreamUuid).map((row) => [row.upstreamUuid!, row]));
-  const byUrl = new Map(found.map((row) => [row.streamUrl, row]));
-  const takenSlugs = new Set(slugRows.flat().map((row) => row.slug));
+  const streamRows = streamResults.flat();
+  const channelRows: Stored[] = channelResults.flat();
+  const slugRows = slugResults.flat();
+  const streamByUuid = new Map(streamRows.filter((row) => row.upstreamUuid).map((row) => [row.upstreamUuid!, row]));
+  const streamByUrl = new Map(streamRows.map((row) => [row.url, row]));
+  const channels = new Map(channelRows.map((row) => [row.id, row]));
+  const channelByKey = new Map<string, Stored>();
+  for (const channel of [...channels.values()].sort((a, b) => a.id - b.id))
+    if (channel.mergeKey !== null && !channelByKey.has(channel.mergeKey)) channelByKey.set(channel.mergeKey, channel);
+  const takenSlugs = new Set(slugRows.map((row) => row.slug));
 
-  const creates: (SyncedRow & { slug: string })[] = [];
-  const updates: (SyncedRow & { id: number })[] = [];
-  const seen: number[] = [];
+  const creates: (SyncedRow & { slug: string; format: StreamFormat; bitrate: number | null })[] = [];
+  const updates = new Map<number, SyncedRow & { id: number }>();
+  const newStreams: NewStream[] = [];
+  const streamUpdates: Parameters<typeof updateStreams>[1] = [];
+  const seenStreams: number[] = [];
+  const goneStreams: { stream: StoredStream; channel: Stored }[] = [];
   const hides: Stored[] = [];
   const touched = new Map<number, string>();
   const claimedUrls = new Set<string>();
-  for (const uuid of uuids) {
-    const entry = latest.get(uuid);
-    const mine = byUuid.get(uuid);
-    if (!entry) {
-      // Asked for and not answered: the upstream deleted it.
-      if (mine) {
-        hides.push(mine);
-        touched.set(mine.id, mine.editedFields);
-      }
-      continue;
-    }
-    const { station, checkFailed } = entry;
-    if (!station) {
-      counts.skipped += 1;
-      if (mine) seen.push(mine.id);
-      continue;
-    }
-    const owner = byUrl.get(station.stream_url);
-    const current = mine ?? (owner && owner.upstreamUuid === null ? owner : undefined);
-    if ((owner && owner !== current) || claimedUrls.has(station.stream_url)) {
-      // Another channel (or another station of this batch) has this stream: Radio Browser holds duplicates.
-      counts.skipped += 1;
-      if (mine) seen.push(mine.id);
-      continue;
-    }
-    claimedUrls.add(station.stream_url);
-    const upstream: SyncedRow = {
-      upstreamUuid: uuid,
-      name: station.name,
-      sortName: foldText(station.name),
-      streamUrl: station.stream_url,
-      logo: station.logo,
-      countryId: countryIds.get(station.country_code)!,
-      language: station.language,
-      bitrate: station.bitrate,
-      format: station.format,
-      website: station.website,
-      geoLat: station.geo_lat,
-      geoLng: station.geo_lng,
-      isActive: true,
-      genres: [...station.genres].sort(),
-      description: current?.description ?? '',
-    };
-    if (!current) {
-      if (checkFailed) {
-        counts.skipped += 1;
-        continue;
-      }
-      const slug = chooseSlug(candidates.get(station.stream_url)!, (s) => takenSlugs.has(s));
-      takenSlugs.add(slug);
-      creates.push({ ...upstream, slug });
-      continue;
-    }
-    const stored: Stored = current;
-    const edited = editedFieldsOf(stored.editedFields);
+  /** Stations of this run that make or join a channel, grouped by broadcaster. */
+  const joining: Incoming[] = [];
+  const streamsEdited = (channel: Stored) =>
+    STREAM_EDITS.some((field) => editedFieldsOf(channel.editedFields).has(field));
+  const touch = (channel: Stored) => touched.set(channel.id, channel.editedFields);
+
+  /** The channel's synced fields after `station` (its primary), an operator's edits kept; null when nothing changes. */
+  const channelUpdate = (channel: Stored, station: Incoming): (SyncedRow & { id: number }) | null => {
+    const edited = editedFieldsOf(channel.editedFields);
     /** The operator's value of an edited field, else the upstream's. */
     const keep = <T>(key: Synced, mine: T, theirs: T): T => (edited.has(EDITED_KEY[key]) ? mine : theirs);
     const merged: SyncedRow & { id: number } = {
-      id: current.id,
-      upstreamUuid: uuid,
-      description: current.description,
-      name: keep('name', stored.name, upstream.name),
-      sortName: keep('sortName', stored.sortName, upstream.sortName),
-      streamUrl: keep('streamUrl', stored.streamUrl, upstream.streamUrl),
-      logo: keep('logo', stored.logo, upstream.logo),
-      countryId: keep('countryId', stored.countryId, upstream.countryId),
-      language: keep('language', stored.language, upstream.language),
-      bitrate: keep('bitrate', stored.bitrate, upstream.bitrate),
-      format: keep('format', stored.format, upstream.format),
-      website: keep('website', stored.website, upstream.website),
-      geoLat: keep('geoLat', stored.geoLat, upstream.geoLat),
-      geoLng: keep('geoLng', stored.geoLng, upstream.geoLng),
-      isActive: keep('isActive', stored.isActive, upstream.isActive),
-      genres: edited.has('genres') ? (current.genreSlugs?.split(',') ?? []) : upstream.genres,
+      id: channel.id,
+      upstreamUuid: station.uuid,
+      description: channel.description,
+      streamUrl: station.stream_url,
+      name: keep('name', channel.name, station.name),
+      sortName: keep('sortName', channel.sortName, foldText(station.name)),
+      logo: keep('logo', channel.logo, station.logo),
+      countryId: keep('countryId', channel.countryId, countryIds.get(station.country_code)!),
+      language: keep('language', channel.language, station.language),
+      website: keep('website', channel.website, station.website),
+      geoLat: keep('geoLat', channel.geoLat, station.geo_lat),
+      geoLng: keep('geoLng', channel.geoLng, station.geo_lng),
+      isActive: keep('isActive', channel.isActive, true),
+      mergeKey: null,
+      genres: edited.has('genres') ? (channel.genreSlugs?.split(',') ?? []) : [...station.genres].sort(),
     };
+    merged.mergeKey = mergeKey(merged.name, merged.website);
     const same =
-      current.upstreamUuid === uuid &&
-      SYNCED.every((key) => current[key] === merged[key]) &&
-      (current.genreSlugs ?? '') === merged.genres.join(',');
-    if (same) {
-      counts.unchanged += 1;
-      seen.push(current.id);
-    } else {
-      updates.push(merged);
-      touched.set(current.id, current.editedFields);
+      channel.upstreamUuid === station.uuid &&
+      channel.mergeKey === merged.mergeKey &&
+      SYNCED.every((key) => channel[key] === merged[key]) &&
+      (channel.genreSlugs ?? '') === merged.genres.join(',');
+    return same ? null : merged;
+  };
+  /** The stream of `station` written as the upstream has it, unless the channel's streams are the operator's. */
+  const streamUpdate = (stream: StoredStream, channel: Stored, station: Incoming) => {
+    const upstream = streamsEdited(channel)
+      ? { url: stream.url, format: stream.format, bitrate: stream.bitrate, name: stream.name }
+      : { url: station.stream_url, format: station.format, bitrate: station.bitrate, name: station.name };
+    const same =
+      stream.upstreamUuid === station.uuid &&
+      stream.url === upstream.url &&
+      stream.format === upstream.format &&
+      stream.bitrate === upstream.bitrate &&
+      stream.name === upstream.name;
+    return same ? null : { id: stream.id, ...upstream, upstreamUuid: station.uuid, upstreamPass: pass };
+  };
+
+  for (const uuid of uuids) {
+    const entry = latest.get(uuid);
+    const mine = streamByUuid.get(uuid);
+    const myChannel = mine ? channels.get(mine.channelId) : undefined;
+    if (!entry) {
+      // Asked for and not answered: the upstream deleted it.
+      if (mine && myChannel) {
+        goneStreams.push({ stream: mine, channel: myChannel });
+        touch(myChannel);
+      }
+      continue;
     }
+    const { station: found, checkFailed } = entry;
+    if ('reason' in found) {
+      skip(uuid, entry.name, found.reason);
+      if (mine) seenStreams.push(mine.id);
+      continue;
+    }
+    const station: Incoming = { ...found, uuid, key: mergeKey(found.name, found.website) };
+    const owner = streamByUrl.get(station.stream_url);
+    if (claimedUrls.has(station.stream_url)) {
+      skip(uuid, station.name, 'another station of this batch has its stream URL');
+      if (mine) seenStreams.push(mine.id);
+      continue;
+    }
+    if (mine && myChannel) {
+      if (owner && owner.id !== mine.id) {
+        // Radio Browser holds duplicates: the new URL is another stream's.
+        skip(uuid, station.name, 'its stream URL belongs to another stream');
+        seenStreams.push(mine.id);
+        continue;
+      }
+      claimedUrls.add(station.stream_url);
+      const streamChange = streamUpdate(mine, myChannel, station);
+      const channelChange = myChannel.upstreamUuid === uuid ? channelUpdate(myChannel, station) : null;
+      if (!streamChange && !channelChange) {
+        counts.unchanged += 1;
+        seenStreams.push(mine.id);
+        continue;
+      }
+      if (streamChange) streamUpdates.push(streamChange);
+      else seenStreams.push(mine.id);
+      if (channelChange) updates.set(myChannel.id, channelChange);
+      counts.updated += 1;
+      touch(myChannel);
+      continue;
+    }
+    if (owner) {
+      const channel = channels.get(owner.channelId)!;
+      // Adopted only where the channel is this broadcaster's: the same normalised name and homepage.
+      if (owner.upstreamUuid !== null) skip(uuid, station.name, 'another station has its stream URL');
+      else if (station.key === null || channel.mergeKey !== station.key)
+        skip(uuid, station.name, 'its stream URL belongs to a channel of another name or homepage');
+      else {
+        claimedUrls.add(station.stream_url);
+        streamUpdates.push(streamUpdate(owner, channel, station)!);
+        if (channel.upstreamUuid === null) {
+          const change = channelUpdate(channel, station);
+          if (change) updates.set(channel.id, change);
+        }
+        counts.updated += 1;
+        touch(channel);
+      }
+      continue;
+    }
+    if (checkFailed) {
+      skip(uuid, station.name, 'its stream failed its last check upstream');
+      continue;
+    }
+    claimedUrls.add(station.stream_url);
+    joining.push(station);
   }
-  counts.created = creates.length;
-  counts.updated = updates.length;
-  counts.hidden = hides.filter((row) => row.isActive && !editedFieldsOf(row.editedFields).has('is_active')).length;
+
+  // New stations: a channel of their broadcaster's takes them as further streams, else they make one together.
+  for (const group of groupBy(joining, (station) => station.key)) {
+    const existing = group[0]!.key === null ? undefined : channelByKey.get(group[0]!.key);
+    if (existing) {
+      if (streamsEdited(existing)) {
+        for (const station of group)
+          skip(station.uuid, station.name, 'a variant of a channel whose streams an operator set');
+        continue;
+      }
+      let position = existing.lastPosition;
+      let count = existing.streamCount;
+      for (const station of group) {
+        if (count >= MAX_CHANNEL_STREAMS) {
+          skip(station.uuid, station.name, `its broadcaster has ${MAX_CHANNEL_STREAMS} streams already`);
+          continue;
+        }
+        count += 1;
+        position += 1;
+        newStreams.push({ ...streamOf(station, pass), channel: existing.id, position });
+        counts.merged += 1;
+        counts.created += 1;
+      }
+      existing.streamCount = count;
+      existing.lastPosition = position;
+      touch(existing);
+      continue;
+    }
+    // The primary station first: the insert trigger (migration 0026) makes the channel's first stream with its uuid.
+    const primary = primaryOf(group);
+    const ordered = [primary, ...group.filter((station) => station !== primary)];
+    const kept = ordered.slice(0, MAX_CHANNEL_STREAMS);
+    for (const station of ordered.slice(MAX_CHANNEL_STREAMS))
+      skip(station.uuid, station.name, `its broadcaster has ${MAX_CHANNEL_STREAMS} streams already`);
+    const [first, ...more] = kept;
+    if (!first) continue;
+    const slug = chooseSlug(candidates.get(primary.stream_url)!, (candidate) => takenSlugs.has(candidate));
+    if (slug === null) {
+      for (const station of kept) skip(station.uuid, station.name, 'every slug its name may take is taken');
+      continue;
+    }
+    takenSlugs.add(slug);
+    creates.push({
+      upstreamUuid: primary.uuid,
+      name: primary.name,
+      sortName: foldText(primary.name),
+      streamUrl: first.stream_url,
+      format: first.format,
+      bitrate: first.bitrate,
+      logo: primary.logo,
+      countryId: countryIds.get(primary.country_code)!,
+      language: primary.language,
+      website: primary.website,
+      geoLat: primary.geo_lat,
+      geoLng: primary.geo_lng,
+      isActive: true,
+      mergeKey: primary.key,
+      genres: [...primary.genres].sort(),
+      description: '',
+      slug,
+    });
+    more.forEach((station, i) =>
+      newStreams.push({ ...streamOf(station, pass), channel: first.stream_url, position: i + 1 }),
+    );
+    counts.created += kept.length;
+    counts.merged += more.length;
+  }
+  hides.push(
+    ...new Set(goneStreams.filter(({ channel }) => lastStream(channel, goneStreams)).map(({ channel }) => channel)),
+  );
+  counts.hidden = hides.filter(
+    (channel) => channel.isActive && !editedFieldsOf(channel.editedFields).has('is_active'),
+  ).length;
+  const removed = goneStreams.filter(({ channel }) => !lastStream(channel, goneStreams) && !streamsEdited(channel));
+  counts.updated += removed.length;
 
   const writes: BatchItem<'sqlite'>[] = [];
   if (touched.size > 0) {
@@ -537,10 +780,11 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
       ),
     );
   }
+  const channelWrites = [...creates, ...updates.values()];
   writes.push(
     ...ensureGenres(
       db,
-      [...creates, ...updates].flatMap((row) => row.genres),
+      channelWrites.flatMap((row) => row.genres),
       now,
     ),
   );
@@ -548,18 +792,31 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
     writes.push(
       insertChannels(
         db,
-        [...SYNCED, 'slug', 'upstreamUuid', 'description', 'upstreamPass'],
+        [
+          ...SYNCED,
+          'streamUrl',
+          'format',
+          'bitrate',
+          'slug',
+          'upstreamUuid',
+          'description',
+          'upstreamPass',
+          'mergeKey',
+        ],
         rows.map((row) => ({ ...row, upstreamPass: pass })),
         now,
       ),
     );
   }
-  for (const rows of chunks(updates)) {
+  for (const rows of chunks(newStreams)) writes.push(insertStreams(db, rows));
+  for (const rows of chunks(streamUpdates)) writes.push(updateStreams(db, rows));
+  for (const rows of chunks([...updates.values()])) {
     const u = qb
       .select({
         ...fromKeys(SYNCED, (key) => sql`${jsonField(key)}`.as(`synced_${radioChannels[key].name}`)),
         id: sql<number>`${jsonField('id')}`.as('synced_id'),
         uuid: sql<string>`${jsonField('upstreamUuid')}`.as('synced_uuid'),
+        mergeKey: sql<string | null>`${jsonField('mergeKey')}`.as('synced_merge_key'),
       })
       .from(jsonRows(JSON.stringify(rows)))
       .as('u');
@@ -576,6 +833,7 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
             ]),
           ),
           upstreamUuid: sql`${u.uuid}`,
+          mergeKey: sql`${u.mergeKey}`,
           upstreamPass: pass,
           updatedAt: now,
         })
@@ -583,21 +841,35 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
         .where(eq(radioChannels.id, u.id)),
     );
   }
-  const before = new Map(found.map((row) => [row.id, row]));
-  const changedGenres = [...creates, ...updates].filter(
+  const before = channels;
+  const changedGenres = channelWrites.filter(
     (row) => !('id' in row) || (before.get(row.id)?.genreSlugs ?? '') !== row.genres.join(','),
   );
   for (const rows of chunks(changedGenres)) writes.push(...replaceGenreLinks(db, rows));
-  const renamed = [...creates, ...updates].filter((row) => {
-    const stored = 'id' in row ? before.get(row.id) : undefined;
-    return !stored || stored.sortName !== row.sortName || stored.streamUrl !== row.streamUrl;
-  });
+  const renamed = channelWrites.filter((row) => !('id' in row) || before.get(row.id)?.sortName !== row.sortName);
   for (const rows of chunks(renamed)) {
     writes.push(
       ...indexChannels(
         db,
         rows.map((row) => ({ url: row.streamUrl, name: row.sortName, description: foldText(row.description) })),
       ),
+    );
+  }
+  if (removed.length > 0) {
+    const ids = JSON.stringify(removed.map(({ stream }) => stream.id));
+    const channelIds = JSON.stringify([...new Set(removed.map(({ channel }) => channel.id))]);
+    writes.push(
+      db.delete(channelStreams).where(sql`${channelStreams.id} IN (SELECT value FROM json_each(${ids}))`),
+      // A channel whose primary station went follows its next one.
+      db
+        .update(radioChannels)
+        .set({
+          upstreamUuid: sql`(SELECT ${channelStreams.upstreamUuid} FROM ${channelStreams} WHERE ${channelStreams.channelId} = ${radioChannels.id} AND ${channelStreams.upstreamUuid} IS NOT NULL ORDER BY ${channelStreams.position} LIMIT 1)`,
+          updatedAt: now,
+        })
+        .where(
+          sql`${radioChannels.id} IN (SELECT value FROM json_each(${channelIds})) AND ${radioChannels.upstreamUuid} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${channelStreams} WHERE ${channelStreams.upstreamUuid} = ${radioChannels.upstreamUuid})`,
+        ),
     );
   }
   if (hides.length > 0) {
@@ -610,16 +882,22 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
           updatedAt: now,
         })
         .where(
-          sql`${radioChannels.id} IN (SELECT value FROM json_each(${JSON.stringify(hides.map((row) => row.id))}))`,
+          sql`${radioChannels.id} IN (SELECT value FROM json_each(${JSON.stringify([...new Set(hides.map((row) => row.id))])}))`,
         ),
     );
   }
-  if (seen.length > 0) {
+  const marked = [
+    ...seenStreams,
+    ...goneStreams
+      .filter(({ channel }) => lastStream(channel, goneStreams) || streamsEdited(channel))
+      .map(({ stream }) => stream.id),
+  ];
+  if (marked.length > 0) {
     writes.push(
       db
-        .update(radioChannels)
+        .update(channelStreams)
         .set({ upstreamPass: pass })
-        .where(sql`${radioChannels.id} IN (SELECT value FROM json_each(${JSON.stringify(seen)}))`),
+        .where(sql`${channelStreams.id} IN (SELECT value FROM json_each(${JSON.stringify(marked)}))`),
     );
   }
   return { counts, writes };

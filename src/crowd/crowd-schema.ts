@@ -1,12 +1,11 @@
 import { integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 /*
- * The crowd rule's tables (src/durable-objects/crowd.ts, docs/security.md#crowd-signals), held by every
- * object that counts a crowd signal (PlayCounter, SearchTrends). Each of those objects lists
- * this file in its drizzle-kit schema, so its migrations create these tables too.
+ * The crowd rule's tables (crowd/counting.ts, docs/security.md#crowd-signals), in every object that counts a crowd
+ * signal (PlayCounter, SearchTrends): each lists this file in its drizzle-kit schema, so its migrations create them.
  */
 
-/** Who counted for which subject in which hour (the window of lib/crowd.ts). */
+/** Who counted for which subject in which hour (the window of crowd/rules.ts). */
 export const crowdUsers = sqliteTable(
   'crowd_users',
   {
@@ -17,7 +16,7 @@ export const crowdUsers = sqliteTable(
   (t) => [primaryKey({ columns: [t.hour, t.subject, t.user] })],
 );
 
-/** How often each network counted for a subject in an hour. */
+/** How often each network counted for a subject in an hour: in all, and from new accounts (crowd/rules.ts). */
 export const crowdNetworks = sqliteTable(
   'crowd_networks',
   {
@@ -25,6 +24,7 @@ export const crowdNetworks = sqliteTable(
     subject: text('subject').notNull(),
     network: text('network').notNull(),
     count: integer('count').notNull(),
+    newAccounts: integer('new_accounts').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.hour, t.subject, t.network] })],
 );

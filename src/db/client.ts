@@ -9,9 +9,8 @@ export type Db = DrizzleD1Database & { $client: D1Database };
 export const createDb = (d1: D1Database): Db => drizzle(d1);
 
 /**
- * A D1 bookmark, as D1 returns them: four hex groups, 8-8-8-32
- * (`00000001-00000002-00004e2f-0a83ea2fceebc654de0640c422be4653`), lexicographically
- * sortable (D1's Time Travel reference).
+ * A D1 bookmark as D1 returns them: four hex groups, 8-8-8-32
+ * (`00000001-00000002-00004e2f-0a83ea2fceebc654de0640c422be4653`).
  */
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
@@ -19,9 +18,8 @@ const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 export const isD1Bookmark = (value: string): boolean => BOOKMARK.test(value);
 
 /**
- * The request's `X-D1-Bookmark`, when it sent one: a D1 bookmark, or a 422 naming the
- * header (its value is not echoed). Any other text must not change how a request is
- * served (were it to turn the read caches off, anyone could make every read hit D1).
+ * The request's `X-D1-Bookmark`, when it sent one: a D1 bookmark, or a 422 naming the header (its value is not
+ * echoed), so that no other text reaches D1's `withSession`.
  */
 export function d1Bookmark(header: string | undefined): string | undefined {
   if (header === undefined || isD1Bookmark(header)) return header;
@@ -78,9 +76,8 @@ function record(stats: DbStats, startedAt: number, results: D1Result[], statemen
 }
 
 /**
- * Errors of the SQL itself (a bug, a 500) or of a constraint (which callers
- * handle, such as a unique email): everything else D1 throws, and a call that does not
- * reply in time, is the database failing (503, lib/dependencies.ts).
+ * Errors of the SQL itself (a bug, a 500) or of a constraint (which callers handle, such as a unique email); anything
+ * else D1 throws, or a call that does not reply in time, is the database failing (503, lib/dependencies.ts).
  */
 const SQL_ERROR =
   /SQLITE_(ERROR|CONSTRAINT|MISMATCH|RANGE|TOOBIG)|D1_TYPE_ERROR|constraint failed|no such (table|column)|syntax error|too many SQL variables/i;
@@ -104,15 +101,9 @@ async function callD1<T>(work: () => Promise<T>, timeout: number | Deadline): Pr
 const unwrapped = new WeakMap<object, { statement: D1PreparedStatement; traced: Traced | undefined }>();
 
 /**
- * Wraps a D1 binding so that each call adds to `stats` and fails as the database
- * failing (above). `raw()` and `first()` are served by `all()` because only
- * `all()`/`run()`/`batch()` return D1's `meta` (rows read); `raw()` rebuilds the arrays
- * from each row's values in column order.
- *
- * Caveat of that, and of D1's own `batch()` (which returns objects, and Drizzle maps
- * them back to arrays the same way): a result with two columns of the same name
- * collapses them, so a query that joins tables must alias clashing names (`.as()`; see
- * src/catalogue/radio-resource.ts).
+ * Wraps a D1 binding so that each call adds to `stats`. `raw()` and `first()` go through `all()`, the call that returns
+ * D1's `meta` (rows read); rows come back as objects, so a query that joins tables must alias clashing column names
+ * (`.as()`, src/catalogue/radio-resource.ts), or one collapses the other.
  */
 export function instrumentD1(
   binding: D1Database | (() => D1Database | D1DatabaseSession),

@@ -5,9 +5,8 @@ import type { Db } from './client';
 export type Queries = readonly [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]];
 
 /**
- * A read not yet sent: its queries, and what to make of their results. A handler can
- * send it in one batch with other queries (the caller's account check, see
- * src/services/caller.ts `withAccountCheck`), so a request needs one round trip.
+ * A read not yet sent: its queries, and what to make of their results. Kept unsent so that it can go in one batch with
+ * the request's riders (http/batch.ts `runBatch`), so a request needs one round trip.
  */
 export interface Read<Q extends Queries, T> {
   queries: Q;

@@ -1,11 +1,7 @@
 /**
- * The most rows one user keeps in each table they write, so that no account can fill D1
- * (10 GB). The database enforces them itself, with triggers
- * (drizzle/migrations/0015_user_row_bounds.sql, the same numbers; a test checks they
- * agree): an add past the bound of likes or favorites fails its batch, which the API
- * responds with 422 (`userRowBoundTable` tells which, services/guarded-writes.ts); activity tables keep their newest rows.
- * Playlists (200 per user, 500 items each) are bounded in their own inserts
- * (src/playlists/playlists.ts). docs/security.md lists every bound.
+ * The most rows one user keeps in each table they write, so that no account can fill D1 (docs/security.md#limits).
+ * Triggers enforce the same numbers (drizzle/migrations 0015 and 0022): past its bound a like or favorite fails its
+ * batch (422, http/write.ts), the other tables drop their oldest rows.
  */
 import { errorText } from './sql';
 export const USER_ROW_BOUNDS = {

@@ -1,17 +1,24 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import {
+  type AnySQLiteColumn,
+  check,
+  index,
+  integer,
+  primaryKey,
+  real,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/sqlite-core';
 
 /** Account states of the spec; only `active` may use the API. */
 export const USER_STATUSES = ['active', 'inactive', 'banned'] as const;
 export type UserStatus = (typeof USER_STATUSES)[number];
 
 /**
- * Accounts. `email` is stored trimmed and lower-case, so the unique index makes it
- * unique case-insensitively. Timestamps are ISO 8601 text with microseconds.
- *
- * `credential_generation` and `token_kept_id` enforce a password change at once,
- * everywhere: every authenticated request reads this row, while KV deletes of the
- * other tokens may take up to 60 s to reach every location.
+ * Accounts. `email` is stored trimmed and lower-case, so the unique index is case-insensitive. `credential_generation`
+ * and `token_kept_id` make a password change hold at once everywhere: every signed-in request reads this row, while KV
+ * may take 60 s to reach every location.
  */
 export const users = sqliteTable(
   'users',
@@ -25,9 +32,8 @@ export const users = sqliteTable(
     status: text('status', { enum: USER_STATUSES }).notNull().default('active'),
     applicationId: integer('application_id'),
     /**
-     * Tokens minted before generations existed (their records carry none) are revoked when
-     * minted before this instant (ms), except `token_kept_id`. Every password change still
-     * sets it; once those tokens have expired (30 days after this release), it can go.
+     * Tokens minted before generations existed (their records carry none) are revoked when minted before this instant
+     * (ms), except `token_kept_id`; the column can go once no such token is left unexpired.
      */
     tokensRevokedBefore: integer('tokens_revoked_before').notNull().default(0),
     /**
@@ -37,6 +43,8 @@ export const users = sqliteTable(
      */
     credentialGeneration: integer('credential_generation').notNull().default(0),
     tokenKeptId: text('token_kept_id'),
+    /** When the user proved they read mail at `email` (a code sent there); null until then, and after an email change. */
+    emailVerifiedAt: text('email_verified_at'),
     /**
      * The user's rows in the tables bounded per user, kept by triggers (migration 0022): the bounds of
      * db/row-bounds.ts are checked against these, so a like reads one row for its bound, not every like.
@@ -107,6 +115,31 @@ export const genres = sqliteTable(
  * `likes_count`/`favorites_count` change in the same batch as the like/favorite rows,
  * `play_count` is flushed from the play-counter Durable Object.
  */
+/** The sorts of GET /radios over online channels only (partial indexes). */
+const onlineIndexes = (t: {
+  isActive: AnySQLiteColumn;
+  sortName: AnySQLiteColumn;
+  playCount: AnySQLiteColumn;
+  likesCount: AnySQLiteColumn;
+  createdAt: AnySQLiteColumn;
+  id: AnySQLiteColumn;
+  healthStatus: AnySQLiteColumn;
+}) => {
+  const online = sql`${t.healthStatus} = 'online'`;
+  return [
+    index('radio_channels_online_name').on(t.isActive, t.sortName, t.id).where(online),
+    index('radio_channels_online_popular')
+      .on(t.isActive, sql`${t.playCount} DESC`, t.id)
+      .where(online),
+    index('radio_channels_online_likes')
+      .on(t.isActive, sql`${t.likesCount} DESC`, t.id)
+      .where(online),
+    index('radio_channels_online_newest')
+      .on(t.isActive, sql`${t.createdAt} DESC`, sql`${t.id} DESC`)
+      .where(online),
+  ];
+};
+
 export const radioChannels = sqliteTable(
   'radio_channels',
   {
@@ -172,11 +205,9 @@ export const radioChannels = sqliteTable(
      */
     healthCheckRequestedAt: integer('health_check_requested_at'),
     /**
-     * The country's `is_active` (so a channel's visibility is a condition on its own row),
-     * name and code, and the channel's genres: what a page shows, stored on the row so a
-     * page reads one row per channel (docs/performance.md#rows-per-item-shown). Written only
-     * by triggers (drizzle/migrations/0017_channel_cards.sql) in the statement that changes
-     * the channel's country, its genre links, or a genre or country: never by the code.
+     * The country's `is_active`, name and code, and the channel's genres, stored on the row so that visibility is a
+     * condition on the row and a page reads one row per channel (docs/performance.md#rows-per-item-shown). Written
+     * only by triggers (drizzle/migrations/0017_channel_cards.sql), never by the code.
      */
     countryActive: integer('country_active', { mode: 'boolean' }).notNull().default(true),
     countryName: text('country_name').notNull().default(''),
@@ -198,11 +229,25 @@ export const radioChannels = sqliteTable(
     editedFields: text('edited_fields').notNull().default('[]'),
     /** The upstream sync's full pass that last saw the station (docs/catalogue.md#upstream-sync). */
     upstreamPass: integer('upstream_pass'),
+    /**
+     * The channel's streams as RadioResource lists them (`[{ url, format, bitrate, is_https, health }]`, best first),
+     * and `stream_url`, `format`, `bitrate` and `health_*` as the first of them: written only by the triggers on
+     * `channel_streams` (drizzle/migrations/0026_channel_streams_triggers.sql), so a page reads one row per channel.
+     */
+    streamsJson: text('streams_json').notNull().default('[]'),
+    /**
+     * The normalised name and homepage (catalogue/variants.ts): stations of one broadcaster share it, and the import
+     * and the upstream sync merge them into this channel. Null without a homepage (never merged).
+     */
+    mergeKey: text('merge_key'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
   (t) => [
     uniqueIndex('radio_channels_stream_url_unique').on(t.streamUrl),
+    index('radio_channels_merge_key')
+      .on(t.mergeKey)
+      .where(sql`${t.mergeKey} IS NOT NULL`),
     // The changes feed: a page is a range of this index.
     index('radio_channels_change_seq').on(t.changeSeq),
     uniqueIndex('radio_channels_upstream_uuid')
@@ -226,6 +271,9 @@ export const radioChannels = sqliteTable(
       .on(t.healthCheckRequestedAt)
       .where(sql`${t.healthCheckRequestedAt} IS NOT NULL`),
     index('radio_channels_active_popular').on(t.isActive, sql`${t.playCount} DESC`, t.id),
+    // `online=true`: the four sorts over online channels only, so that a page of few online channels reads few rows
+    // (the query names the status as a literal, `ONLINE` in catalogue/radio-resource.ts, for SQLite to use them).
+    ...onlineIndexes(t),
     index('radio_channels_active_likes').on(t.isActive, sql`${t.likesCount} DESC`, t.id),
     index('radio_channels_active_newest').on(t.isActive, sql`${t.createdAt} DESC`, sql`${t.id} DESC`),
     index('radio_channels_active_featured').on(t.isActive, t.isFeatured, sql`${t.playCount} DESC`, t.id),
@@ -240,6 +288,70 @@ export const radioChannels = sqliteTable(
     check('radio_channels_format_check', sql`${t.format} in ('mp3', 'aac', 'aac+', 'ogg', 'opus', 'flac', 'hls')`),
   ],
 );
+
+/** Most streams one channel has (docs/catalogue.md#several-streams-per-channel). */
+export const MAX_CHANNEL_STREAMS = 8;
+
+/**
+ * A channel's streams, in the operator's order (`position`), each with its own health: checks rotate over streams, and
+ * the channel's row carries what they add up to (the triggers of migration 0026 keep `streams_json` and the rest).
+ */
+export const channelStreams = sqliteTable(
+  'channel_streams',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    channelId: integer('channel_id')
+      .notNull()
+      .references(() => radioChannels.id, { onDelete: 'cascade' }),
+    /** The operator's order, from 0; a stream's place in `streams` also puts offline ones last. */
+    position: integer('position').notNull(),
+    url: text('url').notNull(),
+    format: text('format', { enum: STREAM_FORMATS }).notNull(),
+    bitrate: integer('bitrate'),
+    /**
+     * The name of the station this stream was listed as (the import's, the sync's; the channel's for the admin API's):
+     * the shortest one names the channel, and a merge whose names differ is one to look at (docs/catalogue.md).
+     */
+    name: text('name').notNull().default(''),
+    /** The Radio Browser station this stream came from: the upstream sync follows each one. */
+    upstreamUuid: text('upstream_uuid'),
+    /** The upstream sync's full pass that last saw the station. */
+    upstreamPass: integer('upstream_pass'),
+    /** The channel's `is_active`, kept by a trigger: the rotation walks active channels' streams along one index. */
+    channelActive: integer('channel_active', { mode: 'boolean' }).notNull().default(true),
+    healthStatus: text('health_status', { enum: HEALTH_STATUSES }).notNull().default('unknown'),
+    healthCheckedAt: text('health_checked_at'),
+    healthOnlineAt: text('health_online_at'),
+    healthFailures: integer('health_failures').notNull().default(0),
+    healthStatusCode: integer('health_status_code'),
+    healthContentType: text('health_content_type'),
+    healthBitrate: integer('health_bitrate'),
+    healthIcyName: text('health_icy_name'),
+    healthError: text('health_error'),
+    /**
+     * When a player last reported this stream failing (ms), until the cron has weighed its reports (streams/service.ts
+     * `reportedForCheck`): the reports decide there whether it is checked. Null when none is waiting.
+     */
+    healthReportedAt: integer('health_reported_at'),
+  },
+  (t) => [
+    uniqueIndex('channel_streams_url_unique').on(t.url),
+    index('channel_streams_channel').on(t.channelId, t.position),
+    uniqueIndex('channel_streams_upstream_uuid')
+      .on(t.upstreamUuid)
+      .where(sql`${t.upstreamUuid} IS NOT NULL`),
+    index('channel_streams_upstream_pass')
+      .on(t.upstreamPass, t.id)
+      .where(sql`${t.upstreamUuid} IS NOT NULL`),
+    index('channel_streams_health_due').on(t.channelActive, t.healthCheckedAt, t.id),
+    index('channel_streams_health_reported')
+      .on(t.healthReportedAt)
+      .where(sql`${t.healthReportedAt} IS NOT NULL`),
+    check('channel_streams_format_check', sql`${t.format} in ('mp3', 'aac', 'aac+', 'ogg', 'opus', 'flac', 'hls')`),
+  ],
+);
+
+export type ChannelStreamRow = typeof channelStreams.$inferSelect;
 
 /** A user's row, gone with the user (each call a new column builder: one per table). */
 const userRef = () =>
@@ -260,10 +372,16 @@ export const radioChannelGenres = sqliteTable(
     genreId: integer('genre_id')
       .notNull()
       .references(() => genres.id, { onDelete: 'cascade' }),
+    /**
+     * The channel's `play_count`, copied by triggers (drizzle/migrations/0024_list_bounds.sql), never by the code: a
+     * genre's most played channels are a range of the index below, whatever the genre's share of the catalogue.
+     */
+    playCount: integer('play_count').notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.channelId, t.genreId] }),
     index('radio_channel_genres_genre').on(t.genreId, t.channelId),
+    index('radio_channel_genres_popular').on(t.genreId, sql`${t.playCount} DESC`, t.channelId),
   ],
 );
 
@@ -295,11 +413,8 @@ export const likes = likeOrFavoriteTable('likes');
 export const favorites = likeOrFavoriteTable('favorites');
 
 /**
- * Totals of visible channels per list scope: every combination of the filters of
- * GET /radios (country, language, genre, https, online), keyed as
- * src/catalogue/count-scope.ts writes it (`all`, `c12`, `c12;len;g3;h;o`, ...). Triggers
- * (drizzle/migrations/0008_catalogue_counts.sql) keep them exact in the statement that
- * changes a channel or its genres, so a page gives `meta.total` without counting.
+ * Totals of visible channels for every combination of GET /radios' filters (keyed by catalogue/count-scope.ts), kept
+ * exact by triggers (drizzle/migrations/0008_catalogue_counts.sql) so that a page gives `meta.total` without counting.
  */
 export const catalogueCounts = sqliteTable('catalogue_counts', {
   scope: text('scope').primaryKey(),
@@ -315,11 +430,9 @@ export const countMasks = sqliteTable('count_masks', {
 });
 
 /**
- * The full-text indexes (FTS5, trigram tokenizer), declared here so queries are typed
- * like the rest; their DDL is the custom migration 0003_search_index.sql (drizzle-kit
- * cannot write virtual tables, and drizzle.config.ts keeps it from trying). Rows hold
- * folded text (src/lib/text.ts). A channel row's rowid is its popularity bucket times
- * 2^40 plus its id (src/catalogue/search-index.ts); a genre row's rowid is its id.
+ * The full-text indexes (FTS5, trigram tokenizer), declared here so that queries are typed; their DDL is the custom
+ * migration 0003_search_index.sql, as drizzle-kit cannot write virtual tables. Rows hold folded text (lib/text.ts); a
+ * channel row's rowid comes from catalogue/search-index.ts `searchRowid`, a genre row's is its id.
  */
 export const channelSearch = sqliteTable('channel_search', {
   rowid: integer('rowid').primaryKey(),
@@ -336,10 +449,8 @@ export type GenreRow = typeof genres.$inferSelect;
 export type RadioChannelRow = typeof radioChannels.$inferSelect;
 
 /**
- * Country and language names per locale
- * (docs/catalogue.md#countries-and-languages-get-countries-get-languages), generated from
- * the maintained packages into a migration (scripts/generate-names-migration.mjs): kept
- * in D1, not in the Worker bundle. English names of countries are also `countries.name`.
+ * Country and language names per locale (docs/catalogue.md#countries-and-languages-get-countries-get-languages),
+ * generated into a migration (scripts/generate-names-migration.mjs) so that they live in D1, not in the Worker bundle.
  */
 const namesTable = (name: string) =>
   sqliteTable(
@@ -368,19 +479,22 @@ export const streamReports = sqliteTable(
     /** The reporter's network (IPv4 /24 or IPv6 /48): reports count from distinct networks. */
     network: text('network').notNull().default(''),
     error: text('error'),
+    /** The stream the report is about (`channel_streams.id`): the crowd rule counts per stream. */
+    streamId: integer('stream_id'),
     createdAt: text('created_at').notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.userId, t.channelId, t.hour] }),
     index('stream_reports_channel_hour').on(t.channelId, t.hour),
+    index('stream_reports_stream_hour').on(t.streamId, t.hour),
     // The per-user bound counts a user's reports of one hour (migration 0015's trigger).
     index('stream_reports_user_hour').on(t.userId, t.hour),
   ],
 );
 
 /**
- * A user's listening history per channel: what `me/radios/recent` and `me/radios/top`
- * read. One upsert per play, the only D1 write of the play path.
+ * A user's listening history per channel, what `me/radios/recent` and `me/radios/top` read; written by the play
+ * counters' flushes (activity/play-flush.ts), never on a play's request.
  */
 export const userPlays = sqliteTable(
   'user_plays',
@@ -431,10 +545,8 @@ export const playlists = sqliteTable(
 );
 
 /**
- * Channels of a playlist at 0-based, contiguous positions. A channel is in a playlist
- * at most once (unique). Positions are not unique in the schema: a shift updates rows
- * one by one, and a unique index would trip over its own intermediate states; the
- * batches of src/playlists/ keep them contiguous instead.
+ * Channels of a playlist at 0-based, contiguous positions, each channel at most once. Positions are not unique in the
+ * schema: a shift updates rows one by one, and a unique index would trip over its own intermediate states.
  */
 export const playlistItems = sqliteTable(
   'playlist_items',
@@ -455,10 +567,8 @@ export const playlistItems = sqliteTable(
 );
 
 /**
- * `Idempotency-Key`s of signed-in writes (docs/api.md#safe-retries-idempotency-key). The row is inserted in the batch
- * of the write it guards (a second request with the key fails on the primary key, so the
- * write happens once); the response is stored once the handler has it. Rows older than 24
- * hours are ignored and deleted by the next claim of their user.
+ * `Idempotency-Key`s of signed-in writes (docs/api.md#safe-retries-idempotency-key): inserted in the batch of the write
+ * they guard, so a second request with the key fails on the primary key; rows past 24 hours are ignored, then purged.
  */
 export const idempotencyKeys = sqliteTable(
   'idempotency_keys',
@@ -470,7 +580,7 @@ export const idempotencyKeys = sqliteTable(
     /** The first response, once known; null while the first request runs. */
     status: integer('status'),
     body: text('body'),
-    /** The response's `Location` and `ETag`, as JSON pairs. */
+    /** A replay's `Location` and `ETag`, and what to read again when no body was kept (middleware/idempotency.ts). */
     headers: text('headers'),
     /** Milliseconds since the epoch. */
     createdAt: integer('created_at').notNull(),
@@ -503,7 +613,7 @@ export const changeSequence = sqliteTable(
     value: integer('value').notNull(),
     /**
      * Which history of the catalogue the values count in: cursors carry it, and one of another epoch is a 410. A
-     * restore from a backup sets a new one (docs/operations.md#backups), since it takes the counter back.
+     * restore from a backup sets a new one (docs/operations.md#backups-and-restores), since it takes the counter back.
      */
     epoch: text('epoch').notNull(),
   },
@@ -546,3 +656,61 @@ export const upstreamSync = sqliteTable(
   },
   (t) => [check('upstream_sync_one_row', sql`${t.id} = 1`)],
 );
+
+/**
+ * One-time codes sent by mail (docs/security.md#account-codes): a password reset's and an email verification's, one
+ * live code per user and purpose. Stored only as a hash; single use, expiring, used up by five wrong guesses.
+ */
+export const ACCOUNT_CODE_PURPOSES = ['reset', 'verify'] as const;
+export const accountCodes = sqliteTable(
+  'account_codes',
+  {
+    userId: userRef(),
+    purpose: text('purpose', { enum: ACCOUNT_CODE_PURPOSES }).notNull(),
+    /** SHA-256 of the email, the purpose and the code: a code proves the address it was sent to. */
+    codeHash: text('code_hash').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    /** Milliseconds since the epoch. */
+    expiresAt: integer('expires_at').notNull(),
+    usedAt: integer('used_at'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.purpose] })],
+);
+
+/**
+ * Emails of banned accounts that deleted themselves, kept as a SHA-256 only, which may not register again until
+ * `until` (30 days: docs/security.md#account-deletion).
+ */
+export const closedEmails = sqliteTable('closed_emails', {
+  emailHash: text('email_hash').primaryKey(),
+  /** Milliseconds since the epoch. */
+  until: integer('until').notNull(),
+});
+
+/**
+ * Deleted accounts' ids for 24 hours, with the `Idempotency-Key` that deleted them: a retry of the deletion gets its
+ * 200 again (the account's own keys went with it). No email, no name: nothing personal.
+ */
+export const accountDeletions = sqliteTable(
+  'account_deletions',
+  {
+    userId: integer('user_id').primaryKey(),
+    /** The key and fingerprint the deletion came with, when it came with one. */
+    key: text('key'),
+    fingerprint: text('fingerprint'),
+    /** Milliseconds since the epoch. */
+    deletedAt: integer('deleted_at').notNull(),
+  },
+  (t) => [index('account_deletions_age').on(t.deletedAt)],
+);
+
+/** Mail written in development without a provider: the last ones, for `GET /admin/outbox` (docs/operations.md#mail). */
+export const mailOutbox = sqliteTable('mail_outbox', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  to: text('to').notNull(),
+  subject: text('subject').notNull(),
+  text: text('text').notNull(),
+  html: text('html').notNull(),
+  sentAt: text('sent_at').notNull(),
+});

@@ -4,9 +4,8 @@ import type { Db } from './client';
 import { writeGuards } from './schema';
 
 /**
- * A column's bare name (`"name"`), for the places SQL takes no table prefix: the column
- * list of an INSERT, the target of a SET. Named from the schema, so renaming the column
- * in schema.ts renames it here too.
+ * A column's bare name (`"name"`), where SQL takes no table prefix (an INSERT's column list, a SET's target); named
+ * from the schema, so renaming the column in schema.ts renames it here too.
  */
 export const bare = (column: Column): SQL => sql`${sql.identifier(column.name)}`;
 
@@ -32,12 +31,9 @@ export const jsonRows = (json: string): SQL => sql`json_each(${json}) j`;
 export const oneRow: SQL = sql`(SELECT 1)`;
 
 /**
- * A statement written with the `sql` template (schema references only) that can go into
- * `db.batch`: for what the query builder cannot say, such as an INSERT ... SELECT that
- * leaves columns to their defaults (Drizzle's `insert().select()` must name every
- * column, a generated one included). Drizzle's own `db.run()` cannot be batched on D1
- * when it has parameters (its raw query carries no prepared statement for the batch to
- * bind), so this gives it one.
+ * A `sql` template statement that can go into `db.batch`, for what the query builder cannot say (an INSERT ... SELECT
+ * that leaves columns to their defaults). Drizzle's `db.run()` with parameters carries no prepared statement for a D1
+ * batch to bind, so this gives it one.
  */
 export function batchable(db: Db, query: SQL) {
   const raw = db.run(query);
@@ -51,8 +47,8 @@ export type WriteGuards = BatchItem<'sqlite'>[];
 const guardReaders = new WeakMap<object, (result: unknown) => void>();
 
 /**
- * A read among a write's guards (`item`), whose result `read` receives once the whole batch
- * has run: a load that rides in the write's round trip (the caller, services/caller.ts).
+ * A read among a write's guards (`item`), whose result `read` receives once the whole batch has run: how the
+ * request's riders travel in a write's round trip (http/batch.ts `riderGuards`).
  */
 export function readsInBatch<I extends BatchItem<'sqlite'>>(item: I, read: (result: unknown) => void): I {
   guardReaders.set(item, read);

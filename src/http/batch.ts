@@ -43,11 +43,9 @@ export async function sendRiders(c: Context<AppEnv>): Promise<void> {
 }
 
 /**
- * The guards a write's batch starts with for the request's riders: each rider's guard (the
- * account may write), then its read, whose rows it takes once the batch has run. A refused
- * account fails the whole batch before any write (db/sql.ts `guard`); `refusing` then reads
- * the guarded riders alone, and throws what they refuse with (401, 403). A write that failed
- * before its batch ran gives them back (`restore`), to be checked after the handler.
+ * The riders as the first guards of a write's batch, so that a refused account fails the batch before any write.
+ * `refusing` then reads them alone to throw the refusal (401, 403); `restore` gives them back when the write failed
+ * before its batch ran, to be checked after the handler.
  */
 export function riderGuards(c: Context<AppEnv>) {
   const riders = takeRiders(c);

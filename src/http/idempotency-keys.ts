@@ -13,10 +13,8 @@ import type { AppEnv } from '../env';
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
- * The statements that claim this request's key, first in its write batch: the same key
- * past 24 hours goes, so it can be claimed again (the user's other expired keys are the
- * scheduled purge's), then the key is inserted (a second request with the key fails
- * here: primary key).
+ * The statements that claim this request's key, first in its write batch: the same key past 24 hours is deleted so it
+ * can be claimed again, then the key is inserted, so a second request with the key fails on the primary key.
  */
 export function claimStatements(c: Context<AppEnv>): WriteGuards {
   const claim = c.get('idempotency');
@@ -41,10 +39,8 @@ export function claimStatements(c: Context<AppEnv>): WriteGuards {
 const PURGE_BATCH = 5_000;
 
 /**
- * The scheduled purge (src/scheduled.ts, every minute): up to `PURGE_BATCH` keys older
- * than 24 hours, every user's, oldest first (the `idempotency_keys_expiry` index), so keys
- * go even when their owner never writes again. At 5,000 a minute it keeps up with 7.2
- * million keys a day.
+ * The scheduled purge (src/scheduled.ts, every minute): up to `PURGE_BATCH` keys older than 24 hours, oldest first,
+ * so keys go even when their owner never writes again; 5,000 a minute keeps up with 7.2 million keys a day.
  */
 export function purgeExpiredKeys(db: Db, now = Date.now()) {
   const expired = db

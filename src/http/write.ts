@@ -8,7 +8,7 @@ import { keyInProgress, validationFailed } from '../lib/errors';
 import { riderGuards } from './batch';
 import { claimStatements } from './idempotency-keys';
 
-/** What a write adds to its batch's guards: its own preconditions, and what to answer when one fails. */
+/** What a write adds to its batch's guards: its own preconditions, and which error to send when one fails. */
 export interface WriteConditions {
   /** Statements that fail the batch when a precondition does not hold (a playlist's `If-Match`). */
   guards?: WriteGuards;
@@ -17,11 +17,9 @@ export interface WriteConditions {
 }
 
 /**
- * Runs a write whose batch starts with the request's guards (`work` puts them first in its
- * `db.batch`): the claim of its `Idempotency-Key`, the account check of the request's
- * riders and the write's own conditions. Each holds with the write or the whole batch
- * rolls back, so a retried write never acts twice, a refused account writes nothing and a
- * stale `If-Match` changes nothing (docs/api.md#safe-retries-idempotency-key).
+ * Runs a write whose batch starts with its guards (its `Idempotency-Key` claim, the account check, its own conditions):
+ * the whole batch rolls back when one fails, so a retried write never acts twice, a refused account writes nothing and
+ * a stale `If-Match` changes nothing (docs/api.md#safe-retries-idempotency-key).
  */
 export async function guardedWrite<T>(
   c: Context<AppEnv>,

@@ -1,9 +1,7 @@
 /**
- * Calls to what the Worker depends on (D1, KV, the Durable Objects) fail closed and loud
- * (docs/security.md#dependencies-that-fail): a call that throws or does not reply within the timeout becomes a
- * `DependencyError`, which `onError` turns into a 503 and `Retry-After`, logging the
- * cause. Nothing is half-written by it: every write that belongs together is one D1
- * batch or one Durable Object call, which lands whole or not at all.
+ * Calls to D1, KV and the Durable Objects fail closed and loud (docs/security.md#dependencies-that-fail): a call that
+ * throws or does not reply in time is a 503 with `Retry-After`. Nothing is half-written, because writes that belong
+ * together are one D1 batch or one Durable Object call.
  */
 export class DependencyError extends Error {
   constructor(

@@ -27,15 +27,18 @@ export function json<T, S extends ContentfulStatusCode>(c: Context, value: T, st
   >;
 }
 
-/** A JSON string value that is a path of this API (`"/api/v1/..."`, a placeholder logo). */
-const OWN_PATH = /":"\/api\/v1\//g;
+/**
+ * A `logo` key (after `{` or `,`: a key of the JSON, not text inside a string, where every quote is escaped) whose
+ * value is a path of this API (a placeholder).
+ */
+const OWN_LOGO = /([{,])"logo":"\/api\/v1\//g;
 
 /**
- * The paths of this API in an answer, as absolute URLs of the host the request came to: queries name a placeholder
- * by its path, which only the request knows the origin of.
+ * Logos that are paths of this API, as absolute URLs of the host the request came to: queries name a placeholder by
+ * its path, which only the request knows the origin of.
  */
 export function absolutePaths(text: string, origin: string): string {
-  return text.includes('":"/api/v1/') ? text.replace(OWN_PATH, `":"${origin}/api/v1/`) : text;
+  return text.includes('"logo":"/api/v1/') ? text.replace(OWN_LOGO, `$1"logo":"${origin}/api/v1/`) : text;
 }
 
 /** 200 with a success envelope. */

@@ -2,10 +2,9 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { cleanImportedText } from './text';
 
 /**
- * The stable reason of every error, `error` in the envelope: what an app switches on instead of reading the English
- * `message` (docs/api.md#error-reasons, where each is explained). The OpenAPI document lists these keys as an enum,
- * with these few words (they ship in the bundle). A reason once published keeps its meaning; a new failure gets a new
- * reason.
+ * The stable reason of every error, `error` in the envelope, which apps switch on instead of the English `message`
+ * (docs/api.md#error-reasons). A published reason keeps its meaning; a new failure gets a new reason. The words are
+ * few because they ship in the bundle.
  */
 export const ERROR_REASONS = {
   malformed_json: 'Body is not JSON.',
@@ -33,6 +32,11 @@ export const ERROR_REASONS = {
   validation_failed: 'See data.errors.',
   email_taken: 'Email taken.',
   current_password_incorrect: 'Wrong current_password.',
+  reset_code_invalid: 'Wrong code: check the mail.',
+  reset_code_expired: 'Code used, expired or none: ask for another.',
+  verification_code_invalid: 'Wrong code: check the mail.',
+  verification_code_expired: 'Code used, expired or none: ask for another.',
+  session_not_found: 'No such session of yours.',
   idempotency_key_reused: 'Key used for another request.',
   cursor_invalid: 'Not a cursor of this list.',
   cursor_expired: 'Cursor too old: start over.',
@@ -71,11 +75,9 @@ export class ApiError extends Error {
 export const ECHO_MAX_CHARS = 64;
 
 /**
- * Text taken from a request to be quoted in a response (an unknown parameter's name, in
- * a message and as an `errors` key), docs/security.md#echoes-and-input: cleaned as imported text is (control,
- * bidi and invalid characters removed, whitespace made single spaces) and cut to
- * `ECHO_MAX_CHARS` characters (whole code points). Whatever a client sends, the response
- * stays one short line that a log, a terminal or an app's alert shows as it is.
+ * Text of a request quoted in a response (docs/security.md#echoes-and-input): cleaned as imported text is and cut to
+ * `ECHO_MAX_CHARS` code points, so that whatever a client sends, the response stays one short line that a log, a
+ * terminal or an app's alert shows as it is.
  */
 export function echoed(text: string): string {
   return [...cleanImportedText(text)].slice(0, ECHO_MAX_CHARS).join('');
@@ -102,9 +104,17 @@ export const unauthenticated = (
         reason === 'token_missing' ? 'Bearer realm="radio-api"' : 'Bearer realm="radio-api", error="invalid_token"',
     },
   );
-/** Login's one answer for an unknown email and a wrong password (docs/security.md#accounts-passwords-and-tokens). */
+/** Login's one response for an unknown email and a wrong password (docs/security.md#accounts-passwords-and-tokens). */
 export const invalidCredentials = () =>
-  new ApiError(401, 'invalid_credentials', 'Unauthenticated.', {}, { 'WWW-Authenticate': 'Bearer realm="radio-api"' });
+  new ApiError(
+    401,
+    'invalid_credentials',
+    'The email or password is incorrect.',
+    {},
+    {
+      'WWW-Authenticate': 'Bearer realm="radio-api"',
+    },
+  );
 export const accountInactive = (status: string) =>
   new ApiError(
     403,
@@ -180,6 +190,10 @@ export type ValidationReason = Extract<
   | 'validation_failed'
   | 'email_taken'
   | 'current_password_incorrect'
+  | 'reset_code_invalid'
+  | 'reset_code_expired'
+  | 'verification_code_invalid'
+  | 'verification_code_expired'
   | 'idempotency_key_reused'
   | 'cursor_invalid'
   | 'limit_reached'

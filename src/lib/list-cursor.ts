@@ -3,10 +3,9 @@ import { fieldInvalid } from './errors';
 import { intParam } from './validation';
 
 /**
- * Paging shared by every list of the API that can grow past a page (docs/api.md#pagination): `limit` and `cursor` in,
- * `meta: { next_cursor, has_more }` out. A cursor is the sort key of the last item shown and the name of the list it
- * came from, as base64url JSON: opaque to clients, valid only for its own list, and read by keyset, so a page deep in a
- * list reads no more rows than the first.
+ * Paging shared by every list that can grow past a page (docs/api.md#pagination). A cursor is the sort key of the last
+ * item shown and its list's name, as base64url JSON: valid only for its own list, and read by keyset, so that a page
+ * deep in a list reads no more rows than the first.
  */
 export type ListKey = readonly [string | number, number];
 

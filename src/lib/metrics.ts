@@ -1,9 +1,7 @@
 /*
- * Metrics in Workers Analytics Engine (the `METRICS` binding; docs/operations.md#metrics
- * has the queries and the alert thresholds). One data point per request and one per Cron
- * run. `writeDataPoint` hands the point to the runtime and returns: no request waits on it.
- * The columns are positional in Analytics Engine's SQL, so their order here is the
- * contract with the queries in the docs: add at the end, never reorder.
+ * Metrics in Workers Analytics Engine, one point per request and per Cron run; no request waits on a point. Columns are
+ * positional in Analytics Engine's SQL, so the queries of docs/operations.md#metrics depend on their order here: add at
+ * the end, never reorder.
  */
 
 /** The bindings metrics use (wrangler.toml); either may be absent (a test without them). */
@@ -70,6 +68,6 @@ function write(env: MetricsBindings, point: AnalyticsEngineDataPoint): void {
   try {
     env.METRICS?.writeDataPoint(point);
   } catch {
-    // Metrics are best effort: the answer matters more than its count.
+    // Metrics are best effort: the response matters more than its count.
   }
 }

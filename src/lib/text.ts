@@ -24,10 +24,8 @@ export function foldText(text: string): string {
 }
 
 /**
- * The key a search term is matched, counted and suggested by (one normaliser for the
- * search index, suggestions and trending terms): folded (above), NFKD first, so that
- * full-width letters and combining accents fold too, with whitespace collapsed.
- * `Ｚürich ` and `zu\u0308rich` are both `zurich`.
+ * The key a search term is matched, counted and suggested by (one normaliser for the index, suggestions and trending
+ * terms): folded, whitespace collapsed, so `Ｚürich ` and `zu\u0308rich` are both `zurich`.
  */
 export const normaliseTerm = (term: string) => foldText(term).replace(/\s+/g, ' ').trim();
 
@@ -42,12 +40,9 @@ export function slugify(name: string, fallback = 'item'): string {
 }
 
 /**
- * Characters no one-line text field may hold, as the body of a regular-expression class
- * (the server's check and the `pattern` the OpenAPI document publishes are both made
- * from it, schemas/fields.ts): C0 and C1 controls (NUL among them), DEL, the line and
- * paragraph separators U+2028 and U+2029 (players and other readers split lines at
- * them), and the bidi controls that make text display in another order than it is
- * stored (a way to spoof names).
+ * Characters no one-line text field may hold, as a regular-expression class body (the server's check and the published
+ * `pattern` are both made from it): controls, U+2028 and U+2029 (players split lines at them), and the bidi controls
+ * that show text in another order than it is stored (a way to spoof names).
  */
 export const FORBIDDEN_ONE_LINE_CLASS = '\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069';
 /** The same where text may span lines (descriptions): tab, LF, CR and the two separators are allowed. */
@@ -67,10 +62,8 @@ export const WHITESPACE_CLASS =
   '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
 
 /**
- * The one text normaliser for what clients send (queries, names, descriptions): NFC
- * form (a letter with a combining accent and the precomposed letter become one), then
- * either the text, or null when it holds a forbidden character or a lone surrogate
- * (not valid Unicode), which callers refuse with a 422.
+ * The one text normaliser for what clients send: the NFC form, so an accent typed apart and the precomposed letter are
+ * one; null (a 422 for the caller) when the text holds a forbidden character or a lone surrogate.
  */
 export function normaliseText(text: string, options: { multiline?: boolean } = {}): string | null {
   if (!text.isWellFormed()) return null;

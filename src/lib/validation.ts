@@ -66,6 +66,8 @@ function describeIssue(issue: core.$ZodRawIssue): string | undefined {
       const rule = (issue.params as { rule?: string } | undefined)?.rule;
       if (rule === 'text') return `${field} field must not contain control characters.`;
       if (rule === 'url') return `${field} field must be a valid URL.`;
+      if (rule === 'public_url')
+        return `${field} field must be a public address (not loopback, private, link-local or local).`;
       return undefined;
     }
     default:
@@ -102,13 +104,9 @@ function unknownParameters(result: ValidationResult, url: string): string[] {
 }
 
 /**
- * The hook every route validator runs: failures become one 422 envelope, every failing
- * field listed. Query parameters the route does not take are the whole response when there
- * are any, one entry each, named as `echoed` cleans them
- * (docs/api.md#the-envelope-and-errors): a typo such as `?qq=jazz` is what the client
- * must fix, and the "q is required" it causes would only mislead. It runs after the
- * route's own middleware (hono/zod-openapi mounts the validators last), so a bad token
- * is a 401 before any 422; the query is checked before the path and the body.
+ * The hook every route validator runs: one 422 listing every failing field. Unknown query parameters are the whole
+ * response when there are any (docs/api.md#the-envelope-and-errors): a typo such as `?qq=jazz` is what the client must
+ * fix, and the "q is required" it causes would only mislead.
  */
 export function validationHook(result: ValidationResult, c: Context): undefined {
   const unknown = result.target === 'query' ? unknownParameters(result, c.req.url) : [];
@@ -126,8 +124,12 @@ export function validationHook(result: ValidationResult, c: Context): undefined 
 /**
  * An integer taken from a query string or path: digits only ("1e3", "", " 2" and
  * "1.5" are 422, where `Number()` would accept some of them), up to 2^53-1 (a larger one
- * could not be told from its neighbours).
+ * could not be told from its neighbours). The document says so too: `pattern` is checked on the text as sent by the
+ * validators that read parameters as text, and the description says it to the others.
  */
+/** How an integer parameter is written: decimal digits, an optional minus sign (no exponent, hex, blank or sign +). */
+export const INTEGER_TEXT = '^-?[0-9]{1,16}$';
+
 export function intParam(options: { min?: number; max?: number } = {}) {
   const min = options.min ?? Number.MIN_SAFE_INTEGER;
   const max = options.max ?? Number.MAX_SAFE_INTEGER;
@@ -137,16 +139,13 @@ export function intParam(options: { min?: number; max?: number } = {}) {
       (value) => (typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value),
       z.int().min(min).max(max),
     )
-    .openapi({ type: 'integer', format, minimum: min, maximum: max });
+    .openapi({ type: 'integer', format, minimum: min, maximum: max, pattern: INTEGER_TEXT });
 }
 
 /**
- * The `pattern` of a text: any character but the `forbidden` class, and no lone
- * surrogate (a surrogate only as the first half of a pair followed by the second, for
- * validators that read UTF-16 units). Exactly what lib/text.ts `normaliseText` refuses,
- * so a client that follows the document is never refused, and one that sends what the
- * document forbids always is. `atLeast` (1 or more) adds that many characters once the
- * text is trimmed, as the server counts them.
+ * The `pattern` of a text: exactly what lib/text.ts `normaliseText` refuses (the `forbidden` class, a lone surrogate),
+ * so that a client that follows the document is never refused, and one that sends what it forbids always is.
+ * `atLeast`: characters required once the text is trimmed, as the server counts them.
  */
 export function textPattern(forbidden: string, atLeast = 0): string {
   const char = `(?:[^${forbidden}\\ud800-\\udfff]|[\\ud800-\\udbff][\\udc00-\\udfff])`;
@@ -169,13 +168,9 @@ const characters = (text: string) => {
 };
 
 /**
- * A text field (query or body): at most `max` characters as sent, not a control, bidi or
- * (on one line) line-separating character nor a lone surrogate (lib/text.ts
- * `normaliseText`), and at least `min` characters as sent once trimmed; stored trimmed and in
- * NFC form. The document publishes the same rules (`maxLength`, `minLength` and the
- * `pattern` of `textPattern`), so the two agree on every string. One
- * rule the document cannot say: text whose NFC form is longer than `max` (a few
- * characters, such as Hebrew presentation forms, decompose under NFC) is refused too.
+ * A text field (query or body), stored trimmed and in NFC form, under the rules the document publishes (`maxLength`,
+ * `minLength`, `textPattern`), so the two agree on every string. One rule the document cannot say: text whose NFC form
+ * is longer than `max` is refused too (a few characters, such as Hebrew presentation forms, grow under NFC).
  */
 export function textField(options: { min?: number; max: number; multiline?: boolean }) {
   const { min = 0, max, multiline = false } = options;
@@ -207,8 +202,11 @@ export function textField(options: { min?: number; max: number; multiline?: bool
     });
 }
 
-/** An http(s) URL, stored in its canonical form (lib/text.ts `canonicalHttpUrl`). */
-export const httpUrlField = () =>
+/**
+ * An http(s) URL, stored in its canonical form (lib/text.ts `canonicalHttpUrl`); with `reachable`, one it refuses (a
+ * private or loopback address that apps would load: docs/security.md#outbound-fetches) is a 422 too.
+ */
+export const httpUrlField = (options: { reachable?: (url: string) => boolean } = {}) =>
   z
     .string()
     .max(2048)
@@ -216,6 +214,10 @@ export const httpUrlField = () =>
       const url = canonicalHttpUrl(value);
       if (url === null) {
         context.addIssue({ code: 'custom', params: { rule: 'url' }, input: value });
+        return z.NEVER;
+      }
+      if (options.reachable && !options.reachable(url)) {
+        context.addIssue({ code: 'custom', params: { rule: 'public_url' }, input: value });
         return z.NEVER;
       }
       return url;
@@ -226,10 +228,8 @@ export const httpUrlField = () =>
 export const idParam = (name: string) => intParam({ min: 1 }).openapi({ param: { name, in: 'path' }, example: 42 });
 
 /**
- * The query of a route that takes no parameter. Every route declares its query as a
- * strict object (this one, or `z.strictObject({...})` with its parameters): a parameter
- * it does not take is a 422 naming it, never silently ignored
- * (docs/api.md#the-envelope-and-errors). The document shows no parameter for it.
+ * The query of a route that takes no parameter. Every route's query is a strict object, so a parameter it does not take
+ * is a 422 naming it, never silently ignored (docs/api.md#the-envelope-and-errors).
  */
 export const noQuery = z.strictObject({});
 

@@ -1,15 +1,15 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { accountRider } from '../accounts/account-check';
-import { parseBearer, resolveToken } from '../accounts/tokens';
+import { parseBearer, resolveToken, touchToken } from '../accounts/tokens';
 import { config } from '../config';
 import type { AppEnv } from '../env';
 import { addRider, sendRiders } from '../http/batch';
 import { constantTimeEqual } from '../lib/crypto';
 import { adminTokenRequired, unauthenticated } from '../lib/errors';
 
-/** The presented token (KV): 401 unless it is live; then the account check joins the request's first D1 batch. */
-async function authenticate(c: Context<AppEnv>): Promise<void> {
+/** The presented token (KV): 401 unless it is live. A session used after an hour is marked used (docs/api.md#sessions). */
+async function resolveCaller(c: Context<AppEnv>): Promise<void> {
   const header = c.req.header('authorization');
   const presented = parseBearer(header);
   if (!presented) throw unauthenticated(header === undefined ? 'token_missing' : 'token_invalid');
@@ -19,14 +19,28 @@ async function authenticate(c: Context<AppEnv>): Promise<void> {
   if (!record) throw unauthenticated('token_invalid');
   c.set('token', record);
   c.set('userId', record.userId);
+  c.executionCtx.waitUntil(touchToken(c.env.TOKENS, record).catch(() => undefined));
+}
+
+/** The presented token, then the account check joins the request's first D1 batch. */
+async function authenticate(c: Context<AppEnv>): Promise<void> {
+  await resolveCaller(c);
   addRider(c, accountRider(c));
 }
 
 /**
- * Signed-in routes: a live token, then the account row (401 revoked, 403 inactive or
- * banned), read in the request's first D1 batch with the route's own reads, or inside its
- * write batch as a guard (http/batch.ts). A handler that reached no batch is checked after
- * it ran, before its response leaves.
+ * The account's deletion alone: a live token, and the handler checks the row itself, since an inactive or banned
+ * account may delete itself and a deleted one's retry is answered from its deletion (docs/api.md#account-deletion).
+ */
+export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
+  await resolveCaller(c);
+  await next();
+});
+
+/**
+ * Signed-in routes: a live token, then the account row (401 revoked, 403 inactive or banned), read as a rider of the
+ * request's first D1 batch (http/batch.ts); when the handler sent no batch, it is read after the handler, before the
+ * response leaves.
  */
 export const requireUser = createMiddleware<AppEnv>(async (c, next) => {
   await authenticate(c);

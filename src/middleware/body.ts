@@ -22,11 +22,9 @@ const importLimit = limit(MAX_IMPORT_BODY_BYTES);
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json(\s*;.*)?$/i;
 
 /**
- * The rules for a request body, in one middleware (requests without a body, most of
- * them, pay one check): every body the API reads is JSON, so a body of another type (or
- * none declared) is 415 before any route sees it; a body past 64 KiB (16 MiB for the
- * import) is 413, counted by Hono's `bodyLimit` as it streams in, so chunked bodies are
- * caught too. Requests without a body, such as `POST /auth/logout`, pass.
+ * Every body the API reads is JSON: another type (or none declared) is 415 before any route sees it. Past 64 KiB
+ * (16 MiB for the import) is 413, counted by Hono's `bodyLimit` as the body streams in, so chunked bodies are caught
+ * too. Requests without a body, most of them, pay one check.
  */
 export const checkBody = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.raw.body === null || c.req.header('content-length') === '0') return next();

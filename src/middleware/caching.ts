@@ -27,7 +27,7 @@ export const PUBLIC_MAX_AGE = 60;
 export interface AnonymousPolicy {
   /** Seconds a response without a token may be kept (`Cache-Control: public, max-age`). */
   maxAge: number;
-  /** Answers in the caller's language (middleware/language.ts): `Vary: Accept-Language`. */
+  /** Responses in the caller's language (middleware/language.ts): `Vary: Accept-Language`. */
   perLanguage?: true;
   /** The response is the same with or without a token (logos: image loaders send none): no token is read. */
   ignoresToken?: true;

@@ -3,10 +3,8 @@ import { createMiddleware } from 'hono/factory';
 import { secureHeaders } from 'hono/secure-headers';
 
 /**
- * OWASP's header set for REST APIs (nosniff, no framing, a CSP that loads nothing, HSTS,
- * no referrer), through Hono's `secureHeaders`, with the headers that only steer HTML
- * pages and cross-origin documents left out (each costs time on every response). The one
- * HTML page, /docs, is a static asset with headers of its own (public/_headers).
+ * OWASP's header set for REST APIs, without the headers that only steer HTML pages and cross-origin documents (each
+ * costs time on every response). The one HTML page, /docs, is a static asset with its own headers (public/_headers).
  */
 export const securityHeaders = secureHeaders({
   contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
@@ -48,13 +46,9 @@ const allowAnyOrigin = cors({
 });
 
 /**
- * CORS for any origin, through Hono's `cors`: bearer tokens and no cookies, so any web
- * app may call the API; preflights are served for every path. Only requests that
- * carry `Origin` get the CORS headers: browsers send it on every cross-origin request,
- * and the others need none (Hono's `cors` touches `c.res` before the handler, which
- * costs every response two more Response objects).
- * A plain `OPTIONS` (no `Access-Control-Request-Method`) is not a preflight: it goes on
- * to the router, which responds with what the path allows (app.ts).
+ * CORS for any origin: bearer tokens and no cookies, so any web app may call the API. Only requests with `Origin` go
+ * through Hono's `cors`, which costs a response two more Response objects; a plain `OPTIONS` (no
+ * `Access-Control-Request-Method`) is not a preflight and goes on to the router (app.ts).
  */
 export const corsHeaders = createMiddleware((c, next) => {
   if (c.req.header('origin') === undefined) return next();

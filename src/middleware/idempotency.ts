@@ -21,10 +21,9 @@ const RUNNING_MS = 60_000;
 /** Headers a response is replayed with, besides the body. */
 const REPLAYED_HEADERS = ['location', 'etag'];
 /**
- * The most of a response a key keeps (bytes of its body). A larger response (a playlist of
- * many items) keeps its status, `Location`, `ETag`, message and the path of its resource;
- * its replay reads the resource again. With at most 1,000 live keys per user (a trigger
- * drops the oldest: src/db/row-bounds.ts), a user's keys hold at most about 4 MB.
+ * The most of a response body a key keeps (bytes). A larger response keeps its status, headers, message and resource
+ * path, and its replay reads the resource again; with at most 1,000 keys per user (src/db/row-bounds.ts), a user's
+ * keys hold about 4 MB at most.
  */
 export const REPLAY_BODY_MAX_BYTES = 4096;
 
@@ -112,8 +111,14 @@ async function replayKnown(
   return new Response(body, { status: row.status, headers });
 }
 
+/** What a key is bound to: the method, path, query and body of its request. */
+export async function requestFingerprint(c: Context<AppEnv>): Promise<string> {
+  const url = new URL(c.req.url);
+  return sha256Hex(`${c.req.method} ${url.pathname}${url.search}\n${await c.req.text()}`);
+}
+
 /** The key's shape, checked alike on every write: a malformed key is the same 422 everywhere. */
-function presentedKey(c: Context<AppEnv>): string | undefined {
+export function presentedKey(c: Context<AppEnv>): string | undefined {
   const header = c.req.header('idempotency-key');
   if (header === undefined) return undefined;
   const key = parseIdempotencyKey(header);
@@ -133,16 +138,9 @@ export const idempotentByRule = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
- * `Idempotency-Key` on signed-in writes (docs/api.md#safe-retries-idempotency-key, IETF draft
- * `httpapi-idempotency-key-header`), after the account check. A key seen within 24
- * hours gets its first response again (`Idempotent-Replayed: true`), 422 when it came
- * with another method, path or body, 409 while its first request runs. A new key is
- * left to the handler: its write batch claims the key (services/guarded-writes.ts), so
- * the write and the key are stored together or not at all, and a second request that
- * raced past this check fails on the key and changes nothing. Once the handler has
- * responded, the response is stored with the key, by the request whose batch claimed it
- * only: one that wrote nothing (an error before the write, a refused account, a lost race
- * for the key) stores nothing, never its answer over the claimer's, and its retry runs again.
+ * `Idempotency-Key` on signed-in writes (docs/api.md#safe-retries-idempotency-key). A new key is claimed by the
+ * handler's write batch (http/write.ts), so the write and the key are stored together or not at all; only the request
+ * whose batch claimed the key stores its response, so a request that wrote nothing never overwrites the claimer's.
  */
 export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
@@ -151,8 +149,7 @@ export const idempotentWrites = createMiddleware<AppEnv>(async (c, next) => {
   const db = c.get('db');
   const userId = c.get('userId');
   const now = Date.now();
-  const url = new URL(c.req.url);
-  const fingerprint = await sha256Hex(`${c.req.method} ${url.pathname}${url.search}\n${await c.req.text()}`);
+  const fingerprint = await requestFingerprint(c);
   // The account check rides with the lookup (http/batch.ts): the write batch that follows needs none.
   const [known] = await runBatch(
     c,

@@ -3,10 +3,8 @@ import type { AppEnv } from '../env';
 import { responseHeaders } from './observability';
 
 /**
- * `Cache-Control: no-store` on every response of a route that carries a token or account
- * data (the auth and admin routes), errors included: no cache, not even the client's
- * own, may keep them. Other signed-in responses stay `private, no-cache`: the client may
- * keep them and revalidate with their `ETag`.
+ * `Cache-Control: no-store` on every response of a route that carries a token or account data (auth, admin), errors
+ * included: no cache, not even the client's own, may keep them.
  */
 export const noStore = createMiddleware<AppEnv>(async (c, next) => {
   await next();

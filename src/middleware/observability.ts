@@ -10,12 +10,8 @@ import { Deadline } from '../lib/dependencies';
 import { recordRequest } from '../lib/metrics';
 
 /**
- * The D1 row of `Server-Timing` (Hono's `timing()` writes the header, with the total):
- * durations only, `db;dur=1.2`. With the operators' debug token (`X-Debug-Token` equal to
- * `ADMIN_TOKEN`) the row is described too: `desc="queries=2 round_trips=1 rows_read=40
- * rows_written=0"`. Counts told to anyone would say which emails have accounts (rows read
- * by a failed login) and how long someone's private playlist is (docs/security.md#what-the-headers-say); the log
- * line always has them.
+ * The D1 row of `Server-Timing`: its counts only with the operators' debug token, because counts told to anyone would
+ * say which emails have accounts, from the rows a failed login read (docs/security.md#what-the-headers-say).
  */
 function reportDbTiming(c: Context<AppEnv>, stats: DbStats): void {
   const desc = isDebugRequest(c.req.raw, c.env)
@@ -32,12 +28,8 @@ export function isDebugRequest(request: Request, env: Bindings): boolean {
 }
 
 /**
- * A D1 session per request, so that reads may be served by read replicas. Without a
- * bookmark the session starts at any replica ('first-unconstrained'); with the
- * `X-D1-Bookmark` of an earlier response it starts at a replica at least that recent,
- * which gives a client read-your-writes across requests (its shape is checked before
- * any route runs: `checkBookmark`). Writes always go to the primary, and within one
- * request D1 keeps every read after its writes.
+ * A D1 session per request, so that reads may be served by read replicas. An earlier response's `X-D1-Bookmark` makes
+ * it start at a replica at least that recent: read-your-writes across requests. Writes always go to the primary.
  */
 export function openSession(db: D1Database, bookmark: string | undefined): D1DatabaseSession {
   return db.withSession(bookmark ?? 'first-unconstrained');
@@ -60,10 +52,8 @@ export function logLine(level: string, entry: Record<string, unknown>): void {
 }
 
 /**
- * The response's headers, writable. Responses built here (`c.json`, `new Response`) have
- * writable headers; one that came from `fetch()` or the Cache API does not, and is
- * copied once. Setting headers this way, instead of `c.header()` after `next()` (which
- * copies the whole response on every call), keeps the fast responses fast.
+ * The response's headers, writable: a response from `fetch()` or the Cache API is copied once. Used instead of
+ * `c.header()` after `next()`, which copies the whole response on every call.
  */
 export function responseHeaders(c: Context<AppEnv>): Headers {
   try {
@@ -79,11 +69,8 @@ export function responseHeaders(c: Context<AppEnv>): Headers {
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
- * The request's id: the client's own `X-Request-Id` when it has the shape above, else
- * Cloudflare's `CF-Ray` when it has it, else a fresh UUID. Both headers are checked
- * alike: `CF-Ray` is Cloudflare's at the edge, but anything in front of the Worker that
- * is not Cloudflare (a local run, a test, a misrouted request) lets a client send it,
- * and a value that fails the check is never echoed into headers and logs.
+ * The request's id: the client's `X-Request-Id`, else `CF-Ray`, else a fresh UUID. `CF-Ray` is checked too: away from
+ * Cloudflare (a local run, a test) a client can send it, and a value that fails the check is never echoed.
  */
 export function requestIdOf(request: Request): string {
   for (const name of ['x-request-id', 'cf-ray']) {
@@ -192,7 +179,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   // The envelope's content type names the charset (docs/api.md#the-envelope-and-errors); Hono's c.json() leaves it out.
   if (headers.get('content-type') === 'application/json')
     headers.set('Content-Type', 'application/json; charset=UTF-8');
-  // Clients may keep a GET's answer and revalidate it with its `ETag`; shared caches may not, unless a route says so.
+  // Clients may keep a GET's response and revalidate it with its `ETag`; shared caches may not, unless a route says so.
   if (c.req.method === 'GET' && c.res.status === 200 && !headers.has('Cache-Control')) {
     headers.set('Cache-Control', 'private, no-cache');
   }
@@ -212,8 +199,8 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
 
 /**
  * The route the request was for, as registered (`GET /api/v1/radios/:id`), also when a middleware after routing
- * answered (a 429, a 401); `unmatched` when no route has its path and method (a 404, a 405) or the request was
- * answered before routing (a CORS preflight, a malformed `X-D1-Bookmark`). Routing names it: routes/router.ts.
+ * responded (a 429, a 401); `unmatched` when no route has its path and method (a 404, a 405) or the response came
+ * before routing (a CORS preflight, a malformed `X-D1-Bookmark`). Routing names it: routes/router.ts.
  */
 export const routeOf = (c: Context<AppEnv>): string => c.get('route') ?? 'unmatched';
 
@@ -222,7 +209,6 @@ const CF_RAY_COLO = /^[0-9a-f]{1,16}-([A-Z]{3})$/;
 
 /**
  * The Cloudflare data centre that took the request, from its `CF-Ray`; null outside Cloudflare. Not `request.cf.colo`:
- * the first read of `request.cf` parses the runtime's whole `cf` object, the largest single function in a cached list
- * page's profile (docs/performance.md#where-the-targets-stand).
+ * the first read of `request.cf` parses the runtime's whole `cf` object, a CPU cost on every request.
  */
 const coloOf = (request: Request): string | null => CF_RAY_COLO.exec(request.headers.get('cf-ray') ?? '')?.[1] ?? null;

@@ -7,12 +7,9 @@ import { clientAddress, rateLimitHeaders } from '../rate-limits/limits';
 import { responseHeaders } from './observability';
 
 /**
- * The per-minute limits (docs/security.md#limits), each a Workers Rate Limiting binding:
- * per user, plays, other writes, searches and a generous ceiling on every other read; per
- * client address, `anonymous`, the requests without a token to the anonymous routes. The
- * binding counts per Cloudflare location and answers only whether a request is within its
- * quota: a limit an attacker cannot exceed by much, not an exact account (the logins and
- * registrations, which must be exact, have their Durable Object: rate-limits/limits.ts).
+ * The per-minute limits (docs/security.md#limits), each a Workers Rate Limiting binding: it counts per location and
+ * only says whether a request is within its quota, a limit an attacker cannot exceed by much. Logins and registrations,
+ * which must be exact, use a Durable Object (rate-limits/limits.ts).
  */
 type Policy = keyof Config['rateLimitPerMinute'];
 /** The per-user policies. */

@@ -1,10 +1,7 @@
 /**
- * The entity tag of a playlist
- * (docs/api.md#conditional-playlist-writes-version-etag-if-match): derived from the
- * playlist's id and its `version`, so every response that shows the playlist in one state,
- * a write's and a read's alike, carries the same tag, and a client can send it back in
- * `If-Match`. Ids are never reused (AUTOINCREMENT), so a tag names one state of one
- * playlist.
+ * The entity tag of a playlist (docs/api.md#conditional-playlist-writes-version-etag-if-match), from its id and
+ * `version`: every response that shows one state of it, a write's or a read's, carries the same tag for `If-Match`.
+ * Ids are never reused (AUTOINCREMENT), so a tag names one state of one playlist.
  */
 export const playlistTag = (playlist: { id: number; version: number }) => `"v${playlist.version}-p${playlist.id}"`;
 
@@ -12,10 +9,8 @@ export const playlistTag = (playlist: { id: number; version: number }) => `"v${p
 const LIST_MEMBER = /[ \t]*(W\/)?("[\x21\x23-\x7e\x80-\xff]*")[ \t]*(?:,|$)/y;
 
 /**
- * The strong entity tags of an `If-Match` value, or null for `*` (any current
- * representation). Weak tags are left out: `If-Match` uses the strong comparison of
- * RFC 9110, and a weak tag never matches. A value that is not a list of entity tags
- * gives no tag at all (the condition then fails, as for a stale tag).
+ * The strong entity tags of an `If-Match` value, or null for `*`. Weak tags are left out, as RFC 9110's strong
+ * comparison never matches them; a value that is not a list of entity tags gives none, so it fails as a stale tag does.
  */
 export function strongTags(header: string): string[] | null {
   if (header.trim() === '*') return null;
@@ -31,10 +26,8 @@ export function strongTags(header: string): string[] | null {
 }
 
 /**
- * The versions of playlist `playlistId` that an `If-Match` header accepts: those whose
- * whole tag (`playlistTag`) is in its list, compared strongly, so a weak tag, a bare
- * version and the tag of another playlist at the same version accept none. Null when
- * there is no condition (no header, or `*`).
+ * The versions of playlist `playlistId` that an `If-Match` header accepts: those whose whole tag is in its list, so a
+ * weak tag, a bare version or another playlist's tag accept none. Null when there is no condition (no header, or `*`).
  */
 export function acceptedVersions(header: string | undefined, playlistId: number): number[] | null {
   if (header === undefined) return null;

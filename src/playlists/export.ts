@@ -1,25 +1,22 @@
 import { cleanImportedText } from '../lib/text';
 import type { PlaylistItem, PlaylistResource } from './playlists';
 
-/** Players' playlist formats served by GET /playlists/{id}.m3u and .pls. */
+/** Players' playlist formats served by GET /playlists/{id}/export.m3u and .pls. */
 export const EXPORT_FORMATS = {
   m3u: 'audio/x-mpegurl; charset=UTF-8',
   pls: 'audio/x-scpls; charset=UTF-8',
 } as const;
 export type ExportFormat = keyof typeof EXPORT_FORMATS;
+export const EXPORT_EXTENSIONS = ['m3u', 'pls'] as const satisfies readonly ExportFormat[];
 
 /** The export format an extension names, if any. */
 export const exportFormat = (extension: string | undefined): ExportFormat | undefined =>
   extension === 'm3u' || extension === 'pls' ? extension : undefined;
 
 /**
- * Text as one line of an export, cleaned as imported text is (lib/text.ts): every
- * character some player splits lines at (CR, LF, VT, FF, U+001C-U+001E, NEL, U+2028,
- * U+2029: Python's `str.splitlines` splits at all of them) is a control character or a
- * separator there, so it becomes a space, as do the bidi controls. The API refuses them
- * in names on the way in; what is stored anyway (older rows, a direct write) is
- * flattened here, since one of them in a name or URL would start an entry of the
- * attacker's choosing.
+ * Text as one line of an export: every character some player splits lines at, and the bidi controls, become spaces.
+ * The API refuses them on the way in, but what is stored anyway (older rows, a direct write) is flattened here, since
+ * one in a name or URL would start an entry of an attacker's choosing.
  */
 const exportLine = cleanImportedText;
 

@@ -112,12 +112,9 @@ function playlistStatements(db: Db, id: number, reader: number, viewer: number) 
 }
 
 /**
- * A playlist with its items (channels by position, visible ones only) if `readerId` may
- * read it (the owner's, or a public one), in one round trip; null otherwise. A private
- * playlist of someone else gets exactly the response of a missing one, and costs the same: both
- * statements start from the nearest playlist at or below the id (one row read, whether
- * the id exists or not), and an unreadable or missing one stops there, before any item
- * is read. Channels carry `viewerId`'s flags (0: no signed-in caller).
+ * A playlist with its visible items if `readerId` may read it (the owner's, or a public one); null otherwise. Someone
+ * else's private playlist gets exactly the response of a missing one, at the same cost: both statements stop after one
+ * row read, before any item (so its existence does not show in the timing).
  */
 export function readablePlaylist(db: Db, id: number, readerId: number, viewerId: number) {
   return read(playlistStatements(db, id, readerId, viewerId), ([[playlist], items]): PlaylistDetail | null =>
@@ -138,10 +135,9 @@ export function readablePlaylist(db: Db, id: number, readerId: number, viewerId:
 const itemsCursor = z.object({ l: z.literal('items'), p: z.number().int(), v: z.number().int(), k: listKey });
 
 /**
- * A page of a playlist's items (`GET /playlists/{id}/items`), cut from its detail (read and cached whole: at most
- * `MAX_PLAYLIST_ITEMS`). The cursor names the version it was made at, so the pages of one walk show one state of the
- * playlist: after a change, 409 `playlist_changed` says to start again, rather than a page that repeats or skips items
- * whose positions moved.
+ * A page of a playlist's items, cut from its detail (read whole: at most `MAX_PLAYLIST_ITEMS`). The cursor names the
+ * version it was made at, so after a change a 409 `playlist_changed` says to start again, rather than a page that
+ * repeats or skips moved items.
  */
 export function itemsPage(detail: PlaylistDetail, limit: number, cursor: string | undefined) {
   let start = 0;
@@ -186,12 +182,12 @@ function authorizeWrite(row: PlaylistResource | undefined, userId: number): Play
 
 /**
  * What a write to a playlist needs to hold, checked inside its own batch (docs/catalogue.md#playlists): guards that
- * fail the batch, and, when one did, what to answer, read in a round trip of its own. A write that holds costs one
+ * fail the batch, and, when one did, which error to send, read in a round trip of its own. A write that holds costs one
  * round trip; only a refused one costs two.
  */
 export interface PlaylistCheck {
   guards: WriteGuards;
-  /** Throws the answer of the precondition that no longer holds; returns when none is found (a race). */
+  /** Throws the error of the precondition that no longer holds; returns when none is found (a race). */
   explain: () => Promise<void>;
 }
 
@@ -329,9 +325,8 @@ const touch = (db: Db, playlistId: number, now: string) =>
 type Statements = readonly [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]];
 
 /**
- * Runs a change's statements (after the request's guards) with the owner's detail read at the end of the same batch:
- * the answer shows the state the change left, flags and all, in the change's own round trip
- * (docs/catalogue.md#playlists). Answers the statements' results and the detail.
+ * Runs a change's statements (after the request's guards) with the owner's detail read at the end of the same batch,
+ * so that the response shows the state the change left, in the change's own round trip (docs/catalogue.md#playlists).
  */
 async function changeThenDetail<T extends Statements>(
   db: Db,
@@ -500,7 +495,7 @@ function reorderProblems(moves: Move[], current?: number[]): Record<string, stri
  */
 export function reorderCheck(db: Db, playlistId: number, moves: Move[]): PlaylistCheck {
   const json = JSON.stringify(moves);
-  // A channel or position listed twice fails the batch whatever the playlist holds; the answer names it with the rest.
+  // A channel or position listed twice fails the batch whatever the playlist holds; the 422 lists it with the rest.
   const twice = Object.keys(reorderProblems(moves)).length > 0;
   return {
     guards: [

@@ -2,7 +2,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { and, count, eq, gt, inArray, lte, max, min } from 'drizzle-orm';
 import migrations from '../../drizzle/objects/rate-limiter/migrations.js';
 import type { Bindings, Quota } from '../env';
-import { hits, marks } from '../rate-limits/rate-limiter-schema';
+import { hits, marks } from './rate-limiter-schema';
 import { migrate } from 'drizzle-orm/durable-sqlite/migrator';
 import { openObjectStorage, type ObjectDb } from '../db/object-storage';
 
@@ -19,6 +19,27 @@ export interface LimitRule {
 export type Reservation =
   { ok: true; id: string; quota: Quota | null } | { ok: false; bucket: string; retryAfterMs: number; quota: Quota };
 
+/** A rule that applied to a reservation, with the hits it counted before it. */
+interface Applied {
+  rule: LimitRule;
+  count: number;
+  oldest: number | null;
+}
+
+/**
+ * The tightest rule after `added` more hits (1 for a reservation, 0 for a look); its window resets when its oldest hit
+ * (maybe this one) leaves.
+ */
+function tightest(applied: Applied[], now: number, added: number): Quota | null {
+  let quota: Quota | null = null;
+  for (const { rule, count: hitCount, oldest } of applied) {
+    const remaining = rule.limit - hitCount - added;
+    if (quota && quota.remaining <= remaining) continue;
+    quota = { limit: rule.limit, windowMs: rule.windowMs, remaining, resetMs: (oldest ?? now) + rule.windowMs - now };
+  }
+  return quota;
+}
+
 /** What to do with a reservation once the guarded work is done. */
 export interface Settlement {
   /** Keep its hits (a failed login, a registration that happened) or give them back. */
@@ -30,18 +51,9 @@ export interface Settlement {
 }
 
 /**
- * The one limiter primitive: sliding windows of hits per bucket, one object per key
- * (an email's logins, an IP's registrations), so that keys never wait on each other.
- *
- * `reserve` checks every rule and records a hit in each bucket in one step: a Durable
- * Object runs one call at a time and nothing here awaits between the check and the
- * insert, so a burst of parallel requests gets exactly `limit` reservations, as a
- * sequence of requests does. The guarded work (a password hash, an account) happens
- * only after a reservation; `settle` then keeps the hits or gives them back.
- * Times come from the caller so that tests can move the clock. An alarm clears what
- * no window needs any more, and empties the object's storage once nothing is left in it: an idle key keeps no tables,
- * and the next call makes them again before it reads (`tables`).
- * Tables: `rate-limiter-schema.ts`, migrations in drizzle/objects/rate-limiter.
+ * The one limiter: sliding windows of hits per bucket, one object per key, so that keys never wait on each other.
+ * `reserve` checks and records with no await in between, so with the object's one call at a time a burst of parallel
+ * requests gets exactly `limit` reservations; `settle` keeps the hits or gives them back once the work is done.
  */
 export class RateLimiter extends DurableObject<Bindings> {
   private readonly db: ObjectDb;
@@ -71,7 +83,36 @@ export class RateLimiter extends DurableObject<Bindings> {
   /** Reserves one attempt under every rule, or none: see the class comment. */
   async reserve(rules: LimitRule[], now: number = Date.now()): Promise<Reservation> {
     const db = await this.tables();
-    const applied: { rule: LimitRule; count: number; oldest: number | null }[] = [];
+    const checked = this.check(db, rules, now);
+    if (!checked.ok) return checked;
+    const id = crypto.randomUUID();
+    if (rules.length > 0) {
+      db.insert(hits)
+        .values(rules.map((rule) => ({ bucket: rule.bucket, at: now, reservation: id, expires: now + rule.windowMs })))
+        .run();
+    }
+    await this.scheduleCleanup(now + Math.max(0, ...rules.map((rule) => rule.windowMs)));
+    return { ok: true, id, quota: tightest(checked.applied, now, 1) };
+  }
+
+  /**
+   * What `reserve` would answer now, reserving nothing (a HEAD of a live stream): the quota left, or the refusal. The
+   * id of an answer that is ok is empty.
+   */
+  async peek(rules: LimitRule[], now: number = Date.now()): Promise<Reservation> {
+    const checked = this.check(await this.tables(), rules, now);
+    // An object a look made (or made again) keeps no storage either.
+    await this.scheduleCleanup(now);
+    return checked.ok ? { ok: true, id: '', quota: tightest(checked.applied, now, 0) } : checked;
+  }
+
+  /** The rules' counts now, or the first rule that refuses one more hit, and when it will take one again. */
+  private check(
+    db: ObjectDb,
+    rules: LimitRule[],
+    now: number,
+  ): { ok: true; applied: Applied[] } | Extract<Reservation, { ok: false }> {
+    const applied: Applied[] = [];
     for (const rule of rules) {
       if (rule.unlessMarked && this.isMarked(rule.unlessMarked, now)) continue;
       const inWindow = and(eq(hits.bucket, rule.bucket), gt(hits.at, now - rule.windowMs));
@@ -98,21 +139,7 @@ export class RateLimiter extends DurableObject<Bindings> {
       }
       applied.push({ rule, count: hitCount, oldest: row?.oldest ?? null });
     }
-    const id = crypto.randomUUID();
-    if (rules.length > 0) {
-      db.insert(hits)
-        .values(rules.map((rule) => ({ bucket: rule.bucket, at: now, reservation: id, expires: now + rule.windowMs })))
-        .run();
-    }
-    await this.scheduleCleanup(now + Math.max(0, ...rules.map((rule) => rule.windowMs)));
-    // The tightest rule after this hit; its window resets when its oldest hit (maybe this one) leaves.
-    let quota: Quota | null = null;
-    for (const { rule, count: hitCount, oldest } of applied) {
-      const remaining = rule.limit - hitCount - 1;
-      if (quota && quota.remaining <= remaining) continue;
-      quota = { limit: rule.limit, windowMs: rule.windowMs, remaining, resetMs: (oldest ?? now) + rule.windowMs - now };
-    }
-    return { ok: true, id, quota };
+    return { ok: true, applied };
   }
 
   /** Keeps or gives back a reservation's hits, and applies the settlement's side effects. */
@@ -169,6 +196,14 @@ export class RateLimiter extends DurableObject<Bindings> {
   private async scheduleCleanup(at: number) {
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current < at) await this.ctx.storage.setAlarm(at);
+  }
+
+  /** Forgets everything this key holds (a deleted account's: docs/security.md#account-deletion). */
+  async forget(): Promise<void> {
+    await this.ctx.blockConcurrencyWhile(async () => {
+      await this.ctx.storage.deleteAll();
+      this.hasTables = false;
+    });
   }
 
   override async alarm(): Promise<void> {

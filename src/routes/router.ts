@@ -7,21 +7,17 @@ import type { AppEnv } from '../env';
 import { validationHook } from '../lib/validation';
 
 /**
- * A router with the app's typed env and its one validation hook: every route's params,
- * query and body failures become the same 422 envelope. Each route declares its query as
- * a strict object (lib/validation.ts `noQuery`, `limitQuery` or its own
- * `z.strictObject`), so a parameter it does not take is a 422 as well.
+ * A router with the app's typed env and its one validation hook, so that every route's params, query and body failures
+ * become the same 422 envelope (lib/validation.ts).
  */
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 }
 
 /**
- * How specific a path template is, segment by segment: a literal segment (`import`) is
- * 2, a parameter with text or a pattern of its own (`:file{[0-9]+\\.(?:m3u|pls)}`, the
- * document's `{id}.m3u`) 1, a bare parameter (`:id`) 0. Of two templates that match the
- * same path, the one ahead at the first segment where they differ is that path's own:
- * OpenAPI matches concrete paths before templated ones, and so do we.
+ * How specific a path template is, segment by segment: a literal 2, a parameter with a pattern of its own
+ * (`:file{[0-9]+\\.(?:m3u|pls)}`) 1, a bare parameter 0. Of two templates that match one path, the one ahead at the
+ * first segment where they differ owns it: OpenAPI matches concrete paths before templated ones, and so do we.
  */
 function specificity(template: string): number[] {
   return template
@@ -73,13 +69,9 @@ function pathTable(routes: RouterRoute[]) {
 }
 
 /**
- * 405 with the `Allow` of the exact path a request is for (docs/api.md#the-envelope-and-errors): the most specific
- * template that matches it (`specificity`), not every template that does. Hono's
- * `methodNotAllowed` lists the methods of every matching template and steps in only when
- * no route responded, so `PUT /playlists/5.m3u` reached `PUT /playlists/{id}` (a 422 about
- * the id) and `POST /playlists/5.m3u` was told `Allow: GET, HEAD, PUT, DELETE`. A request
- * routed to a template nothing else can shadow goes straight on (one set lookup); the
- * others are looked up in a trie of every template, as Hono's middleware does.
+ * 405 with the `Allow` of the most specific template that matches the path (docs/api.md#the-envelope-and-errors), not
+ * of every template that does: Hono's `methodNotAllowed` lists them all and steps in only when no route responded, so
+ * `PUT /playlists/5.m3u` would reach `PUT /playlists/{id}`.
  */
 export function exactPathMethods(options: {
   app: { routes: RouterRoute[] };
@@ -90,7 +82,7 @@ export function exactPathMethods(options: {
     table ??= pathTable(options.app.routes);
     const routed = routePath(c, -1);
     // The last route matched may be middleware on the path (`use`), not a handler of this method.
-    // The template a handler answers is the request's route (its metrics' name: middleware/observability.ts).
+    // The template a handler serves is the request's route (its metrics' name: middleware/observability.ts).
     const toRoute = (template: string) => {
       c.set('route', `${c.req.method} ${template}`);
       return next();

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { genres, HEALTH_STATUSES, STREAM_FORMATS } from '../db/schema';
+import { genres, HEALTH_STATUSES, MAX_CHANNEL_STREAMS, STREAM_FORMATS } from '../db/schema';
 import { isLanguageCode } from '../catalogue/reference-data';
 import { count, countryCode, id, list, slug, smallInt, text, timestamp, url } from './fields';
 import { apiSchema, createSelectSchema } from './from-table';
@@ -9,13 +9,69 @@ const nullableUrl = url.nullable();
 /** A channel's genres as RadioResource lists them (at most 20: the admin API's bound). */
 export const GenreRefsSchema = list(z.object({ id: id(3), name: text(100, 'Jazz') }), 20);
 
+const HealthSchema = z
+  .object({
+    status: z.enum(HEALTH_STATUSES),
+    checked_at: timestamp.nullable(),
+    online_at: timestamp.nullable().openapi({ description: 'when a check last passed' }),
+  })
+  .openapi('Health', {
+    description:
+      'from scheduled checks of the stream and players’ reports; a channel is online when one of its streams is, offline only when every one is',
+  });
+
+/** One stream of a channel, as `streams` lists it. */
+export const StreamSchema = z
+  .object({
+    url: url.openapi({ example: 'https://stream.srg-ssr.ch/m/rsj/aacp_96' }),
+    format: z.enum(STREAM_FORMATS),
+    bitrate: smallInt(0, 100_000, 96).nullable().openapi({ description: 'kbit/s, null when unknown' }),
+    is_https: z.boolean(),
+    health: HealthSchema,
+  })
+  .openapi('Stream', {
+    description: 'A stream of the channel: players try them in order and report the one that fails (docs/api.md)',
+  });
+
+/** A channel's streams, best first: the operator's order, offline ones last (at most `MAX_CHANNEL_STREAMS`). */
+export const StreamsSchema = list(StreamSchema, MAX_CHANNEL_STREAMS)
+  .min(1)
+  .openapi({
+    description:
+      "the channel's streams, best first: the operator's order, offline ones after the others; `stream_url` is the first",
+    example: [
+      {
+        url: 'https://stream.srg-ssr.ch/m/rsj/aacp_96',
+        format: 'aac+',
+        bitrate: 96,
+        is_https: true,
+        health: {
+          status: 'online',
+          checked_at: '2026-01-02T03:04:05.123000Z',
+          online_at: '2026-01-02T03:04:05.123000Z',
+        },
+      },
+      {
+        url: 'https://stream.srg-ssr.ch/m/rsj/mp3_128',
+        format: 'mp3',
+        bitrate: 128,
+        is_https: true,
+        health: { status: 'unknown', checked_at: null, online_at: null },
+      },
+    ],
+  });
+
 export const RadioSchema = z
   .object({
     id: id(),
     name: text(255, 'Radio Swiss Jazz'),
     slug,
     description: text(5000, 'Jazz around the clock, from Basel.', { multiline: true }),
-    stream_url: url.openapi({ example: 'https://stream.srg-ssr.ch/m/rsj/aacp_96' }),
+    stream_url: url.openapi({
+      example: 'https://stream.srg-ssr.ch/m/rsj/aacp_96',
+      description: 'the first of `streams` that is not offline (the first of them when all are)',
+    }),
+    streams: StreamsSchema,
     logo: url.openapi({
       description: 'the station’s logo, or a PNG placeholder this API serves (`/api/v1/radios/{id}/logo.png`)',
     }),
@@ -47,13 +103,7 @@ export const RadioSchema = z
       })
       .nullable()
       .openapi('Geo', { description: 'where the station is, in decimal degrees; null when unknown' }),
-    health: z
-      .object({
-        status: z.enum(HEALTH_STATUSES),
-        checked_at: timestamp.nullable(),
-        online_at: timestamp.nullable().openapi({ description: 'when a check last passed' }),
-      })
-      .openapi('Health', { description: 'from scheduled checks of the stream and players’ reports' }),
+    health: HealthSchema,
     is_liked: z.boolean(),
     is_favorited: z.boolean(),
     created_at: timestamp,

@@ -3,11 +3,8 @@ import { FORBIDDEN_MULTILINE_CLASS, FORBIDDEN_ONE_LINE_CLASS } from '../lib/text
 import { textPattern } from '../lib/validation';
 
 /**
- * The building blocks of every schema the document shows, each with the bounds the API
- * holds to (OWASP API4: every string has a length and a shape, every integer a range and
- * a format, every list a size). Request fields are checked against them by zod; responses
- * are checked against them by the tests (test/helpers/openapi.ts validates every response
- * against the document).
+ * The building blocks of every schema the document shows, each with the bounds the API holds to (OWASP API4: every
+ * string a length and a shape, every integer a range, every list a size); zod checks requests, the tests responses.
  */
 
 /** Text on one line: no control, bidi or line-separating character (lib/text.ts refuses them on the way in). */

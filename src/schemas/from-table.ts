@@ -3,12 +3,9 @@ import { getTableColumns, type Table } from 'drizzle-orm';
 import { createSchemaFactory } from 'drizzle-zod';
 
 /**
- * Resources whose API shape is a table's own columns (Genre, Playlist, most of User)
- * are derived from the table: `drizzle-zod` gives each column's zod type, and the API
- * names are the column names (`created_at`, `is_public`), which are the snake_case of
- * the schema's property names. A field list, written once next to the API schema,
- * then gives both the zod schema (`apiSchema`) and the select that reads it
- * (`apiColumns`), so the table, the API schema and the mapping cannot drift apart.
+ * Resources whose API shape is a table's own columns (Genre, Playlist, most of User) are derived from the table: one
+ * field list gives both the zod schema (`apiSchema`) and the select that reads it (`apiColumns`), so that the table,
+ * the API schema and the mapping cannot drift apart.
  */
 export const { createSelectSchema } = createSchemaFactory({ zodInstance: z });
 

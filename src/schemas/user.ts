@@ -6,7 +6,7 @@ import { apiSchema, createSelectSchema } from './from-table';
 
 /**
  * The User of the spec: the users table's public columns, and `avatar` (the custom URL,
- * else a Gravatar: services/users.ts `toUserResource` maps it). The password hash and
+ * else a Gravatar: accounts/users.ts `toUserResource` maps it). The password hash and
  * token bookkeeping never leave.
  */
 const userRow = createSelectSchema(users, {
@@ -21,6 +21,9 @@ export const UserSchema = apiSchema(userRow, ['id', 'name', 'email', 'status', '
     avatar: url.openapi({
       description: 'URL; a Gravatar identicon unless set',
       example: 'https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon',
+    }),
+    email_verified_at: timestamp.nullable().openapi({
+      description: 'When the user proved they read mail at `email` (`POST /auth/email/verify`); null until then',
     }),
   })
   .openapi('User');

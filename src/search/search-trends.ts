@@ -2,9 +2,9 @@ import { DurableObject } from 'cloudflare:workers';
 import { and, count, desc, gt, lte, sql, sum } from 'drizzle-orm';
 import migrations from '../../drizzle/objects/search-trends/migrations.js';
 import type { Bindings } from '../env';
-import { UNKNOWN_NETWORK } from '../crowd/rules';
+import { UNKNOWN_NETWORK, type Standing } from '../crowd/rules';
 import { CrowdLedger } from '../crowd/counting';
-import { termBuckets } from '../search/search-trends-schema';
+import { termBuckets } from './search-trends-schema';
 import { openObjectStorage, type ObjectDb } from '../db/object-storage';
 
 const HOUR_MS = 3_600_000;
@@ -17,14 +17,9 @@ export interface TermCount {
 }
 
 /**
- * Search terms counted in hourly buckets, in the object's SQLite storage. A search
- * counts under the crowd rule (lib/crowd.ts): once per user per term per hour, and at
- * most 10 times per network per term per hour, so neither one client nor many accounts
- * behind one address can push a term up. Terms are sharded over several objects by hash
- * (src/search/trending.ts), so one object holds every count of its terms. An hourly
- * alarm drops buckets older than the window and the crowd rows of past hours. Times come
- * from the caller so tests can move the clock. Tables: `search-trends-schema.ts` and
- * `crowd-schema.ts`, migrations in drizzle/objects/search-trends.
+ * Search terms counted in hourly buckets under the crowd rule (crowd/rules.ts), so that neither one client nor many
+ * accounts behind one address can push a term up. Terms are sharded over objects by hash (search/trending.ts), so one
+ * object holds every count of its terms.
  */
 export class SearchTrends extends DurableObject<Bindings> {
   private readonly db: ObjectDb;
@@ -37,7 +32,7 @@ export class SearchTrends extends DurableObject<Bindings> {
   }
 
   /**
-   * Counts one search of `term` by `viewer` (a user id) from `network` in the hour of
+   * Counts one search of `term` by `viewer` (a user id, its account of `standing`) from `network` in the hour of
    * `now`; returns whether it counted. The write is durable when this call returns.
    */
   async record(
@@ -45,9 +40,10 @@ export class SearchTrends extends DurableObject<Bindings> {
     viewer: string,
     now: number = Date.now(),
     network: string = UNKNOWN_NETWORK,
+    standing: Standing = 'new',
   ): Promise<boolean> {
     const hour = Math.floor(now / HOUR_MS);
-    if (!this.crowd.admit(term, viewer, network, now)) return false;
+    if (!this.crowd.admit(term, network, standing, now, viewer)) return false;
     this.db
       .insert(termBuckets)
       .values({ hour, term, count: 1 })
@@ -58,6 +54,11 @@ export class SearchTrends extends DurableObject<Bindings> {
       .run();
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm((hour + 1) * HOUR_MS);
     return true;
+  }
+
+  /** Forgets a deleted account's rows (docs/security.md#account-deletion); the terms it searched stay counted. */
+  async forgetUser(userId: number): Promise<void> {
+    this.crowd.forgetUser(String(userId));
   }
 
   /** The most searched terms of the window ending in the hour of `now`. */

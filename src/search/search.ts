@@ -3,6 +3,7 @@ import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { genreColumns, type GenreResource } from '../catalogue/genres';
 import {
   channelInGenre,
+  channelOnline,
   channelVisible,
   genreActive,
   radioResourceColumns,
@@ -17,10 +18,8 @@ import { catalogueCounts, genreSearch, genres, radioChannels } from '../db/schem
 import { foldText, normaliseTerm } from '../lib/text';
 
 /**
- * Index matches considered before ranking: the most popular ones (see search-index.ts).
- * Enough for the largest `stations_limit` (50) with room for the ranking to choose; the
- * name matches below come on top, so the figure only decides among word and substring
- * matches, where popularity ranks next anyway.
+ * Index matches considered before ranking, most popular first (catalogue/search-index.ts): enough for the largest
+ * `stations_limit` (50) with room to rank, since name matches come on top and popularity ranks the rest anyway.
  */
 const CANDIDATES = 120;
 /** More when filters will drop some of them. */
@@ -67,10 +66,9 @@ const namesStartingWith = (term: Term, limit: number) =>
     .as('named');
 
 /**
- * The ids of candidate channels for the term: the `limit` most popular index
- * matches plus up to `names` names that start with it (exact name included), or, for
- * terms too short for the trigram index, only the `limit` first names that start with
- * it. Bounded either way, so the rows a search reads do not grow with the catalogue.
+ * The ids of candidate channels for the term: the `limit` most popular index matches plus up to `names` names that
+ * start with it, or for a term too short for the index the first `limit` such names. Bounded either way, so that the
+ * rows a search reads do not grow with the catalogue.
  */
 function candidateIds(term: Term, limit: number, names: number) {
   if (term.fts === null) {
@@ -110,7 +108,7 @@ function stationSearchQuery(db: Db, term: Term, search: StationSearch, viewer: n
     );
   }
   if (search.countryId !== undefined) conditions.push(eq(radioChannels.countryId, search.countryId));
-  if (search.online) conditions.push(eq(radioChannels.healthStatus, 'online'));
+  if (search.online) conditions.push(channelOnline);
   if (search.https) conditions.push(eq(radioChannels.isHttps, true));
   if (search.genreId !== undefined) {
     conditions.push(channelInGenre(radioChannels.id, search.genreId), genreActive(search.genreId));

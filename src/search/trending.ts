@@ -1,7 +1,7 @@
 import { config } from '../config';
 import type { TermCount } from './search-trends';
 import type { Bindings } from '../env';
-import { requestNetwork } from '../crowd/rules';
+import { requestNetwork, type Standing } from '../crowd/rules';
 import { fnv1a } from '../lib/hash';
 
 const shardCount = (env: Bindings) => config(env).searchTrendShards;
@@ -9,17 +9,17 @@ const shard = (env: Bindings, index: number) => env.SEARCH_TRENDS.get(env.SEARCH
 
 /**
  * Counts a search that found something, under the crowd rule (crowd/rules.ts) with the
- * network of the request; a term (already normalised: lib/text.ts `normaliseTerm`, so
- * spellings of one word count as one) always lands on the same shard.
+ * network of the request and the `standing` of the user's account; a term (already normalised:
+ * lib/text.ts `normaliseTerm`, so spellings of one word count as one) always lands on the same shard.
  */
 export async function recordSearchTerm(
   c: { env: Bindings; req: { header(name: string): string | undefined } },
   term: string,
-  userId: number,
+  user: { id: number; standing: Standing },
   now = Date.now(),
 ): Promise<boolean> {
   const trends = shard(c.env, fnv1a(term) % shardCount(c.env));
-  return trends.record(term, String(userId), now, requestNetwork(c));
+  return trends.record(term, String(user.id), now, requestNetwork(c), user.standing);
 }
 
 /** The `limit` most searched terms of the last 24 hours, merged from every shard. */

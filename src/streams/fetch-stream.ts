@@ -2,42 +2,26 @@ import { convertIPv4ToBinary, convertIPv6ToBinary } from 'hono/utils/ipaddr';
 import { cleanImportedText } from '../lib/text';
 
 /**
- * The one way the Worker fetches a radio stream (docs/security.md#outbound-fetches):
- * health checks, now playing, and anything later that reads a stream go through
- * `fetchStream`. A stream URL comes from an operator's catalogue, but what replies to it is
- * anyone on the internet, so every fetch is bounded:
- *
- * - one deadline (`STREAM_DEADLINE_MS`) for connecting, the headers of every hop and the
- *   body together;
- * - at most `STREAM_MAX_BYTES` read, in at most `STREAM_MAX_READS` reads. The read bound is
- *   what keeps the isolate free: a body that arrives one byte per HTTP chunk is already in
- *   the runtime's buffers, so each read resolves at once without giving the event loop a
- *   turn, and 65,536 of them would hold the isolate's only thread for seconds, with no
- *   other request and no timer (not even the deadline's) running meanwhile;
- * - redirects followed by hand (`redirect: 'manual'`), at most `STREAM_MAX_REDIRECTS`, and
- *   every URL, the first one included, must be http(s) on a public address (`isPublicUrl`).
- *
- * Text a stream sends (titles, `icy-name`, the content type) goes through
- * `cleanStreamText` before anyone sees or stores it.
+ * The one way the Worker fetches a radio stream (docs/security.md#outbound-fetches): a stream URL comes from the
+ * catalogue, but anyone on the internet may reply, so every fetch has one deadline, a byte and a read bound, and each
+ * redirect checked by hand for a public address; text a stream sends goes through `cleanStreamText`.
  */
 
 /** One deadline for connecting, every hop's headers and the body. */
 export const STREAM_DEADLINE_MS = 5000;
 /** The most bytes of a body any reader sees. */
 export const STREAM_MAX_BYTES = 64 * 1024;
-/** The most reads of a body (whatever their size). */
+/**
+ * The most reads of a body, whatever their size: reads of bytes already buffered resolve without giving the event loop
+ * a turn, so thousands of one-byte chunks would hold the isolate's only thread, the deadline's timer included.
+ */
 export const STREAM_MAX_READS = 256;
 /** The most redirects followed, each to a public address. */
 export const STREAM_MAX_REDIRECTS = 3;
 /** The most characters of stream text a response or a row ever holds. */
 export const STREAM_TEXT_MAX = 256;
 
-/**
- * Why a stream fetch failed, as checks report it: the deadline passed (`timeout`), the
- * name did not resolve (`dns`), TLS failed (`tls`), the connection failed
- * (`connection`), a URL was not a public http(s) address (`address_refused`), or the
- * stream redirected more than `STREAM_MAX_REDIRECTS` times (`too_many_redirects`).
- */
+/** Why a stream fetch failed, as checks report it (`address_refused`: a URL was not a public http(s) address). */
 export type StreamFailure = 'timeout' | 'dns' | 'tls' | 'connection' | 'address_refused' | 'too_many_redirects';
 
 /** Why reading a body stopped: its end, the byte or read bound, the deadline, a failed read, or the reader had enough. */
@@ -186,12 +170,9 @@ export function streamFailure(error: unknown): StreamFailure {
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /**
- * Fetches the stream at `url` and hands its response to `read`, within the bounds above.
- * `read` sees the last hop's status and headers and its body as bounded chunks; whatever
- * it returns is `value`. Never throws: a URL refused, a failed connection or a deadline
- * passed before `read` had its response is `{ ok: false, error }`. When the deadline passes
- * while `read` reads the body, the chunks simply end (`read.stoppedBy` is `deadline`), so
- * that `read` decides what a body cut short means; `read` must wait on nothing else.
+ * Fetches the stream at `url` and hands the last hop's response to `read`, within the bounds above; never throws. A
+ * deadline that passes while `read` reads the body just ends the chunks, so that `read` decides what a body cut short
+ * means; `read` must wait on nothing else.
  */
 export async function fetchStream<T>(
   url: string,
@@ -264,11 +245,8 @@ export async function fetchStream<T>(
 const TERMINAL_ESCAPE = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/gu;
 
 /**
- * Text a stream sent (a title, `icy-name`, a content type), as it may be shown or
- * stored: cleaned like imported text (control characters, bidi overrides and isolates
- * removed, whitespace runs made one space), terminal escape sequences and the
- * remaining bidi marks (U+061C, U+200E, U+200F) removed too, and cut to `max` characters (code points). Null when nothing is
- * left.
+ * Text a stream sent (a title, `icy-name`, a content type), as it may be shown or stored: cleaned like imported text,
+ * terminal escape sequences and every bidi control removed too, cut to `max` code points; null when nothing is left.
  */
 export function cleanStreamText(text: string | null | undefined, max = STREAM_TEXT_MAX): string | null {
   if (text === null || text === undefined) return null;
@@ -290,12 +268,8 @@ function parseUrl(url: string, base?: string): URL | null {
 const LOCAL_NAME = /(^|\.)(localhost|local|internal|home\.arpa)$/;
 
 /**
- * IPv4 ranges that are not public (IANA's special-purpose registry, those not globally
- * reachable, plus multicast and the reserved 240/4): unspecified (0/8), private (10/8,
- * 172.16/12, 192.168/16), CGNAT (100.64/10), loopback (127/8), link-local (169.254/16),
- * IETF protocol assignments (192.0.0/24), documentation (192.0.2/24, 198.51.100/24,
- * 203.0.113/24), the 6to4 relay (192.88.99/24), benchmarking (198.18/15), multicast
- * (224/4), reserved and broadcast (240/4).
+ * IPv4 ranges that are not public: those of IANA's special-purpose registry that are not globally reachable, plus
+ * multicast (224/4) and the reserved 240/4.
  */
 const IPV4_NOT_PUBLIC: readonly [string, number][] = [
   ['0.0.0.0', 8],
@@ -345,11 +319,9 @@ function publicIPv6(address: bigint): boolean {
 }
 
 /**
- * Whether the Worker may fetch `url`: http or https, and a host that is a public
- * address or a name that is not local (above) nor one of `ownHosts`. The URL parser has
- * already turned every spelling of an IPv4 address (`2130706433`, `0x7f.1`, `127.1`)
- * into dotted form. A name is not resolved (Workers cannot resolve before fetching):
- * a public name that points at a private address passes here; see docs/security.md.
+ * Whether the Worker may fetch `url`: http(s), to a public address or a name neither local nor one of `ownHosts`.
+ * Workers cannot resolve a name before fetching, so a public name that points at a private address passes
+ * (docs/security.md#residual-risks-we-accept).
  */
 export function isPublicUrl(url: string, ownHosts: readonly string[] = []): boolean {
   const parsed = parseUrl(url);
@@ -359,6 +331,7 @@ export function isPublicUrl(url: string, ownHosts: readonly string[] = []): bool
   if (ownHosts.some((own) => own.toLowerCase().replace(/\.$/, '') === host)) return false;
   try {
     if (host.startsWith('[')) return publicIPv6(convertIPv6ToBinary(host.slice(1, -1)));
+    // The URL parser writes every spelling of an IPv4 address (`2130706433`, `0x7f.1`, `127.1`) in dotted form.
     if (/^[\d.]+$/.test(host)) return publicIPv4(convertIPv4ToBinary(host));
   } catch {
     return false;

@@ -1,15 +1,9 @@
 import { CROWD_MAX_PER_NETWORK } from '../crowd/rules';
 
 /**
- * The health of a channel's stream
- * (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos), decided in one
- * place. Only checks move the status:
- * - a check that passed: `online`;
- * - a check that failed: `offline` once two checks in a row failed, else unchanged.
- * Players' reports never move it: enough failure reports from distinct users on distinct
- * networks only ask for a check (`reportsAskForCheck`), and the check decides. So
- * neither one user nor many fresh accounts behind one address can take a healthy
- * station offline; an offline channel comes back with its next passed check.
+ * The health of a channel's stream (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos): only checks
+ * move the status. Players' reports can only ask for a check, so neither one user nor many accounts behind one address
+ * can take a healthy station offline.
  */
 
 export type HealthStatus = 'online' | 'offline' | 'unknown';
@@ -40,10 +34,9 @@ export interface PlayerReport {
 }
 
 /**
- * Whether players' reports (newest first) ask for a check: each user counts once (their
- * newest report), each network at most `CROWD_MAX_PER_NETWORK` times (its newest
- * reporters), and then most of those counted failed, from at least 5 distinct users on
- * at least 3 distinct networks.
+ * Whether players' reports (newest first) ask for a check: each user counts once, each network at most
+ * `CROWD_MAX_PER_NETWORK` times, and most of those counted failed, from `MIN_REPORTERS` users on
+ * `MIN_REPORTER_NETWORKS` networks at least.
  */
 export function reportsAskForCheck(reports: PlayerReport[]): boolean {
   const users = new Set<number>();

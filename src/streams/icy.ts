@@ -1,11 +1,9 @@
 import { cleanStreamText } from './fetch-stream';
 
 /**
- * ICY metadata (Shoutcast/Icecast): a server asked with `Icy-MetaData: 1` responds
- * `icy-metaint: N` and then, after every N bytes of audio, one length byte L and L × 16
- * bytes of metadata such as `StreamTitle='Artist - Title';StreamUrl='';`, padded with
- * NULs. Pure functions over bytes, so that they are tested on recorded byte sequences
- * (test/icy.test.ts) without a network.
+ * ICY metadata (Shoutcast/Icecast): asked with `Icy-MetaData: 1`, a server sends `icy-metaint: N`, then after every N
+ * bytes of audio a length byte L and L × 16 bytes such as `StreamTitle='Artist - Title';`, padded with NULs. Pure
+ * functions over bytes, so that tests run on recorded bytes without a network.
  */
 /** What a stream's first metadata block said, split for a player screen. */
 export interface NowPlaying {
@@ -29,10 +27,8 @@ export function decodeMetadata(bytes: Uint8Array): string {
 }
 
 /**
- * The `StreamTitle` of a metadata block, cleaned (fetch-stream.ts `cleanStreamText`: no
- * control or bidi characters, at most 256 characters), or null when it has none or
- * nothing is left. The value ends at the `';` that is followed by another `Key='` or by
- * the end of the block, so a title holding `'` or `;` is kept whole.
+ * The `StreamTitle` of a metadata block, cleaned (fetch-stream.ts `cleanStreamText`), or null. The value ends at the
+ * `';` followed by another `Key='` or by the block's end, so that a title holding `'` or `;` is kept whole.
  */
 export function streamTitle(metadata: string): string | null {
   const start = metadata.indexOf("StreamTitle='");

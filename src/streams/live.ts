@@ -2,7 +2,7 @@ import type { Bindings } from '../env';
 
 /**
  * The live listeners of one channel (docs/api.md#live-now-playing), held by its `NowPlayingObject`: each one a
- * Server-Sent Events stream the object writes to, handed to the Worker over RPC (a `ReadableStream`), which answers
+ * Server-Sent Events stream the object writes to, handed to the Worker over RPC (a `ReadableStream`), which sends
  * it as the response body. One object per channel, so however many listen, the stream is read once, by the object.
  */
 
@@ -14,7 +14,7 @@ export interface LiveTitle {
   started_at: string;
 }
 
-/** A place held in the listener's address limit (services/rate-limits.ts `reserveLiveStream`), renewed while open. */
+/** A place held in the listener's limit of open streams (rate-limits/limits.ts `reserveLiveStream`). */
 export interface LiveLease {
   key: string;
   id: string;
@@ -28,16 +28,29 @@ export const LIVE_RETRY_MS = 3_000;
 export const HEARTBEAT_MS = 25_000;
 /** Most listeners one channel's object serves at once; past it, 429. */
 export const LISTENERS_PER_CHANNEL = 5_000;
-/** Chunks a listener may leave unread before it is dropped (a client that stopped reading must not hold memory). */
+/**
+ * A listener whose stream has not asked for more this long after a write is gone: workerd tells the object nothing
+ * when a client leaves, its stream only stops asking (docs/security.md#live-streams). A stream that is read asks again
+ * within milliseconds; half the 10 s between rounds, so what one round writes is judged at the next.
+ */
+export const UNREAD_MS = 5_000;
+/** Chunks a listener may leave unread before it is dropped at once (a client that stopped reading holds no memory). */
 const MAX_QUEUED = 64;
 
 interface Listener {
-  writer: WritableStreamDefaultWriter<Uint8Array>;
+  /** Its stream's controller (set in the stream's constructor); null once dropped. */
+  controller: ReadableStreamDefaultController<Uint8Array> | null;
   lease: LiveLease | null;
   /** The id of the last event written: an event is written to a listener once, whichever path brings it first. */
   lastId: number;
-  /** When something was last written to it: its heartbeat is its own. */
+  /** When an event or a heartbeat was last written to it: its heartbeat is its own. */
   writtenAt: number;
+  /** Its stream asked for more (everything written to it taken) since its place was last renewed. */
+  read: boolean;
+  /** When its place was reserved or last renewed. */
+  renewedAt: number;
+  /** When the first write its stream has not asked for more after was made; null when none. */
+  unreadSince: number | null;
 }
 
 /** Text for the listeners, and the id of the last event in it (0: none). */
@@ -54,7 +67,6 @@ export const liveEvent = (title: LiveTitle, id: number | undefined) =>
 
 export class LiveListeners {
   private readonly listeners = new Set<Listener>();
-  private lastRenewAt = 0;
 
   constructor(private readonly env: Bindings) {}
 
@@ -69,14 +81,33 @@ export class LiveListeners {
 
   /**
    * A new listener's stream, its first lines written as soon as `first` gives them; null when the channel is full.
-   * A listener that goes away (its reader cancelled: the client left) is dropped and its place given back.
+   * Pulled (`highWaterMark` 0): `pull` is the one sign that the client still reads (docs/security.md#live-streams).
    */
   open(lease: LiveLease | null, first: Promise<LiveText>): ReadableStream<Uint8Array> | null {
     if (this.full) return null;
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-    const listener: Listener = { writer: writable.getWriter(), lease, lastId: 0, writtenAt: 0 };
+    const listener: Listener = {
+      controller: null,
+      lease,
+      lastId: 0,
+      writtenAt: 0,
+      read: false,
+      renewedAt: Date.now(),
+      unreadSince: null,
+    };
+    const readable = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          listener.controller = controller;
+        },
+        pull: () => {
+          listener.read = true;
+          listener.unreadSince = null;
+        },
+        cancel: () => this.drop(listener),
+      },
+      { highWaterMark: 0 },
+    );
     this.listeners.add(listener);
-    listener.writer.closed.catch(() => this.drop(listener));
     this.write(listener, { text: `retry: ${LIVE_RETRY_MS}\n\n`, lastId: 0 });
     void first.then(
       (greeting) => this.write(listener, greeting),
@@ -91,27 +122,32 @@ export class LiveListeners {
   }
 
   /**
-   * What the object does between reads of the stream (`nextReadInMs` the most until the next one ends): a comment line
-   * to each listener that will have had nothing for `HEARTBEAT_MS` by then, and the listeners' places renewed once per
-   * `HEARTBEAT_MS` (at most 40 s apart with the reads between, well inside the 90 s lease), without waiting for the
-   * limiters (one that hangs must not stop the channel's reads).
+   * A round, every `LIVE_POLL_MS`: drops the listeners that asked for nothing `UNREAD_MS` after a write, renews the
+   * half-spent places of those that read, and writes each a comment line (the heartbeat when due) in three chunks,
+   * as workerd takes two of a stream whose client left before it stops asking (docs/security.md#live-streams).
    */
-  keepAlive(nextReadInMs: number): void {
-    const now = Date.now();
+  round(nextRoundInMs: number, now = Date.now()): void {
+    const renewals = new Map<string, { ids: string[]; ms: number }>();
     for (const listener of this.listeners) {
-      if (now + nextReadInMs - listener.writtenAt >= HEARTBEAT_MS)
-        this.write(listener, { text: ': keep-alive\n\n', lastId: 0 });
+      if (listener.unreadSince !== null && now - listener.unreadSince >= UNREAD_MS) {
+        this.drop(listener);
+        continue;
+      }
+      const { lease } = listener;
+      // Half its lease spent: renewed every other round, a lease of 30 s has 10 s to spare.
+      if (lease && listener.read && now - listener.renewedAt >= lease.ms / 2) {
+        listener.renewedAt = now;
+        listener.read = false;
+        const group = renewals.get(lease.key) ?? { ids: [], ms: lease.ms };
+        group.ids.push(lease.id);
+        renewals.set(lease.key, group);
+      }
+      const heartbeat = now + nextRoundInMs - listener.writtenAt >= HEARTBEAT_MS;
+      if (heartbeat) listener.writtenAt = now;
+      for (const chunk of [heartbeat ? ': keep-alive' : ':', '\n', '\n']) this.enqueue(listener, chunk, now);
     }
-    if (now - this.lastRenewAt < HEARTBEAT_MS) return;
-    this.lastRenewAt = now;
-    const byKey = new Map<string, { ids: string[]; ms: number }>();
-    for (const { lease } of this.listeners) {
-      if (!lease) continue;
-      const group = byKey.get(lease.key) ?? { ids: [], ms: lease.ms };
-      group.ids.push(lease.id);
-      byKey.set(lease.key, group);
-    }
-    for (const [key, { ids, ms }] of byKey) {
+    // Unawaited: a limiter that hangs must not hold up the channel's reads.
+    for (const [key, { ids, ms }] of renewals) {
       this.limiter(key)
         .renew(ids, ms, now)
         .catch(() => undefined);
@@ -119,19 +155,37 @@ export class LiveListeners {
   }
 
   private write(listener: Listener, { text, lastId }: LiveText): void {
-    if (!this.listeners.has(listener) || (lastId > 0 && lastId <= listener.lastId)) return;
+    if (lastId > 0 && lastId <= listener.lastId) return;
     listener.lastId = Math.max(listener.lastId, lastId);
-    if ((listener.writer.desiredSize ?? 0) < -MAX_QUEUED) {
+    listener.writtenAt = Date.now();
+    this.enqueue(listener, text, listener.writtenAt);
+  }
+
+  /** Queues `text` for `listener`; one that left too much unread, or whose stream ended, is dropped instead. */
+  private enqueue(listener: Listener, text: string, now: number): void {
+    if (!this.listeners.has(listener)) return;
+    const waiting = listener.controller?.desiredSize ?? null;
+    if (!listener.controller || waiting === null || waiting < -MAX_QUEUED) {
       this.drop(listener);
       return;
     }
-    listener.writtenAt = Date.now();
-    listener.writer.write(encoder.encode(text)).catch(() => this.drop(listener));
+    listener.unreadSince ??= now;
+    try {
+      listener.controller.enqueue(encoder.encode(text));
+    } catch {
+      this.drop(listener);
+    }
   }
 
+  /** Forgets a listener: erroring its stream discards what was queued for it; its place goes back. */
   private drop(listener: Listener): void {
     if (!this.listeners.delete(listener)) return;
-    listener.writer.abort().catch(() => undefined);
+    try {
+      listener.controller?.error(new Error('The listener left.'));
+    } catch {
+      // Its stream had ended already.
+    }
+    listener.controller = null;
     if (listener.lease) {
       this.limiter(listener.lease.key)
         .settle(listener.lease.id, { keep: false })

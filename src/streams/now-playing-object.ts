@@ -4,7 +4,7 @@ import migrations from '../../drizzle/objects/now-playing/migrations.js';
 import { openObjectStorage, type ObjectDb } from '../db/object-storage';
 import type { Bindings } from '../env';
 import { fetchNowPlaying } from './check';
-import { STREAM_DEADLINE_MS, type StreamFetchOptions } from './fetch-stream';
+import type { StreamFetchOptions } from './fetch-stream';
 import type { NowPlaying } from './icy';
 import { LiveListeners, liveEvent, type LiveLease, type LiveText, type LiveTitle } from './live';
 import { titles } from './now-playing-schema';
@@ -30,18 +30,9 @@ export interface NowPlayingResult extends NowPlaying {
 export type NowPlayingOptions = Pick<StreamFetchOptions, 'ownHosts'>;
 
 /**
- * What one channel's stream is playing, one object per channel: the object keeps the
- * title 15 seconds, and calls that arrive while a fetch is under way wait for that fetch,
- * so a channel's stream is fetched at most once per window however many clients ask, in
- * every data centre at once. (The Cache API would coalesce only within one data centre,
- * and not requests that arrive together before the first result is stored.) The fetch
- * is fetch-stream.ts's: it ends within its 5-second deadline after at most 256 reads, so
- * a hostile stream holds its own channel's callers for at most that long and nobody
- * else's (objects of other channels, and the Worker, never wait on this one). The title is
- * kept in memory only (one older than 15 s is never served, so losing it on eviction costs
- * one fetch); each change of title goes into the object's SQLite storage, the channel's
- * history (`now-playing-schema.ts`, migrations in drizzle/objects/now-playing). It lives beside the stream code it runs (check.ts); the routes reach it
- * through the `NOW_PLAYING` binding only.
+ * What one channel's stream is playing, one object per channel: it keeps the title 15 s and makes concurrent callers
+ * wait for the fetch under way, so a stream is fetched at most once per window for every location at once (the Cache
+ * API would coalesce per location only). A hostile stream holds only its own channel's callers, for one deadline.
  */
 export class NowPlayingObject extends DurableObject<Bindings> {
   private readonly db: ObjectDb;
@@ -60,10 +51,9 @@ export class NowPlayingObject extends DurableObject<Bindings> {
   }
 
   /**
-   * A live listener's event stream (`GET /radios/{id}/now-playing/events`): first the titles it missed since
-   * `lastEventId` (a reconnect), or else the current title, then one event per change of title. While anyone listens
-   * the object reads the stream every `LIVE_POLL_MS` (an alarm), and stops at the first read after the last one left.
-   * Null when the channel has `LISTENERS_PER_CHANNEL` already.
+   * A live listener's event stream: the titles it missed since `lastEventId` (a reconnect), else the current title,
+   * then one event per change. While anyone listens an alarm reads the stream every `LIVE_POLL_MS`. Null when the
+   * channel has `LISTENERS_PER_CHANNEL` already.
    */
   async listen(
     url: string,
@@ -91,8 +81,14 @@ export class NowPlayingObject extends DurableObject<Bindings> {
     return this.live.size;
   }
 
-  /** A read of the watched stream: a new title goes to every listener (from `record`); nobody left, no more reads. */
+  /**
+   * A round: the listeners that left are dropped and the others written to (`LiveListeners.round`), then a read of
+   * the watched stream, whose new title goes to every listener (from `record`); nobody left, no more reads. The next
+   * round is set `LIVE_POLL_MS` after this one began, so rounds are that far apart whatever a read takes.
+   */
   override async alarm(): Promise<void> {
+    const now = Date.now();
+    if (this.live.size > 0) this.live.round(LIVE_POLL_MS, now);
     if (this.live.size === 0 || !this.watching) {
       this.watching = null;
       return;
@@ -100,13 +96,11 @@ export class NowPlayingObject extends DurableObject<Bindings> {
     const { url, options } = this.watching;
     this.latest = null;
     await this.current(url, options).catch(() => undefined);
-    // The next read ends at most a read's deadline after it starts.
-    this.live.keepAlive(LIVE_POLL_MS + STREAM_DEADLINE_MS);
     if (this.live.size === 0) {
       this.watching = null;
       return;
     }
-    await this.ctx.storage.setAlarm(Date.now() + LIVE_POLL_MS);
+    await this.ctx.storage.setAlarm(now + LIVE_POLL_MS);
   }
 
   /** The titles after `seq`, oldest first (at most 100); null when `seq` is not one this channel gave. */
@@ -159,7 +153,7 @@ export class NowPlayingObject extends DurableObject<Bindings> {
 
   /**
    * The titles seen, newest first, `limit` of them from before `beforeSeq` (all when undefined): the
-   * channel's history (`GET /radios/{id}/history`). What is older than 7 days is not answered, even
+   * channel's history (`GET /radios/{id}/history`). What is older than 7 days is not shown, even
    * before the next title prunes it.
    */
   history(limit: number, beforeSeq?: number): HistoryEntry[] {

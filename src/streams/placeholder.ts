@@ -1,12 +1,9 @@
 import { fnv1a } from '../lib/hash';
 
 /**
- * Logo placeholders (docs/catalogue.md#logos-that-always-render): a 256×256 PNG per channel or genre, a symmetric 5×5
- * pattern in a colour derived from the id, so that every tile is distinct and none
- * needs a font. PNG because iOS image loaders do not render SVG. Encoded here with the
- * runtime's own `CompressionStream('deflate')` (zlib, exactly what a PNG's IDAT holds)
- * and a CRC-32: about forty lines, against a PNG library that would bring its own
- * deflate into the bundle.
+ * Logo placeholders (docs/catalogue.md#logos-that-always-render): a 256×256 PNG (iOS image loaders do not render SVG)
+ * with a 5×5 pattern coloured from the id, so that tiles differ and need no font. Encoded with the runtime's own
+ * `CompressionStream('deflate')`, so that no PNG library brings its own deflate into the bundle.
  */
 const SIZE = 256;
 const GRID = 5;

@@ -1,99 +1,92 @@
-import { and, asc, desc, eq, gte, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
-import { channelVisible } from '../catalogue/radio-resource';
+import { and, asc, desc, eq, gte, isNotNull, sql } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/sqlite-core';
+import { channelIsVisible, channelVisible } from '../catalogue/radio-resource';
 import type { Db } from '../db/client';
-import { radioChannels, streamReports } from '../db/schema';
+import { nonEmpty, read } from '../db/read';
+import { channelStreams, radioChannels, streamReports, type StreamFormat } from '../db/schema';
+import { batchWithGuards, jsonField, jsonRows, oneRow, type WriteGuards } from '../db/sql';
 import type { CheckResult } from './check';
 import { nextStatus, reportsAskForCheck, type HealthStatus } from './health';
 
 const HOUR_MS = 3_600_000;
+const qb = new QueryBuilder();
 
-/** Reports asking for a check get at most one per channel in this long (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos). */
+/** Reports asking for a check get at most one per stream in this long (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos). */
 export const REQUESTED_CHECK_EVERY_MS = 10 * 60_000;
 
 /**
- * The newest reports of a channel a failure report reads to decide whether to ask for a
- * check: storing a report never reads more rows than this (one report per user and hour,
- * so it is the last hour's 100 most recent reporters).
+ * The newest reports of a stream a failure report reads to decide whether to ask for a
+ * check: storing a report never reads more rows than this (one report per user, channel
+ * and hour, so it is the last hour's 100 most recent reporters).
  */
 export const REPORTS_READ = 100;
 
-/** A channel's stream as the checks need it: only operators' URLs are ever fetched. */
+/** A stream as the checks need it: only operators' URLs are ever fetched. */
 export interface StreamTarget {
+  /** The stream's id (`channel_streams.id`). */
   id: number;
-  streamUrl: string;
+  channelId: number;
+  url: string;
+  format: StreamFormat;
   status: HealthStatus;
   failures: number;
   /** When the last check began (ISO), null if never checked. */
   checkedAt: string | null;
-  /** When reports asked for a check not yet made (ms), else null. */
-  checkRequestedAt: number | null;
 }
 
 const targetColumns = {
-  id: radioChannels.id,
-  streamUrl: radioChannels.streamUrl,
-  status: radioChannels.healthStatus,
-  failures: radioChannels.healthFailures,
-  checkedAt: radioChannels.healthCheckedAt,
-  checkRequestedAt: radioChannels.healthCheckRequestedAt,
+  id: channelStreams.id,
+  channelId: channelStreams.channelId,
+  url: channelStreams.url,
+  format: channelStreams.format,
+  status: channelStreams.healthStatus,
+  failures: channelStreams.healthFailures,
+  checkedAt: channelStreams.healthCheckedAt,
 };
 
 /**
- * The `limit` active channels checked longest ago (never-checked ones first: NULL sorts
- * first), so that successive runs rotate through the whole catalogue. An index range
- * (`radio_channels_health_due`), not a scan.
+ * The `limit` streams of active channels checked longest ago (never-checked ones first:
+ * NULL sorts first), so that successive runs rotate through every stream of the catalogue.
+ * An index range (`channel_streams_health_due`), not a scan.
  */
 export const dueForCheck = (db: Db, limit: number) =>
   db
     .select(targetColumns)
-    .from(radioChannels)
-    .where(eq(radioChannels.isActive, true))
-    .orderBy(asc(radioChannels.healthCheckedAt), asc(radioChannels.id))
+    .from(channelStreams)
+    .where(eq(channelStreams.channelActive, true))
+    .orderBy(asc(channelStreams.healthCheckedAt), asc(channelStreams.id))
     .limit(limit);
 
-/**
- * The channels players' reports asked a check for, oldest request first, at most `limit`:
- * the partial index `radio_channels_health_requested` holds only these.
- */
-export const requestedForCheck = (db: Db, limit: number) =>
+/** Every stream of a channel, in the operator's order (the admin check), active or not. */
+export const streamsOfChannel = (db: Db, channelId: number) =>
   db
     .select(targetColumns)
-    .from(radioChannels)
-    .where(isNotNull(radioChannels.healthCheckRequestedAt))
-    .orderBy(asc(radioChannels.healthCheckRequestedAt))
-    .limit(limit);
+    .from(channelStreams)
+    .where(eq(channelStreams.channelId, channelId))
+    .orderBy(asc(channelStreams.position), asc(channelStreams.id));
 
-/**
- * What a run of the Cron Trigger checks, `limit` channels read in one round trip: first
- * those players' reports asked for (at most half of the run, so that however many are
- * asked for, the rotation keeps at least half its pace), then the rotation.
- */
-export async function checksDue(db: Db, limit: number): Promise<StreamTarget[]> {
-  const [requested, rotation] = await db.batch([requestedForCheck(db, Math.ceil(limit / 2)), dueForCheck(db, limit)]);
-  const taken = new Set(requested.map((target) => target.id));
-  return [...requested, ...rotation.filter((target) => !taken.has(target.id))].slice(0, limit);
-}
-
-/** A visible channel's stream, or undefined (the 404 of reports, now playing and checks). */
-export const streamOf = (db: Db, id: number, { visibleOnly = true } = {}) =>
+const channelStreamQuery = (db: Db, id: number) =>
   db
-    .select(targetColumns)
+    .select({ id: radioChannels.id, streamUrl: radioChannels.streamUrl })
     .from(radioChannels)
-    .where(and(eq(radioChannels.id, id), visibleOnly ? channelVisible : undefined))
-    .then(([row]) => row);
+    .where(and(eq(radioChannels.id, id), channelVisible));
+
+/** A visible channel and its `stream_url` (the first of its streams not offline), or undefined: the 404 of now playing. */
+export const channelStream = (db: Db, id: number) => channelStreamQuery(db, id).then(([row]) => row);
+
+/** `channelStream` as a read, to send in one batch with the caller's account check (http/batch.ts). */
+export const channelStreamRead = (db: Db, id: number) =>
+  read([channelStreamQuery(db, id)], ([rows]): { id: number; streamUrl: string } | undefined => rows[0]);
 
 /**
- * The UPDATE that records a check's result, and the status it leads to. It returns the
- * reports' request for a check made before the check began; one made while it ran stays
- * for the next run.
+ * The UPDATE that records a check's result on its stream (the channel's row follows by trigger: migration 0026), and
+ * the stream's status after it.
  */
 export function checkUpdate(db: Db, target: StreamTarget, result: CheckResult) {
   const failures = result.ok ? 0 : target.failures + 1;
   const status = nextStatus(target.status, { passed: result.ok, failuresInARow: failures });
-  const began = Date.parse(result.checked_at);
-  const requested = radioChannels.healthCheckRequestedAt;
   const query = db
-    .update(radioChannels)
+    .update(channelStreams)
     .set({
       healthStatus: status,
       healthCheckedAt: result.checked_at,
@@ -104,93 +97,150 @@ export function checkUpdate(db: Db, target: StreamTarget, result: CheckResult) {
       healthBitrate: result.bitrate,
       healthIcyName: result.name,
       healthError: result.error,
-      healthCheckRequestedAt: sql`CASE WHEN ${requested} <= ${began} THEN NULL ELSE ${requested} END`,
     })
-    .where(eq(radioChannels.id, target.id));
+    .where(eq(channelStreams.id, target.id));
   return { query, status };
 }
 
+/** Records checks of a channel's streams (`checkUpdate` queries) in one batch; answers the channel's status after them. */
+export async function recordChecks(db: Db, channelId: number, updates: WriteGuards): Promise<HealthStatus> {
+  const [[channel]] = await batchWithGuards(db, updates, [
+    db.select({ status: radioChannels.healthStatus }).from(radioChannels).where(eq(radioChannels.id, channelId)),
+  ]);
+  return channel?.status ?? 'unknown';
+}
+
 /**
- * The newest reports of a channel in the hours `hour - 1` and `hour`, at most
- * `REPORTS_READ`: a range of `stream_reports_channel_hour` read backwards (rowid follows
+ * The newest reports of a stream in the hours `hour - 1` and `hour`, at most
+ * `REPORTS_READ`: a range of `stream_reports_stream_hour` read backwards (rowid follows
  * the insertion order), so the rows read stay bounded however many reported.
  */
-export const latestReports = (db: Db, channelId: number, hour: number) =>
+export const latestReports = (db: Db, streamId: number, hour: number) =>
   db
     .select({
+      streamId: streamReports.streamId,
       userId: streamReports.userId,
       network: streamReports.network,
       ok: streamReports.ok,
       createdAt: streamReports.createdAt,
     })
     .from(streamReports)
-    .where(and(eq(streamReports.channelId, channelId), gte(streamReports.hour, hour - 1)))
+    .where(and(eq(streamReports.streamId, streamId), gte(streamReports.hour, hour - 1)))
     .orderBy(desc(streamReports.hour), desc(sql`${streamReports}.rowid`))
     .limit(REPORTS_READ);
 
-/** Whether reports may ask for a check of `target` now: none pending, and none made in the last 10 minutes. */
+/** Whether reports may ask for a check of `target` now: none made in the last 10 minutes. */
 const mayAskForCheck = (target: StreamTarget, now: number) =>
-  target.checkRequestedAt === null &&
-  (target.checkedAt === null || Date.parse(target.checkedAt) <= now - REQUESTED_CHECK_EVERY_MS);
+  target.checkedAt === null || Date.parse(target.checkedAt) <= now - REQUESTED_CHECK_EVERY_MS;
 
 /**
- * A player's report from `network` (lib/crowd.ts `requestNetwork`). The first one of a
- * user for a channel in an hour is stored (later ones are acknowledged only). Reports
- * never change the status
- * (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos): when most of
- * the last hour's reports failed, from at least 5 distinct users on at least 3 distinct
- * networks (streams/health.ts), the channel is marked for the next run of the Cron
- * Trigger (within a minute). At most one such request per channel per 10 minutes,
- * enforced here by compare and set: the mark is set only while none is pending and the
- * last check is 10 minutes old, so a burst of reports asks once. Returns whether this
- * report asked for the check.
- *
- * Cost: an ok report, or one while a check is pending or recent, is one INSERT; a
- * failure report otherwise reads at most `REPORTS_READ` rows in the same batch, and an
- * UPDATE follows only when it asks for a check.
+ * The streams players reported failing since the cron last weighed them, oldest report first, at most `limit`: the
+ * partial index `channel_streams_health_reported` holds only these.
+ */
+export const reportedForCheck = (db: Db, limit: number) =>
+  db
+    .select({ ...targetColumns, reportedAt: channelStreams.healthReportedAt })
+    .from(channelStreams)
+    .where(isNotNull(channelStreams.healthReportedAt))
+    .orderBy(asc(channelStreams.healthReportedAt))
+    .limit(limit);
+
+/**
+ * What a run of the Cron Trigger checks, `limit` streams, in two round trips: the streams reported failing and the
+ * rotation, then the reported ones' newest reports. Those whose reports ask for a check (health.ts, at most one per
+ * stream per 10 minutes) come first, at most half of the run, so that however many are asked for, the rotation keeps
+ * at least half its pace. `weighed` clears the reports' marks in the run's write batch; a report after the read
+ * marks its stream again.
+ */
+export async function checksDue(db: Db, limit: number, now = Date.now()) {
+  const half = Math.ceil(limit / 2);
+  const [reported, rotation] = await db.batch([reportedForCheck(db, half), dueForCheck(db, limit)]);
+  const hour = Math.floor(now / HOUR_MS);
+  const reads = nonEmpty(reported.map((target) => latestReports(db, target.id, hour)));
+  const reports = reads ? (await db.batch(reads)).flat() : [];
+  const since = new Date(now - HOUR_MS).toISOString();
+  const asking = reported.filter(
+    (target) =>
+      mayAskForCheck(target, now) &&
+      reportsAskForCheck(reports.filter((report) => report.streamId === target.id && report.createdAt >= since)),
+  );
+  const taken = new Set(asking.map((target) => target.id));
+  return {
+    due: [...asking, ...rotation.filter((target) => !taken.has(target.id))].slice(0, limit),
+    /** The streams whose reports ask for a check now. */
+    asking: [...taken],
+    weighed: reported.length === 0 ? [] : [forgetReported(db, reported)],
+  };
+}
+
+/** Clears the report marks of streams weighed (those not marked again since the read). */
+const forgetReported = (db: Db, weighed: { id: number; reportedAt: number | null }[]) =>
+  db
+    .update(channelStreams)
+    .set({ healthReportedAt: null })
+    .where(
+      sql`${channelStreams.id} IN (SELECT ${jsonField('id')} FROM ${jsonRows(JSON.stringify(weighed))} WHERE ${channelStreams.healthReportedAt} <= ${jsonField('reportedAt')})`,
+    );
+
+/** What storing a report found: the channel missing or hidden, a `stream_url` not of the channel, or stored. */
+export type ReportOutcome = 'no_channel' | 'no_stream' | 'stored';
+
+/**
+ * A player's report from `network` (crowd/rules.ts `requestNetwork`) on a channel's stream (`streamUrl`, else its
+ * `stream_url`), stored once per user, channel and hour, in one batch with `guards`. Reports never change a status
+ * (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos): a failure marks its stream for the next Cron
+ * run, which weighs the stream's reports and checks it when they ask. A few rows, whatever the reports.
  */
 export async function recordReport(
   db: Db,
-  target: StreamTarget,
+  channelId: number,
   userId: number,
-  report: { ok: boolean; error?: string },
+  report: { ok: boolean; error?: string; stream_url?: string },
   network: string,
-  now = Date.now(),
-): Promise<boolean> {
-  const hour = Math.floor(now / HOUR_MS);
-  const insert = db
-    .insert(streamReports)
-    .values({
-      userId,
-      channelId: target.id,
-      hour,
-      ok: report.ok,
-      network,
-      error: report.error ?? null,
-      createdAt: new Date(now).toISOString(),
-    })
-    .onConflictDoNothing();
-  // An ok report cannot make the failures most of the reports.
-  if (report.ok || !mayAskForCheck(target, now)) {
-    await insert;
-    return false;
-  }
-  const [, latest] = await db.batch([insert, latestReports(db, target.id, hour)]);
-  const since = new Date(now - HOUR_MS).toISOString();
-  if (!reportsAskForCheck(latest.filter((row) => row.createdAt >= since))) return false;
-  const lastCheckBefore = new Date(now - REQUESTED_CHECK_EVERY_MS).toISOString();
-  const asked = await db
-    .update(radioChannels)
-    .set({ healthCheckRequestedAt: now })
+  { guards = [], now = Date.now() }: { guards?: WriteGuards; now?: number } = {},
+): Promise<ReportOutcome> {
+  const streamId = sql<number | null>`(${qb
+    .select({ id: channelStreams.id })
+    .from(channelStreams)
+    .innerJoin(radioChannels, eq(radioChannels.id, channelStreams.channelId))
     .where(
       and(
-        eq(radioChannels.id, target.id),
-        isNull(radioChannels.healthCheckRequestedAt),
-        or(isNull(radioChannels.healthCheckedAt), lte(radioChannels.healthCheckedAt, lastCheckBefore)),
+        eq(radioChannels.id, channelId),
+        channelVisible,
+        eq(channelStreams.url, report.stream_url ?? radioChannels.streamUrl),
       ),
+    )})`;
+  const found = db
+    .select({
+      visible: sql<boolean>`${channelIsVisible(channelId)}`.mapWith(Boolean),
+      streamId: streamId.as('report_stream'),
+    })
+    .from(oneRow);
+  const insert = db
+    .insert(streamReports)
+    .select(
+      qb
+        .select({
+          userId: sql<number>`${userId}`.as('user_id'),
+          channelId: sql<number>`${channelId}`.as('channel_id'),
+          hour: sql<number>`${Math.floor(now / HOUR_MS)}`.as('hour'),
+          ok: sql<boolean>`${report.ok ? 1 : 0}`.as('ok'),
+          network: sql<string>`${network}`.as('network'),
+          error: sql<string | null>`${report.error ?? null}`.as('error'),
+          streamId: streamId.as('stream_id'),
+          createdAt: sql<string>`${new Date(now).toISOString()}`.as('created_at'),
+        })
+        .from(oneRow)
+        .where(sql`${streamId} IS NOT NULL`),
     )
-    .returning({ id: radioChannels.id });
-  return asked.length > 0;
+    .onConflictDoNothing();
+  // An ok report cannot make the failures most of the reports: only failures mark the stream to be weighed.
+  const mark = db.update(channelStreams).set({ healthReportedAt: now }).where(eq(channelStreams.id, streamId));
+  const [[target]] = report.ok
+    ? await batchWithGuards(db, guards, [found, insert])
+    : await batchWithGuards(db, guards, [found, insert, mark]);
+  if (!target?.visible) return 'no_channel';
+  return target.streamId === null ? 'no_stream' : 'stored';
 }
 
 /** Reports older than a day are no longer needed by any rule. */

@@ -34,9 +34,9 @@ export async function importStations(records: unknown[]) {
   };
 }
 
-/** The id of a channel by stream URL, straight from D1. */
+/** The id of a channel by one of its stream URLs, straight from D1. */
 export async function channelId(streamUrl: string): Promise<number> {
-  const row = await env.DB.prepare('SELECT id FROM radio_channels WHERE stream_url = ?')
+  const row = await env.DB.prepare('SELECT channel_id AS id FROM channel_streams WHERE url = ?')
     .bind(streamUrl)
     .first<{ id: number }>();
   if (!row) throw new Error(`no channel ${streamUrl}`);

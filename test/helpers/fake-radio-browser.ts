@@ -3,8 +3,12 @@
  * test/helpers/fake-streams.ts). Each test file uses its own first path segment (`http://rb.test/<scenario>`), and
  * sets that scenario's data with `POST http://rb.test/<scenario>/__state` (JSON: `stations` (records as
  * `/json/stations` answers them), `changes` (records as `/json/stations/changed` answers them, oldest first), `mode`:
- * `ok`, `timeout` (never answers), `garbage` (200 with a truncated JSON), `html` (200 with a web page), `error` (500);
- * `hold: true`: the next request waits, unanswered, until the test lets it go).
+ * `ok`, `timeout` (never answers), `garbage` (200 with a truncated JSON), `html` (200 with a web page), `error` (500),
+ * `huge` (200 with 100 MB of JSON sent in 64 KiB chunks, without `Content-Length`); `hold: true`: the next request
+ * waits, unanswered, until the test lets it go; `ignoreLimit: true`: `limit` is ignored (everything after the
+ * cursor or offset is answered)).
+ * `GET http://rb.test/<scenario>/__sent` answers `{ sent, closed }`: the bytes the last `huge` answer wrote and whether
+ * the Worker closed the connection.
  * `GET http://rb.test/<scenario>/__held` answers `{ held }` once a request waits (at once when one does), so a test
  * knows a run is waiting on the upstream; `POST http://rb.test/<scenario>/__release` lets every waiting request go on
  * (answered as `mode` says) and answers `{ released }`.
@@ -21,9 +25,13 @@ type RecordLike = Record<string, unknown>;
 interface Scenario {
   stations: RecordLike[];
   changes: RecordLike[];
-  mode: 'ok' | 'timeout' | 'garbage' | 'html' | 'error';
+  mode: 'ok' | 'timeout' | 'garbage' | 'html' | 'error' | 'huge';
   /** Hold the next request until `__release`. */
   hold: boolean;
+  /** Answer everything after the cursor or offset, whatever `limit` asks. */
+  ignoreLimit: boolean;
+  /** What the last `huge` answer sent. */
+  sent: { sent: number; closed: boolean };
   requests: { method: string; path: string; userAgent: string; at: number; body: string }[];
   /** What lets each held request go on. */
   held: (() => void)[];
@@ -35,7 +43,17 @@ const scenarios = new Map<string, Scenario>();
 const scenario = (name: string): Scenario => {
   let found = scenarios.get(name);
   if (!found) {
-    found = { stations: [], changes: [], mode: 'ok', hold: false, requests: [], held: [], heldWaiters: [] };
+    found = {
+      stations: [],
+      changes: [],
+      mode: 'ok',
+      hold: false,
+      ignoreLimit: false,
+      sent: { sent: 0, closed: false },
+      requests: [],
+      held: [],
+      heldWaiters: [],
+    };
     scenarios.set(name, found);
   }
   return found;
@@ -67,6 +85,10 @@ export async function fakeRadioBrowser(req: IncomingMessage, res: ServerResponse
   }
   if (path === '/__requests') {
     json(res, state.requests);
+    return;
+  }
+  if (path === '/__sent') {
+    json(res, state.sent);
     return;
   }
   if (path === '/__held') {
@@ -105,6 +127,26 @@ export async function fakeRadioBrowser(req: IncomingMessage, res: ServerResponse
     res.end('<html><body>Maintenance</body></html>');
     return;
   }
+  if (state.mode === 'huge') {
+    // 100 MB of one endless list, chunked, as fast as the Worker reads it.
+    const sent = { sent: 0, closed: false };
+    state.sent = sent;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.on('close', () => (sent.closed = true));
+    const chunk = Buffer.from(`${JSON.stringify({ stationuuid: 'x', name: 'y'.repeat(60_000) })},`.slice(0, 65_536));
+    const write = () => {
+      while (sent.sent < 100 * 1024 * 1024 && !sent.closed) {
+        sent.sent += chunk.length;
+        if (!res.write(sent.sent === chunk.length ? Buffer.concat([Buffer.from('['), chunk]) : chunk)) {
+          res.once('drain', write);
+          return;
+        }
+      }
+      if (!sent.closed) res.end('{}]');
+    };
+    write();
+    return;
+  }
   if (state.mode === 'garbage') {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(state.stations).slice(0, 200));
@@ -113,7 +155,7 @@ export async function fakeRadioBrowser(req: IncomingMessage, res: ServerResponse
   const query = url.searchParams;
   if (path === '/json/stations') {
     const offset = Number(query.get('offset') ?? 0);
-    const limit = Number(query.get('limit') ?? 100000);
+    const limit = state.ignoreLimit ? 100000 : Number(query.get('limit') ?? 100000);
     const order = query.get('order') === 'changetimestamp' ? 'lastchangetime_iso8601' : 'name';
     const sorted = [...state.stations].sort((a, b) => String(a[order]).localeCompare(String(b[order])));
     if (query.get('reverse') === 'true') sorted.reverse();
@@ -122,7 +164,8 @@ export async function fakeRadioBrowser(req: IncomingMessage, res: ServerResponse
   }
   if (path === '/json/stations/changed') {
     const after = state.changes.findIndex((change) => change.changeuuid === query.get('lastchangeuuid'));
-    json(res, state.changes.slice(after + 1, after + 1 + Number(query.get('limit') ?? 999999)));
+    const limit = state.ignoreLimit ? 999999 : Number(query.get('limit') ?? 999999);
+    json(res, state.changes.slice(after + 1, after + 1 + limit));
     return;
   }
   if (path === '/json/stations/byuuid') {

@@ -7,7 +7,8 @@
  * - `silent.test`: audio with no metadata (no `icy-metaint`);
  * - `reset.test`: the connection is dropped (what a refused connection looks like to workerd);
  * - `html.test`: a 200 web page, not audio;
- * - `hls.test`: an HLS playlist;
+ * - `hls.test`: an HLS master playlist, its variant's playlist and a segment (`hls.test/broken/...`: the segment
+ *   is missing; `hls.test/private/...`: the variant is on a private address; `hls.test/nosegment/...`: none listed);
  * - `cue.test/<name>`: an ICY stream like `icy.test` whose title is the last one a test set with
  *   `POST http://cue.test/<name>` (the body is the title; `Station jingle` until then): a station whose
  *   title changes on cue;
@@ -28,6 +29,8 @@
  *   target: `public` (`icy.test`), or a private one (PRIVATE_TARGETS: 127.0.0.1, 10.0.0.7, [::1],
  *   localhost, ...), relative when `<target>` is `relative`;
  * - `rb.test/<scenario>/...`: a Radio Browser server (test/helpers/fake-radio-browser.ts);
+ * - `api.resend.com/emails`: Resend's API (a mail provider): 200 with an id for a bearer key that starts `re_`, 401
+ *   otherwise, 500 for a recipient at `fail.test`; `resend.test/sent` lists what it accepted, newest last;
  * - a private address (PRIVATE_HOSTS) answers a stream titled `Private - secret page`, which
  *   must never reach an answer.
  */
@@ -127,6 +130,29 @@ function icyStream(res: ServerResponse, title: string, headers: Record<string, s
   trickle(res, Buffer.concat(Array.from({ length: 40 }, () => frame(title))), 37, 1);
 }
 
+/** What the fake Resend accepted: each request's authorization and body. */
+const resendSent: { authorization: string | undefined; body: unknown }[] = [];
+
+async function fakeResend(req: IncomingMessage, res: ServerResponse) {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const authorization = req.headers.authorization;
+  const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { to?: string[] };
+  if (!authorization?.startsWith('Bearer re_')) {
+    res.writeHead(401, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ name: 'validation_error', message: 'API key is invalid' }));
+    return;
+  }
+  if (body.to?.some((to) => to.endsWith('@fail.test'))) {
+    res.writeHead(500, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ name: 'internal_server_error' }));
+    return;
+  }
+  resendSent.push({ authorization, body });
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ id: `fake-${resendSent.length}` }));
+}
+
 export function fakeStreams(req: IncomingMessage, res: ServerResponse) {
   const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
   const key = `${url.hostname}${url.pathname}`;
@@ -200,10 +226,25 @@ export function fakeStreams(req: IncomingMessage, res: ServerResponse) {
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end('<html>not a stream</html>');
       return;
-    case 'hls.test':
+    case 'hls.test': {
+      // A master playlist, its variant (`low.m3u8`, a media playlist) and its first segment; `broken`: the segment is
+      // missing; `private`: the variant is on a private address; `nosegment`: the media playlist lists none.
+      const prefix = ['broken', 'private', 'nosegment'].includes(first) ? `/${first}` : '';
+      if (url.pathname.endsWith('.aac')) {
+        if (first === 'broken') res.writeHead(404, { 'content-type': 'text/plain' }).end('gone');
+        else res.writeHead(200, { 'content-type': 'audio/aac' }).end(Buffer.alloc(4096, 0x11));
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' });
-      res.end('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=128000\nhttp://hls.test/low.m3u8\n');
+      if (url.pathname.endsWith('low.m3u8')) {
+        const segment = first === 'nosegment' ? '' : '#EXTINF:10.0,\nseg7.aac\n';
+        res.end(`#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:10\n#EXT-X-MEDIA-SEQUENCE:7\n${segment}`);
+        return;
+      }
+      const variant = first === 'private' ? 'http://10.0.0.7/low.m3u8' : `http://hls.test${prefix}/low.m3u8`;
+      res.end(`#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=128000\n${variant}\n`);
       return;
+    }
     case 'sent.test':
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(sent.get(url.pathname.slice(1)) ?? null));
@@ -214,6 +255,13 @@ export function fakeStreams(req: IncomingMessage, res: ServerResponse) {
     case 'count.test':
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end(String(counts.get(url.pathname.slice(1)) ?? 0));
+      return;
+    case 'api.resend.com':
+      void fakeResend(req, res);
+      return;
+    case 'resend.test':
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(resendSent));
       return;
     default:
       res.writeHead(502, { 'content-type': 'text/plain' });

@@ -59,22 +59,27 @@ export const QUICK_USER_PASSWORD_HASH = [
 /**
  * A user made straight in D1 with a token from the token service: the same rows the API
  * writes, without a scrypt per user (none for the default password), for suites that need
- * many users. Registration itself is tested through the API in auth.test.ts.
+ * many users. Registration itself is tested through the API in auth.test.ts. `createdAgoMs`:
+ * an account made that long ago (ms), as the crowd rule sees it (src/crowd/rules.ts).
  */
 export async function quickUser(
   password = QUICK_USER_PASSWORD,
-  { name = 'Quick User', email = uniqueEmail('quick') }: { name?: string; email?: string } = {},
+  {
+    name = 'Quick User',
+    email = uniqueEmail('quick'),
+    createdAgoMs = 0,
+  }: { name?: string; email?: string; createdAgoMs?: number } = {},
 ): Promise<TestUser> {
   const { hashPassword, hashTurn } = await import('../../src/accounts/passwords');
   const { issueToken } = await import('../../src/accounts/tokens');
   // Another password is hashed in the tests' turn: no pause between hashes (vitest.config.ts).
   const hash =
     password === QUICK_USER_PASSWORD ? QUICK_USER_PASSWORD_HASH : await hashPassword(password, hashTurn(env));
-  const now = new Date().toISOString().replace(/Z$/, '000Z');
+  const created = new Date(Date.now() - createdAgoMs).toISOString().replace(/Z$/, '000Z');
   const row = await env.DB.prepare(
     "INSERT INTO users (name, email, password_hash, status, created_at, updated_at) VALUES (?4, ?1, ?2, 'active', ?3, ?3) RETURNING id",
   )
-    .bind(email.trim().toLowerCase(), hash, now, name)
+    .bind(email.trim().toLowerCase(), hash, created, name)
     .first<{ id: number }>();
   const { token } = await issueToken(env.TOKENS, { id: row!.id, credentialGeneration: 0 }, config(env).tokenTtlDays);
   return { id: row!.id, email, password, token };

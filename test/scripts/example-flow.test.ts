@@ -11,7 +11,8 @@ import { seedDemoCatalogue } from '../../scripts/seed.mjs';
 /**
  * The example app flow (examples/app-flow.ts), written with the generated typed client,
  * run against a local Worker over HTTP as an app would: sign up, browse, play, a retried
- * like, a playlist edited with If-Match.
+ * like, a playlist edited with If-Match, the catalogue paged by cursor, the M3U read as text, and
+ * the account deleted.
  */
 const state = mkdtempSync(join(tmpdir(), 'radio-example-'));
 let worker: { url: string; stop: () => Promise<void> };
@@ -31,7 +32,7 @@ afterAll(async () => {
 it('runs the example app flow end to end with the typed client', async () => {
   const lines: string[] = [];
   const result = await runAppFlow(worker.url, (line) => lines.push(line));
-  expect(result).toMatchObject({ liked: true, replayed: true, staleVersionRefused: true });
+  expect(result).toMatchObject({ liked: true, replayed: true, staleVersionRefused: true, browsed: 5, deleted: true });
   expect(result.version).toBeGreaterThan(1);
-  expect(lines).toHaveLength(4);
+  expect(lines).toHaveLength(6);
 }, 60_000);

@@ -12,11 +12,12 @@ import { devVar, ensureDevVars } from '../../scripts/lib/local-api.mjs';
 import { freePort, spawnGroup, waitForApi } from '../../scripts/lib/local-worker.mjs';
 
 /**
- * `npm run smoke` (scripts/smoke.mjs) as a user runs it: it passes against `npm run dev`, again and again, and takes
- * back what it wrote; it fails against an API that answers 500, so it cannot pass on a broken deploy; a health that
- * answers 503 fails its first step with what failed and skips the rest; and each of its finer checks (a replayed like,
- * a refused stale write, the M3U's content) fails its step when the API gets it wrong, shown through a proxy in front
- * of the dev Worker that breaks one answer at a time.
+ * `npm run smoke` (scripts/smoke.mjs) as a user runs it: it passes against `npm run dev`, again and again, takes
+ * back what it wrote and deletes its account; it fails against an API that answers 500, so it cannot pass on a broken
+ * deploy; a health that answers 503 fails its first step with what failed and skips the rest; and each of its finer
+ * checks (a replayed like, a refused stale write, the M3U's content, the account's deletion and its token refused
+ * after it) fails its step when the API gets it wrong, shown through a proxy in front of the dev Worker that breaks
+ * one answer at a time.
  */
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -37,6 +38,7 @@ const STEPS = [
   'anonymous export',
   'admin',
   'clean up',
+  'delete account',
 ];
 
 interface Run {
@@ -77,7 +79,14 @@ interface DevProcess {
 }
 
 /** What the proxy can break, one at a time. */
-type Fault = 'no Idempotent-Replayed' | 'stale write accepted' | 'empty export' | 'health unavailable';
+type Fault =
+  | 'no Idempotent-Replayed'
+  | 'stale write accepted'
+  | 'empty export'
+  | 'health unavailable'
+  | 'deletion refused'
+  | 'deleted token accepted'
+  | 'deletion answer lost';
 
 /** The health answers of the API (GET /api/v1/health), as the fakes below give them. */
 const HEALTHY = {
@@ -107,6 +116,12 @@ interface Written {
   playlists: Set<number>;
   /** Tokens its registrations answered. */
   tokens: Set<string>;
+  /** The accounts it registered, by their token. */
+  accounts: Map<string, { email: string; password: string }>;
+  /** Tokens whose account's deletion the proxy refused ('deletion refused'): those accounts stay. */
+  kept: Set<string>;
+  /** Every deletion it sent: the token and the Idempotency-Key, and whether the answer was a replay. */
+  deletions: { token: string; key: string | null; replayed: boolean }[];
 }
 
 interface Proxy {
@@ -125,7 +140,14 @@ const HOP_HEADERS = new Set(['host', 'connection', 'keep-alive', 'transfer-encod
  * answer comes back as the Worker gave it, except for the one thing `fault` breaks. It notes what the smoke wrote.
  */
 async function startProxy(target: string): Promise<Proxy> {
-  const written: Written = { liked: new Set(), playlists: new Set(), tokens: new Set() };
+  const written: Written = {
+    liked: new Set(),
+    playlists: new Set(),
+    tokens: new Set(),
+    accounts: new Map(),
+    kept: new Set(),
+    deletions: [],
+  };
   const proxy: Proxy = { url: '', written, fault: undefined, close: async () => {} };
 
   async function forward(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -139,6 +161,21 @@ async function startProxy(target: string): Promise<Proxy> {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const requestBody = Buffer.concat(chunks);
+    const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? '';
+    if (method === 'DELETE' && path === '/api/v1/auth/account' && proxy.fault === 'deletion refused') {
+      // The deletion never reaches the Worker: the account stays.
+      written.kept.add(bearer);
+      response.writeHead(500, { 'Content-Type': 'application/json; charset=UTF-8' });
+      response.end('{"success":false,"message":"Server error.","data":{},"code":500,"error":"server_error"}');
+      return;
+    }
+    const deletedBefore = written.deletions.some((deletion) => deletion.token === bearer);
+    if (method === 'GET' && path === '/api/v1/auth/me' && proxy.fault === 'deleted token accepted' && deletedBefore) {
+      // The Worker is not asked: the token of the deleted account is answered as if it were still good.
+      response.writeHead(200, { 'Content-Type': 'application/json; charset=UTF-8' });
+      response.end(JSON.stringify({ success: true, message: 'The user.', data: { id: 1, name: 'Smoke test' } }));
+      return;
+    }
     const headers = new Headers();
     for (const [name, value] of Object.entries(request.headers)) {
       if (value !== undefined && !HOP_HEADERS.has(name))
@@ -171,7 +208,19 @@ async function startProxy(target: string): Promise<Proxy> {
     }
     if (method === 'POST' && path === '/api/v1/auth/register' && status === 201) {
       const token = json()?.data?.token;
-      if (typeof token === 'string') written.tokens.add(token);
+      if (typeof token === 'string') {
+        written.tokens.add(token);
+        const { email, password } = JSON.parse(requestBody.toString()) as { email: string; password: string };
+        written.accounts.set(token, { email, password });
+      }
+    }
+    if (method === 'DELETE' && path === '/api/v1/auth/account') {
+      const key = headers.get('idempotency-key');
+      const replayed = answer.headers.get('idempotent-replayed') === 'true';
+      const first = !written.deletions.some((deletion) => deletion.token === bearer);
+      written.deletions.push({ token: bearer, key, replayed });
+      // The Worker deleted the account and answered; the answer never reaches the smoke.
+      if (proxy.fault === 'deletion answer lost' && first) return void response.destroy();
     }
 
     if (proxy.fault === 'no Idempotent-Replayed') responseHeaders.delete('idempotent-replayed');
@@ -240,9 +289,12 @@ describe('against npm run dev, through a proxy', () => {
     return { status: response.status, data: body.data };
   }
 
-  /** Everything the smoke wrote through the proxy so far has been taken back: likes, playlists, tokens. */
+  /**
+   * Everything the smoke wrote through the proxy so far has been taken back: likes, playlists, tokens, and the
+   * accounts themselves (but those whose deletion the proxy refused: their token is logged out instead).
+   */
   async function expectCleanedUp(): Promise<void> {
-    const { liked, playlists, tokens } = proxy!.written;
+    const { liked, playlists, tokens, accounts, kept } = proxy!.written;
     expect(liked.size).toBeGreaterThan(0);
     for (const id of liked) {
       expect([...likesBefore.keys()], `channel ${id} was liked, but not one of the popular ones`).toContain(id);
@@ -268,6 +320,26 @@ describe('against npm run dev, through a proxy', () => {
         (answer) => answer.status === 401,
       );
       expect(status, 'GET /api/v1/auth/me with the token of a smoke run').toBe(401);
+    }
+    expect(accounts.size).toBe(tokens.size);
+    for (const [smokeToken, { email, password }] of accounts) {
+      const login = await fetch(`${api}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ email, password }),
+      });
+      const expected = kept.has(smokeToken) ? 200 : 401;
+      expect(login.status, `POST /api/v1/auth/login as ${email}, a smoke run's account`).toBe(expected);
+      // A kept account's new token goes too: nothing of a run stays signed in.
+      if (login.ok) {
+        const { data } = await login.json<{ data: { token: string } }>();
+        await fetch(`${api}/api/v1/auth/logout`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${data.token}` },
+        });
+      } else {
+        await login.body?.cancel();
+      }
     }
   }
 
@@ -319,21 +391,43 @@ describe('against npm run dev, through a proxy', () => {
   // Three runs in a row on one Worker: each registers its own account, and what one run wrote and took back
   // (a like, a public playlist, a token) does not trip the next. Each run's account is new, so a run cannot see
   // what an earlier one left: the test reads it instead, with an account of its own.
-  it('passes every step, three runs in a row, and leaves no like, playlist or token behind', async () => {
+  it('passes every step, three runs in a row, and leaves no like, playlist, token or account behind', async () => {
     for (let attempt = 1; attempt <= 3; attempt += 1) {
       const run = await smoke(proxy!.url, devVar('ADMIN_TOKEN'));
       const context = `run ${attempt}:\n${run.stdout}${run.stderr}`;
       expect(outcomes(run.stdout), context).toEqual(STEPS.map((step) => ['ok', step]));
-      expect(run.stdout, context).toMatch(/^passed: 15 ok, 0 failed, 0 skipped in [\d.]+ s$/m);
+      expect(run.stdout, context).toMatch(/^passed: 16 ok, 0 failed, 0 skipped in [\d.]+ s$/m);
       expect(run.code, context).toBe(0);
     }
-    expect(proxy!.written.tokens.size).toBe(3);
-    expect(proxy!.written.playlists.size).toBe(3);
+    const { tokens, playlists, deletions } = proxy!.written;
+    expect(tokens.size).toBe(3);
+    expect(playlists.size).toBe(3);
+    // One deletion per run, each with its own key and its own token, none a replay.
+    expect(deletions.map((d) => d.token).sort()).toEqual([...tokens].sort());
+    expect(new Set(deletions.map((d) => d.key)).size).toBe(3);
+    expect(deletions.every((d) => /^[0-9a-f-]{36}$/.test(d.key ?? '') && !d.replayed)).toBe(true);
     await expectCleanedUp();
   }, 300_000);
 
+  // The deletion's answer is lost on its way back (the Worker deleted the account): the smoke sends it again with the
+  // same Idempotency-Key and gets the first 200 replayed, not the 401 of a token whose account is gone.
+  it('sends a deletion whose answer was lost again with the same key, and passes on the replay', async () => {
+    proxy!.fault = 'deletion answer lost';
+    const before = proxy!.written.deletions.length;
+    const run = await smoke(proxy!.url, devVar('ADMIN_TOKEN'));
+    proxy!.fault = undefined;
+    const context = `${run.stdout}${run.stderr}`;
+    expect(outcomes(run.stdout), context).toEqual(STEPS.map((step) => ['ok', step]));
+    expect(run.code, context).toBe(0);
+    const [first, retry, ...more] = proxy!.written.deletions.slice(before);
+    expect(more).toEqual([]);
+    expect(retry).toEqual({ token: first!.token, key: first!.key, replayed: true });
+    await expectCleanedUp();
+  }, 180_000);
+
   // One answer broken at a time: the step that checks it fails with its reason, every other step passes (clean-up
-  // included, so these runs leave nothing behind either), and the run exits 1.
+  // included, so these runs leave nothing behind either: a run whose deletion fails still logs its token out), and the
+  // run exits 1.
   const faults: { fault: Fault; step: string; reason: RegExp }[] = [
     {
       fault: 'no Idempotent-Replayed',
@@ -352,6 +446,18 @@ describe('against npm run dev, through a proxy', () => {
       step: 'anonymous export',
       reason: /^FAIL anonymous export: GET \/api\/v1\/playlists\/\d+\.m3u: not an M3U with the channel added: ?$/m,
     },
+    {
+      fault: 'deletion refused',
+      step: 'delete account',
+      reason:
+        /^FAIL delete account: DELETE \/api\/v1\/auth\/account answered 500, expected 200: \{"success":false,"message":"Server error\."/m,
+    },
+    {
+      fault: 'deleted token accepted',
+      step: 'delete account',
+      reason:
+        /^FAIL delete account: GET \/api\/v1\/auth\/me after DELETE \/api\/v1\/auth\/account answered 200: the token of the deleted account is not refused$/m,
+    },
   ];
   it.each(faults)(
     'fails $step when the API answers with $fault',
@@ -362,7 +468,7 @@ describe('against npm run dev, through a proxy', () => {
       const context = `${run.stdout}${run.stderr}`;
       expect(outcomes(run.stdout), context).toEqual(STEPS.map((name) => [name === step ? 'FAIL' : 'ok', name]));
       expect(run.stdout, context).toMatch(reason);
-      expect(run.stdout, context).toMatch(/^FAILED: 14 ok, 1 failed, 0 skipped in [\d.]+ s$/m);
+      expect(run.stdout, context).toMatch(/^FAILED: 15 ok, 1 failed, 0 skipped in [\d.]+ s$/m);
       expect(run.code, context).toBe(1);
       await expectCleanedUp();
     },
@@ -383,7 +489,7 @@ describe('against npm run dev, through a proxy', () => {
         'durable_objects ok (4 ms). D1 did not answer.\n',
     );
     expect(run.stdout, context).toContain('skip register: needs health, which did not pass\n');
-    expect(run.stdout, context).toMatch(/^FAILED: 0 ok, 1 failed, 14 skipped in [\d.]+ s$/m);
+    expect(run.stdout, context).toMatch(/^FAILED: 0 ok, 1 failed, 15 skipped in [\d.]+ s$/m);
     expect(run.code, context).toBe(1);
     expect(proxy!.written.tokens.size).toBe(before.tokens);
     expect(proxy!.written.playlists.size).toBe(before.playlists);
@@ -415,7 +521,7 @@ describe('against a broken API', () => {
     expect(run.stdout, context).toContain(
       'FAIL health: GET /api/v1/health answered 500, expected 200: {"success":false,"message":"Server error."',
     );
-    expect(run.stdout, context).toMatch(/^FAILED: 0 ok, 1 failed, 14 skipped in [\d.]+ s$/m);
+    expect(run.stdout, context).toMatch(/^FAILED: 0 ok, 1 failed, 15 skipped in [\d.]+ s$/m);
     expect(run.code, context).toBe(1);
   }, 60_000);
 });
@@ -470,7 +576,7 @@ describe('the health step on its own', () => {
     const run = await smoke(url, undefined, ['--wait', '1']);
     const context = `${run.stdout}${run.stderr}`;
     expect(run.stdout, context).toMatch(/^FAIL health: GET \/api\/v1\/health: fetch failed \(ECONNREFUSED\)$/m);
-    expect(run.stdout, context).toMatch(/^FAILED: 0 ok, 1 failed, 14 skipped in [\d.]+ s$/m);
+    expect(run.stdout, context).toMatch(/^FAILED: 0 ok, 1 failed, 15 skipped in [\d.]+ s$/m);
     expect(run.code, context).toBe(1);
   }, 60_000);
 

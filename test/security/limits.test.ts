@@ -219,7 +219,7 @@ describe('client addresses', () => {
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ email: 'someone@example.com', password: 'whatever' }),
       }),
-      { ...env, ENVIRONMENT: 'production' },
+      { ...env, ENVIRONMENT: 'production', MAIL_PROVIDER: 'resend', RESEND_API_KEY: 're_test' } as Cloudflare.Env,
       ctx,
     );
     await waitOnExecutionContext(ctx);

@@ -43,11 +43,12 @@ function playlistTag(etag: string | null, id: string): string | undefined {
  * A tag is kept per playlist: another playlist's tag never matches. A created playlist (201) is
  * remembered under its `Location`. Only answers with the playlist's state teach a tag (2xx, and
  * 304 to `If-None-Match`); a 412 does not, so the app decides when to read again. A 404, or the
- * playlist's deletion, forgets it.
+ * playlist's deletion, forgets it; `forget()` forgets them all (the account was deleted).
  */
-export function conditionalWrites(): Middleware {
+export function conditionalWrites(): Middleware & { forget(): void } {
   const tags = new Map<string, string>();
   return {
+    forget: () => tags.clear(),
     onRequest({ request }) {
       const playlist = playlistOf(new URL(request.url));
       const tag = playlist && tags.get(playlist.key);

@@ -141,6 +141,170 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/auth/account': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete the account and everything the service keeps about it
+     * @description Needs the password (wrong ones count as failed logins and are limited as the password change: 10 in 15 minutes). At once and everywhere: every token of the account is refused, a login with its email fails, and the email may register again (a banned account's after 30 days). Its likes, favorites (the channels' counts drop by them), playlists, history, sessions, keys and codes go; plays already counted stay in the channels' totals. An inactive or banned account may delete itself too. With an `Idempotency-Key`, a retry within 24 hours gets the 200 again.
+     */
+    delete: operations['deleteAccount'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Everything the service keeps about the caller, in one JSON document
+     * @description The account (no password, no token hash), its likes and favorites with each channel id, name and time, its playlists with their items, what it played (by last play, and by plays), and its live sessions. Never cached.
+     */
+    get: operations['exportAccount'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/password/forgot': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Mail a password reset code
+     * @description Answers 202 with the same body whether or not an account has this email; when one has, a six-digit code valid 30 minutes is mailed to it (a new one replaces the last). Limited per email (3 an hour) and per client address (60 an hour): 429 past either, whether or not the email has an account.
+     */
+    post: operations['forgotPassword'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/password/reset': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Set a new password with a mailed code
+     * @description The code of `POST /auth/password/forgot`. On success the password is set, every token of the account is revoked and the code is used up; there is no automatic login. A wrong code is 422 `reset_code_invalid` (five use it up); a used, expired or missing one 422 `reset_code_expired`. Wrong codes are limited per client address as failed logins are.
+     */
+    post: operations['resetPassword'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/email/verify': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Confirm the email with its mailed code
+     * @description The code mailed at registration, at an email change, or by `POST /auth/email/resend`. Answers the user with `email_verified_at` set. A wrong code is 422 `verification_code_invalid` (five use it up); a used, expired or missing one 422 `verification_code_expired`.
+     */
+    post: operations['verifyEmail'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/email/resend': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Mail a new email verification code
+     * @description A new code, valid 30 minutes, to the account’s email (the last one stops working). Limited to 3 an hour per user. An email already verified gets no mail.
+     */
+    post: operations['resendEmailVerification'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/sessions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's live sessions (tokens)
+     * @description Newest first: each token that is still valid, with when it was created and last used (to the hour), the app and user agent it was created from, and which one is this request’s.
+     */
+    get: operations['listSessions'];
+    put?: never;
+    post?: never;
+    /**
+     * Revoke every session but this one
+     * @description Every other token of the user stops working at once, everywhere; this one stays valid.
+     */
+    delete: operations['revokeOtherSessions'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/auth/sessions/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke one session
+     * @description That token stops working (the current one too: it is then a logout), at once where this request ran and within 60 seconds elsewhere. Another user’s or an unknown id is 404.
+     */
+    delete: operations['revokeSession'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/radios/{id}/report': {
     parameters: {
       query?: never;
@@ -152,7 +316,7 @@ export interface paths {
     put?: never;
     /**
      * Report whether the stream played
-     * @description For players: whether the channel's stream started (`ok`), with an optional error of up to 200 characters. One report per user, channel and hour counts (at most 60 per user and hour). Reports never change the status themselves: when most of the last hour's reports failed, from at least 5 users on at least 3 networks, the stream is checked within a minute and the check decides. Answers 202 at once.
+     * @description For players: whether the channel's stream started (`ok`), with an optional error of up to 200 characters, and which of its `streams` it was (`stream_url`; by default the channel's `stream_url`; a URL that is not one of the channel's streams is a 422). One report per user, channel and hour counts (at most 60 per user and hour). Reports never change the status themselves: when most of the last hour's reports on a stream failed, from at least 5 users on at least 3 networks, that stream is checked within a minute and the check decides. Answers 202 at once.
      */
     post: operations['reportRadioStream'];
     delete?: never;
@@ -190,7 +354,7 @@ export interface paths {
     };
     /**
      * What the stream plays, pushed live (Server-Sent Events)
-     * @description A `text/event-stream`: first the current title, then an event each time it changes (`event: now-playing`, `id`: the title's place in the history, `data`: `{ title, artist, stream_title, started_at }`). A comment line at least every 25 seconds; `retry:` says how long to wait before reconnecting, and a reconnect with `Last-Event-ID` first gets the titles it missed. However many listen, the stream is read once per channel, every 10 seconds while anyone listens. At most 10 open streams per client address and 5,000 per channel, and connections count as the anonymous routes' requests (300 a minute per address without a token, the user's reads with one): 429 past them. A token is optional; when sent it must be valid.
+     * @description A `text/event-stream`: first the current title, then an event each time it changes (`event: now-playing`, `id`: the title's place in the history, `data`: `{ title, artist, stream_title, started_at }`). A comment line at least every 25 seconds; `retry:` says how long to wait before reconnecting, and a reconnect with `Last-Event-ID` first gets the titles it missed. However many listen, the stream is read once per channel, every 10 seconds while anyone listens. At most 10 open streams per signed-in user (with a token), 100 per client address without one, and 5,000 per channel; a stream holds its place only while it is read, and one closed or no longer read gives it back within 30 seconds. A HEAD takes no place. Connections count as the anonymous routes' requests (300 a minute per address without a token, the user's reads with one): 429 past them. A token is optional; when sent it must be valid.
      */
     get: operations['streamRadioNowPlaying'];
     put?: never;
@@ -272,7 +436,7 @@ export interface paths {
     put?: never;
     /**
      * Check a channel's stream now
-     * @description Runs the scheduled check on one channel (active or not) and answers what it found, and the channel's status after it.
+     * @description Runs the scheduled check on every stream of one channel (active or not; an HLS stream through its playlist and first segment) and answers what each found, and the channel's status after them.
      */
     post: operations['checkRadioStream'];
     delete?: never;
@@ -290,7 +454,7 @@ export interface paths {
     };
     /**
      * Active channels, paginated, searchable and filterable
-     * @description Pages of `per_page` (1 to 100) by `page` up to 1,000 channels deep, and by `cursor` (`meta.next_cursor`) at any depth. `search` matches name and description and considers the 1,000 best matches (`meta.total_exact` says whether there were more). Counted as a search when `search` is given.
+     * @description Pages of `per_page` (1 to 100) by `page` up to 1,000 channels deep, and by `cursor` (`meta.next_cursor`) at any depth; `meta.has_more` is true exactly when `meta.next_cursor` is not null. `search` matches name and description and considers the 1,000 most popular matches (`meta.total_exact` says whether there were more). `ids` takes no other parameter; `page` and `cursor` do not go together (422). Counted as a search when `search` is given.
      */
     get: operations['listRadios'];
     put?: never;
@@ -452,7 +616,7 @@ export interface paths {
     put?: never;
     /**
      * Record a play
-     * @description Counts a play of the channel for its counts, charts and the user's history. A repeat by the same user within 60 seconds is acknowledged and not counted, so a retry is always safe (an `Idempotency-Key` is accepted and not needed). One network (IPv4 /24, IPv6 /48) adds at most 10 plays of a channel per hour to its counts and charts.
+     * @description Counts a play of the channel in its `play_count` and the user's history, wherever the listener connects from. A repeat by the same user within 60 seconds is acknowledged and not counted, so a retry is always safe (an `Idempotency-Key` is accepted and not needed). Trending and charts count a listener once per channel and hour, and from one network (IPv4 /24, IPv6 /48) at most 10 accounts younger than a day per channel and hour.
      */
     post: operations['playRadio'];
     delete?: never;
@@ -653,10 +817,11 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The playlist as extended M3U, for players
-     * @description Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, answered from a shared copy at most 30 s old and limited per client address (300 a minute).
+     * The playlist as M3U (deprecated: use /playlists/{id}/export.m3u)
+     * @deprecated
+     * @description Channels in playlist order, each with its first playable stream. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, limited per client address (300 a minute); read fresh every time, kept by clients at most 60 s. The same answer as `/api/v1/playlists/{id}/export.m3u`, with a `Deprecation` header and a `Link` to that path (`rel="successor-version"`).
      */
-    get: operations['exportPlaylistM3u'];
+    get: operations['exportPlaylistM3uLegacy'];
     put?: never;
     post?: never;
     delete?: never;
@@ -673,8 +838,49 @@ export interface paths {
       cookie?: never;
     };
     /**
+     * The playlist as PLS (deprecated: use /playlists/{id}/export.pls)
+     * @deprecated
+     * @description Channels in playlist order, each with its first playable stream. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, limited per client address (300 a minute); read fresh every time, kept by clients at most 60 s. The same answer as `/api/v1/playlists/{id}/export.pls`, with a `Deprecation` header and a `Link` to that path (`rel="successor-version"`).
+     */
+    get: operations['exportPlaylistPlsLegacy'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/playlists/{id}/export.m3u': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The playlist as extended M3U, for players
+     * @description Channels in playlist order, each with its first playable stream. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, limited per client address (300 a minute); read fresh every time, kept by clients at most 60 s.
+     */
+    get: operations['exportPlaylistM3u'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/playlists/{id}/export.pls': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
      * The playlist as PLS, for players
-     * @description Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, answered from a shared copy at most 30 s old and limited per client address (300 a minute).
+     * @description Channels in playlist order, each with its first playable stream. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, limited per client address (300 a minute); read fresh every time, kept by clients at most 60 s.
      */
     get: operations['exportPlaylistPls'];
     put?: never;
@@ -1105,6 +1311,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/admin/outbox': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Mail the development outbox holds (development only)
+     * @description In development without a mail provider (`MAIL_PROVIDER=outbox`), mail is kept here instead of sent: the last 50 messages, newest first. 404 in every other environment.
+     */
+    get: operations['getOutbox'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/health': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Whether the service and what it depends on answer
+     * @description One cheap call to each dependency (D1, KV, a Durable Object), each with how long it took: 200 when all answered, 503 naming what failed (`data.checks`). No token; limited per client address; never cached (`Cache-Control: no-store`). The smoke test and the rollout gate call it.
+     */
+    get: operations['getHealth'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1142,6 +1388,12 @@ export interface components {
        * @example https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon
        */
       avatar: string;
+      /**
+       * Format: date-time
+       * @description When the user proved they read mail at `email` (`POST /auth/email/verify`); null until then
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      email_verified_at: string | null;
     };
     Error: {
       /** @enum {boolean} */
@@ -1185,6 +1437,11 @@ export interface components {
      *     - `validation_failed`: See data.errors.
      *     - `email_taken`: Email taken.
      *     - `current_password_incorrect`: Wrong current_password.
+     *     - `reset_code_invalid`: Wrong code: check the mail.
+     *     - `reset_code_expired`: Code used, expired or none: ask for another.
+     *     - `verification_code_invalid`: Wrong code: check the mail.
+     *     - `verification_code_expired`: Code used, expired or none: ask for another.
+     *     - `session_not_found`: No such session of yours.
      *     - `idempotency_key_reused`: Key used for another request.
      *     - `cursor_invalid`: Not a cursor of this list.
      *     - `cursor_expired`: Cursor too old: start over.
@@ -1225,6 +1482,11 @@ export interface components {
       | 'validation_failed'
       | 'email_taken'
       | 'current_password_incorrect'
+      | 'reset_code_invalid'
+      | 'reset_code_expired'
+      | 'verification_code_invalid'
+      | 'verification_code_expired'
+      | 'session_not_found'
       | 'idempotency_key_reused'
       | 'cursor_invalid'
       | 'cursor_expired'
@@ -1316,6 +1578,7 @@ export interface components {
       password_confirmation: string;
       /**
        * Format: int64
+       * @description the mobile app signing up, when there is one: kept on the user and shown in its sessions
        * @example null
        */
       application_id?: number | null;
@@ -1350,6 +1613,12 @@ export interface components {
        * @example correct horse battery
        */
       password: string;
+      /**
+       * Format: int64
+       * @description the app signing in, shown in its session
+       * @example null
+       */
+      application_id?: number | null;
     };
     ProfileRequest: {
       name?: string;
@@ -1376,10 +1645,208 @@ export interface components {
        */
       password_confirmation: string;
     };
+    AccountDeletionRequest: {
+      /**
+       * Format: password
+       * @example correct horse battery
+       */
+      password: string;
+    };
+    AccountExport: {
+      user: components['schemas']['User'] & {
+        /**
+         * Format: int64
+         * @example null
+         */
+        application_id: number | null;
+      };
+      likes: {
+        /**
+         * Format: int64
+         * @example 42
+         */
+        channel_id: number;
+        /** @example Radio Swiss Jazz */
+        name: string | null;
+        /**
+         * Format: date-time
+         * @description ISO 8601, UTC
+         * @example 2026-01-02T03:04:05.123000Z
+         */
+        liked_at: string;
+      }[];
+      favorites: {
+        /**
+         * Format: int64
+         * @example 42
+         */
+        channel_id: number;
+        /** @example Radio Swiss Jazz */
+        name: string | null;
+        /**
+         * Format: date-time
+         * @description ISO 8601, UTC
+         * @example 2026-01-02T03:04:05.123000Z
+         */
+        favorited_at: string;
+      }[];
+      playlists: {
+        /**
+         * Format: int64
+         * @example 42
+         */
+        id: number;
+        /** @example Road trip */
+        name: string;
+        /** @example Songs for the drive */
+        description: string | null;
+        is_public: boolean;
+        /**
+         * Format: date-time
+         * @description ISO 8601, UTC
+         * @example 2026-01-02T03:04:05.123000Z
+         */
+        created_at: string;
+        /**
+         * Format: date-time
+         * @description ISO 8601, UTC
+         * @example 2026-01-02T03:04:05.123000Z
+         */
+        updated_at: string;
+        items: {
+          /**
+           * Format: int64
+           * @example 42
+           */
+          channel_id: number;
+          /** @example Radio Swiss Jazz */
+          name: string | null;
+          /**
+           * Format: int32
+           * @example 0
+           */
+          position: number;
+          /**
+           * Format: date-time
+           * @description ISO 8601, UTC
+           * @example 2026-01-02T03:04:05.123000Z
+           */
+          added_at: string;
+        }[];
+      }[];
+      recent: {
+        /**
+         * Format: int64
+         * @example 42
+         */
+        channel_id: number;
+        /** @example Radio Swiss Jazz */
+        name: string | null;
+        /**
+         * Format: int64
+         * @example 1280
+         */
+        play_count: number;
+        /**
+         * Format: date-time
+         * @description ISO 8601, UTC
+         * @example 2026-01-02T03:04:05.123000Z
+         */
+        last_played_at: string;
+      }[];
+      top: {
+        /**
+         * Format: int64
+         * @example 42
+         */
+        channel_id: number;
+        /** @example Radio Swiss Jazz */
+        name: string | null;
+        /**
+         * Format: int64
+         * @example 1280
+         */
+        play_count: number;
+        /**
+         * Format: date-time
+         * @description ISO 8601, UTC
+         * @example 2026-01-02T03:04:05.123000Z
+         */
+        last_played_at: string;
+      }[];
+      sessions: components['schemas']['Session'][];
+    };
+    Session: {
+      /** @example 5f0c9a1e2b3d4c5e6f708192 */
+      id: string;
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description to the hour
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      last_used_at: string;
+      /**
+       * Format: int64
+       * @example null
+       */
+      application_id: number | null;
+      /** @example RadioApp/2.1 (iPhone; iOS 18.1) */
+      user_agent: string | null;
+      /** @description this request's token */
+      current: boolean;
+    };
+    ForgotPasswordRequest: {
+      /**
+       * Format: email
+       * @example grace@example.com
+       */
+      email: string;
+    };
+    ResetPasswordRequest: {
+      /**
+       * Format: email
+       * @example grace@example.com
+       */
+      email: string;
+      /**
+       * @description the six digits of the mail
+       * @example 042817
+       */
+      code: string;
+      /**
+       * Format: password
+       * @example correct horse battery
+       */
+      password: string;
+      /**
+       * Format: password
+       * @example correct horse battery
+       */
+      password_confirmation: string;
+    };
+    VerifyEmailRequest: {
+      /**
+       * @description the six digits of the mail
+       * @example 042817
+       */
+      code: string;
+    };
     StreamReport: {
       ok: boolean;
       /** @example timeout after 10 s */
       error?: string;
+      /**
+       * Format: uri
+       * @description the stream the player tried: one of the channel’s `streams` (default: its `stream_url`)
+       * @example https://stream.srg-ssr.ch/m/rsj/aacp_96
+       */
+      stream_url?: string;
     };
     NowPlaying: {
       /** @example So What */
@@ -1418,6 +1885,7 @@ export interface components {
       /** @description whether a page follows this one */
       has_more: boolean;
     };
+    /** @description `ok` to `checked_at`: the channel's first stream's check; `streams`: every stream's */
     StreamCheck: {
       ok: boolean;
       /**
@@ -1433,7 +1901,7 @@ export interface components {
        */
       bitrate: number | null;
       /**
-       * @description dns, tls, timeout, connection, address_refused (not a public address, at any hop), too_many_redirects (more than 3), read_limit (no audio within 64 KiB in 256 reads), http_<status> or not_audio; null when it passed
+       * @description dns, tls, timeout, connection, address_refused (not a public address, at any hop), too_many_redirects (more than 3), read_limit (no audio within 64 KiB in 256 reads), http_<status>, not_audio or hls_no_segment (an HLS playlist that leads to no segment); null when it passed
        * @example timeout
        */
       error: string | null;
@@ -1443,7 +1911,48 @@ export interface components {
        * @example 2026-01-02T03:04:05.123000Z
        */
       checked_at: string;
-      /** @enum {string} */
+      /**
+       * @description the channel's status after the checks
+       * @enum {string}
+       */
+      status: 'online' | 'offline' | 'unknown';
+      /** @description every stream's check, in the operator's order */
+      streams: components['schemas']['StreamCheckResult'][];
+    };
+    StreamCheckResult: {
+      /**
+       * Format: uri
+       * @example https://example.com/
+       */
+      url: string;
+      ok: boolean;
+      /**
+       * Format: int32
+       * @example 200
+       */
+      status_code: number | null;
+      /** @example audio/mpeg */
+      content_type: string | null;
+      /**
+       * Format: int32
+       * @example 128
+       */
+      bitrate: number | null;
+      /**
+       * @description dns, tls, timeout, connection, address_refused (not a public address, at any hop), too_many_redirects (more than 3), read_limit (no audio within 64 KiB in 256 reads), http_<status>, not_audio or hls_no_segment (an HLS playlist that leads to no segment); null when it passed
+       * @example timeout
+       */
+      error: string | null;
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      checked_at: string;
+      /**
+       * @description the stream's status after its check
+       * @enum {string}
+       */
       status: 'online' | 'offline' | 'unknown';
     };
     RadioResource: {
@@ -1460,9 +1969,38 @@ export interface components {
       description: string;
       /**
        * Format: uri
+       * @description the first of `streams` that is not offline (the first of them when all are)
        * @example https://stream.srg-ssr.ch/m/rsj/aacp_96
        */
       stream_url: string;
+      /**
+       * @description the channel's streams, best first: the operator's order, offline ones after the others; `stream_url` is the first
+       * @example [
+       *       {
+       *         "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+       *         "format": "aac+",
+       *         "bitrate": 96,
+       *         "is_https": true,
+       *         "health": {
+       *           "status": "online",
+       *           "checked_at": "2026-01-02T03:04:05.123000Z",
+       *           "online_at": "2026-01-02T03:04:05.123000Z"
+       *         }
+       *       },
+       *       {
+       *         "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+       *         "format": "mp3",
+       *         "bitrate": 128,
+       *         "is_https": true,
+       *         "health": {
+       *           "status": "unknown",
+       *           "checked_at": null,
+       *           "online_at": null
+       *         }
+       *       }
+       *     ]
+       */
+      streams: components['schemas']['Stream'][];
       /**
        * Format: uri
        * @description the station’s logo, or a PNG placeholder this API serves (`/api/v1/radios/{id}/logo.png`)
@@ -1554,14 +2092,25 @@ export interface components {
        */
       updated_at: string;
     };
-    /** @description where the station is, in decimal degrees; null when unknown */
-    Geo: {
-      /** @example 47.5596 */
-      lat: number;
-      /** @example 7.5886 */
-      lng: number;
-    } | null;
-    /** @description from scheduled checks of the stream and players’ reports */
+    /** @description A stream of the channel: players try them in order and report the one that fails (docs/api.md) */
+    Stream: {
+      /**
+       * Format: uri
+       * @example https://stream.srg-ssr.ch/m/rsj/aacp_96
+       */
+      url: string;
+      /** @enum {string} */
+      format: 'mp3' | 'aac' | 'aac+' | 'ogg' | 'opus' | 'flac' | 'hls';
+      /**
+       * Format: int32
+       * @description kbit/s, null when unknown
+       * @example 96
+       */
+      bitrate: number | null;
+      is_https: boolean;
+      health: components['schemas']['Health'];
+    };
+    /** @description from scheduled checks of the stream and players’ reports; a channel is online when one of its streams is, offline only when every one is */
     Health: {
       /** @enum {string} */
       status: 'online' | 'offline' | 'unknown';
@@ -1578,6 +2127,13 @@ export interface components {
        */
       online_at: string | null;
     };
+    /** @description where the station is, in decimal degrees; null when unknown */
+    Geo: {
+      /** @example 47.5596 */
+      lat: number;
+      /** @example 7.5886 */
+      lng: number;
+    } | null;
     PageMeta: {
       /**
        * Format: int32
@@ -1861,6 +2417,12 @@ export interface components {
        * @example 3
        */
       skipped: number;
+      /**
+       * Format: int32
+       * @description stations that became a further stream of another station’s channel (variants of one broadcaster)
+       * @example 4
+       */
+      merged: number;
       skipped_details: {
         /**
          * Format: int32
@@ -1875,13 +2437,19 @@ export interface components {
     };
     /** @description Radio Browser station records (name, url, url_resolved, homepage, favicon, tags, countrycode, languagecodes, codec, bitrate, hls, lastcheckok) */
     RadioBrowserStations: unknown[];
+    /** @description A channel: `name`, a country, and its streams (`streams`, or `stream_url` with `format`). */
     AdminChannelCreate: {
       name: string;
       /** @example jazz-radio */
       slug?: string;
       description?: string;
-      /** Format: uri */
-      stream_url: string;
+      /**
+       * Format: uri
+       * @description a channel with this one stream (instead of `streams`)
+       */
+      stream_url?: string;
+      /** @description 1 to 8 streams in the order players should try them; replaces the channel's streams (those kept keep their health). Not with `stream_url`, `format` or `bitrate`. */
+      streams?: components['schemas']['AdminStream'][];
       /** Format: uri */
       logo?: string | null;
       /**
@@ -1902,7 +2470,7 @@ export interface components {
        */
       bitrate?: number | null;
       /** @enum {string} */
-      format: 'mp3' | 'aac' | 'aac+' | 'ogg' | 'opus' | 'flac' | 'hls';
+      format?: 'mp3' | 'aac' | 'aac+' | 'ogg' | 'opus' | 'flac' | 'hls';
       is_active?: boolean;
       is_featured?: boolean;
       /**
@@ -1928,13 +2496,31 @@ export interface components {
       };
       genre_ids?: number[];
     };
+    AdminStream: {
+      /** Format: uri */
+      url: string;
+      /** @enum {string} */
+      format: 'mp3' | 'aac' | 'aac+' | 'ogg' | 'opus' | 'flac' | 'hls';
+      /**
+       * Format: int32
+       * @description kbit/s; null or absent: unknown
+       * @example 96
+       */
+      bitrate?: number | null;
+    };
+    /** @description `streams` replaces the channel's streams; `stream_url` alone makes it a channel of that one stream; `format` or `bitrate` alone change its first stream. */
     AdminChannelUpdate: {
       name?: string;
       /** @example jazz-radio */
       slug?: string;
       description?: string;
-      /** Format: uri */
+      /**
+       * Format: uri
+       * @description a channel with this one stream (instead of `streams`)
+       */
       stream_url?: string;
+      /** @description 1 to 8 streams in the order players should try them; replaces the channel's streams (those kept keep their health). Not with `stream_url`, `format` or `bitrate`. */
+      streams?: components['schemas']['AdminStream'][];
       /** Format: uri */
       logo?: string | null;
       /**
@@ -2095,6 +2681,21 @@ export interface components {
          * @example 6
          */
         skipped: number;
+        /**
+         * Format: int64
+         * @description stations that became a further stream of a channel
+         * @example 3
+         */
+        merged: number;
+        /** @description why stations were skipped (the first 20) */
+        skipped_details: {
+          /** @example 9642ac1c-0601-11e8-ae97-52543be04c81 */
+          uuid: string | null;
+          /** @example Radio X */
+          name: string | null;
+          /** @example every slug its name may take is taken */
+          reason: string;
+        }[];
       } | null;
       totals: {
         /**
@@ -2117,6 +2718,66 @@ export interface components {
          * @example 140
          */
         hidden: number;
+      };
+    };
+    OutboxMessage: {
+      /**
+       * Format: email
+       * @example grace@example.com
+       */
+      to: string;
+      /** @example Your password reset code */
+      subject: string;
+      /** @example Your code is 042817. */
+      text: string;
+      /**
+       * Format: date-time
+       * @description ISO 8601, UTC
+       * @example 2026-01-02T03:04:05.123000Z
+       */
+      sent_at: string;
+    };
+    ServiceHealth: {
+      /** @enum {string} */
+      status: 'ok' | 'unavailable';
+      /**
+       * @description The Worker version that answered (a rollout checks it is the new one); null locally.
+       * @example 5c1f0e8a-3d2b-4c6e-9f7a-1b2c3d4e5f60
+       */
+      version: string | null;
+      checks: {
+        d1: components['schemas']['ServiceCheck'];
+        kv: components['schemas']['ServiceCheck'];
+        durable_objects: components['schemas']['ServiceCheck'];
+      };
+    };
+    ServiceCheck: {
+      ok: boolean;
+      /**
+       * @description How long the check took, in milliseconds.
+       * @example 3.2
+       */
+      ms: number;
+    };
+    UnhealthyError: {
+      /** @enum {boolean} */
+      success: false;
+      /** @example The service is briefly unavailable: d1 did not answer. */
+      message: string;
+      /**
+       * Format: int32
+       * @description Equals the HTTP status.
+       * @example 503
+       */
+      code: number;
+      error: components['schemas']['ErrorReason'] & unknown;
+      data: components['schemas']['ServiceHealth'] & {
+        /**
+         * Format: int32
+         * @description Seconds, as in `Retry-After`.
+         * @example 2
+         */
+        retry_after: number;
       };
     };
   };
@@ -2213,7 +2874,8 @@ export interface operations {
            *           "status": "active",
            *           "created_at": "2026-01-02T03:04:05.123000Z",
            *           "updated_at": "2026-01-02T03:04:05.123000Z",
-           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon"
+           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *           "email_verified_at": "2026-01-02T03:04:05.123000Z"
            *         },
            *         "token": "5f0c9a1e2b3d4c5e6f708192|q3Jx8m1V0aZrPn2y5c6Tt7uWb9Ld4KfGhEiSo0NjQkM"
            *       }
@@ -2350,7 +3012,8 @@ export interface operations {
         /**
          * @example {
          *       "email": "grace@example.com",
-         *       "password": "correct horse battery"
+         *       "password": "correct horse battery",
+         *       "application_id": null
          *     }
          */
         'application/json': components['schemas']['LoginRequest'];
@@ -2380,7 +3043,8 @@ export interface operations {
            *           "status": "active",
            *           "created_at": "2026-01-02T03:04:05.123000Z",
            *           "updated_at": "2026-01-02T03:04:05.123000Z",
-           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon"
+           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *           "email_verified_at": "2026-01-02T03:04:05.123000Z"
            *         },
            *         "token": "5f0c9a1e2b3d4c5e6f708192|q3Jx8m1V0aZrPn2y5c6Tt7uWb9Ld4KfGhEiSo0NjQkM"
            *       }
@@ -2569,7 +3233,8 @@ export interface operations {
            *         "status": "active",
            *         "created_at": "2026-01-02T03:04:05.123000Z",
            *         "updated_at": "2026-01-02T03:04:05.123000Z",
-           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon"
+           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *         "email_verified_at": "2026-01-02T03:04:05.123000Z"
            *       }
            *     }
            */
@@ -2720,7 +3385,8 @@ export interface operations {
            *           "status": "active",
            *           "created_at": "2026-01-02T03:04:05.123000Z",
            *           "updated_at": "2026-01-02T03:04:05.123000Z",
-           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon"
+           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *           "email_verified_at": "2026-01-02T03:04:05.123000Z"
            *         },
            *         "status": "active"
            *       }
@@ -2885,7 +3551,8 @@ export interface operations {
            *         "status": "active",
            *         "created_at": "2026-01-02T03:04:05.123000Z",
            *         "updated_at": "2026-01-02T03:04:05.123000Z",
-           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon"
+           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *         "email_verified_at": "2026-01-02T03:04:05.123000Z"
            *       }
            *     }
            */
@@ -3249,7 +3916,13 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description Logged out */
       200: {
@@ -3392,6 +4065,1556 @@ export interface operations {
       };
     };
   };
+  deleteAccount: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description A key of your choice (1 to 255 printable ASCII characters, a UUID is ideal) that makes a retry safe: the same key with the same request within 24 hours answers the first answer again, with `Idempotent-Replayed: true`, and acts only once. The same key with another request is 422; while the first is running, 409. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "password": "correct horse battery"
+         *     }
+         */
+        'application/json': components['schemas']['AccountDeletionRequest'];
+      };
+    };
+    responses: {
+      /** @description Account deleted */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Account deleted.",
+           *       "data": null
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /** @description The body is not valid JSON. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state. Also: a request with the same `Idempotency-Key` is still running (retry after `Retry-After`), or ran and its answer was lost. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is larger than 64 KiB. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. Also: the `Idempotency-Key` was used with another request. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  exportAccount: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The account and what it holds */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "The account and what it holds.",
+           *       "data": {
+           *         "user": {
+           *           "id": 12,
+           *           "name": "Ada Lovelace",
+           *           "email": "grace@example.com",
+           *           "status": "active",
+           *           "created_at": "2026-01-02T03:04:05.123000Z",
+           *           "updated_at": "2026-01-02T03:04:05.123000Z",
+           *           "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *           "email_verified_at": "2026-01-02T03:04:05.123000Z",
+           *           "application_id": null
+           *         },
+           *         "likes": [
+           *           {
+           *             "channel_id": 42,
+           *             "name": "Radio Swiss Jazz",
+           *             "liked_at": "2026-01-02T03:04:05.123000Z"
+           *           }
+           *         ],
+           *         "favorites": [
+           *           {
+           *             "channel_id": 42,
+           *             "name": "Radio Swiss Jazz",
+           *             "favorited_at": "2026-01-02T03:04:05.123000Z"
+           *           }
+           *         ],
+           *         "playlists": [
+           *           {
+           *             "id": 42,
+           *             "name": "Road trip",
+           *             "description": "Songs for the drive",
+           *             "is_public": true,
+           *             "created_at": "2026-01-02T03:04:05.123000Z",
+           *             "updated_at": "2026-01-02T03:04:05.123000Z",
+           *             "items": [
+           *               {
+           *                 "channel_id": 42,
+           *                 "name": "Radio Swiss Jazz",
+           *                 "position": 0,
+           *                 "added_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             ]
+           *           }
+           *         ],
+           *         "recent": [
+           *           {
+           *             "channel_id": 42,
+           *             "name": "Radio Swiss Jazz",
+           *             "play_count": 1280,
+           *             "last_played_at": "2026-01-02T03:04:05.123000Z"
+           *           }
+           *         ],
+           *         "top": [
+           *           {
+           *             "channel_id": 42,
+           *             "name": "Radio Swiss Jazz",
+           *             "play_count": 1280,
+           *             "last_played_at": "2026-01-02T03:04:05.123000Z"
+           *           }
+           *         ],
+           *         "sessions": [
+           *           {
+           *             "id": "5f0c9a1e2b3d4c5e6f708192",
+           *             "created_at": "2026-01-02T03:04:05.123000Z",
+           *             "last_used_at": "2026-01-02T03:04:05.123000Z",
+           *             "application_id": null,
+           *             "user_agent": "RadioApp/2.1 (iPhone; iOS 18.1)",
+           *             "current": true
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['AccountExport'];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description A query parameter this operation does not take; each one is named in `errors`. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  forgotPassword: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "email": "grace@example.com"
+         *     }
+         */
+        'application/json': components['schemas']['ForgotPasswordRequest'];
+      };
+    };
+    responses: {
+      /** @description Mailed if the account exists */
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Mailed if the account exists.",
+           *       "data": null
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /** @description The body is not valid JSON. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is larger than 64 KiB. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  resetPassword: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "email": "grace@example.com",
+         *       "code": "042817",
+         *       "password": "correct horse battery",
+         *       "password_confirmation": "correct horse battery"
+         *     }
+         */
+        'application/json': components['schemas']['ResetPasswordRequest'];
+      };
+    };
+    responses: {
+      /** @description Password set */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Password set.",
+           *       "data": null
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /** @description The body is not valid JSON. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is larger than 64 KiB. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  verifyEmail: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description A key of your choice (1 to 255 printable ASCII characters, a UUID is ideal) that makes a retry safe: the same key with the same request within 24 hours answers the first answer again, with `Idempotent-Replayed: true`, and acts only once. The same key with another request is 422; while the first is running, 409. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "code": "042817"
+         *     }
+         */
+        'application/json': components['schemas']['VerifyEmailRequest'];
+      };
+    };
+    responses: {
+      /** @description The user, verified */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "The user, verified.",
+           *       "data": {
+           *         "id": 12,
+           *         "name": "Ada Lovelace",
+           *         "email": "grace@example.com",
+           *         "status": "active",
+           *         "created_at": "2026-01-02T03:04:05.123000Z",
+           *         "updated_at": "2026-01-02T03:04:05.123000Z",
+           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *         "email_verified_at": "2026-01-02T03:04:05.123000Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['User'];
+          };
+        };
+      };
+      /** @description The body is not valid JSON. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state. Also: a request with the same `Idempotency-Key` is still running (retry after `Retry-After`), or ran and its answer was lost. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is larger than 64 KiB. */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. Also: the `Idempotency-Key` was used with another request. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  resendEmailVerification: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description A key of your choice (1 to 255 printable ASCII characters, a UUID is ideal) that makes a retry safe: the same key with the same request within 24 hours answers the first answer again, with `Idempotent-Replayed: true`, and acts only once. The same key with another request is 422; while the first is running, 409. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Mailed */
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Mailed.",
+           *       "data": null
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state. Also: a request with the same `Idempotency-Key` is still running (retry after `Retry-After`), or ran and its answer was lost. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed. Also: the `Idempotency-Key` was used with another request. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  listSessions: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Sessions */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Sessions.",
+           *       "data": [
+           *         {
+           *           "id": "5f0c9a1e2b3d4c5e6f708192",
+           *           "created_at": "2026-01-02T03:04:05.123000Z",
+           *           "last_used_at": "2026-01-02T03:04:05.123000Z",
+           *           "application_id": null,
+           *           "user_agent": "RadioApp/2.1 (iPhone; iOS 18.1)",
+           *           "current": true
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['Session'][];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description A query parameter this operation does not take; each one is named in `errors`. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  revokeOtherSessions: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description A key of your choice (1 to 255 printable ASCII characters, a UUID is ideal) that makes a retry safe: the same key with the same request within 24 hours answers the first answer again, with `Idempotent-Replayed: true`, and acts only once. The same key with another request is 422; while the first is running, 409. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Revoked */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Revoked.",
+           *       "data": null
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state. Also: a request with the same `Idempotency-Key` is still running (retry after `Retry-After`), or ran and its answer was lost. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed. Also: the `Idempotency-Key` was used with another request. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  revokeSession: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description A key of your choice (1 to 255 printable ASCII characters, a UUID is ideal) that makes a retry safe: the same key with the same request within 24 hours answers the first answer again, with `Idempotent-Replayed: true`, and acts only once. The same key with another request is 422; while the first is running, 409. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Revoked */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Revoked.",
+           *       "data": null
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state. Also: a request with the same `Idempotency-Key` is still running (retry after `Retry-After`), or ran and its answer was lost. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is not JSON. */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. Also: the `Idempotency-Key` was used with another request. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
   reportRadioStream: {
     parameters: {
       query?: never;
@@ -3413,7 +5636,8 @@ export interface operations {
         /**
          * @example {
          *       "ok": true,
-         *       "error": "timeout after 10 s"
+         *       "error": "timeout after 10 s",
+         *       "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96"
          *     }
          */
         'application/json': components['schemas']['StreamReport'];
@@ -4333,7 +6557,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description The check */
       200: {
@@ -4355,7 +6585,19 @@ export interface operations {
            *         "bitrate": 128,
            *         "error": "timeout",
            *         "checked_at": "2026-01-02T03:04:05.123000Z",
-           *         "status": "online"
+           *         "status": "online",
+           *         "streams": [
+           *           {
+           *             "url": "https://example.com/",
+           *             "ok": true,
+           *             "status_code": 200,
+           *             "content_type": "audio/mpeg",
+           *             "bitrate": 128,
+           *             "error": "timeout",
+           *             "checked_at": "2026-01-02T03:04:05.123000Z",
+           *             "status": "online"
+           *           }
+           *         ]
            *       }
            *     }
            */
@@ -4447,15 +6689,19 @@ export interface operations {
   listRadios: {
     parameters: {
       query?: {
+        /** @description the page number, from 1, while `page` × `per_page` ≤ 1,000 (deeper is 422: follow `cursor`); not with `cursor` */
         page?: number;
+        /** @description channels per page, 1 to 100 */
         per_page?: number;
         /** @description name (A-Z), popular (plays), likes, newest; ties break on id */
         sort?: 'name' | 'popular' | 'likes' | 'newest';
-        /** @description in name or description, case- and accent-insensitive */
+        /** @description in name or description, case- and accent-insensitive; the 1,000 most popular matches, paged by `page` or `cursor` */
         search?: string;
+        /** @description a country’s `id` (`GET /countries`); with `country`, both must name one country */
         country_id?: number;
         /** @description ISO 639-1 code */
         language?: string;
+        /** @description a genre’s `id` (`GET /genres`) */
         genre_id?: number;
         /** @description ISO 3166-1 alpha-2 code (`DE`), as on search */
         country?: string;
@@ -4465,7 +6711,7 @@ export interface operations {
         online?: 'true' | 'false';
         /** @description `true`: only channels with an https stream */
         https?: 'true' | 'false';
-        /** @description `meta.next_cursor` of the previous page: the next page, at any depth (without `search`) */
+        /** @description `meta.next_cursor` of the previous page: the next page, at any depth, with the same `sort`, filters and `search`; not with `page` */
         cursor?: string;
       };
       header?: {
@@ -4505,6 +6751,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -4705,6 +6975,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -4900,6 +7194,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -5103,6 +7421,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -5308,6 +7650,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -5464,9 +7830,9 @@ export interface operations {
   listNearbyRadios: {
     parameters: {
       query?: {
-        /** @description latitude, decimal degrees (with lng) */
+        /** @description latitude, decimal degrees (with lng); written as decimal digits with an optional exponent (no hex, Infinity or blanks) */
         lat?: number;
-        /** @description longitude, decimal degrees (with lat) */
+        /** @description longitude, decimal degrees (with lat); written as decimal digits with an optional exponent (no hex, Infinity or blanks) */
         lng?: number;
         radius_km?: number;
         limit?: number;
@@ -5508,6 +7874,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -5717,6 +8107,30 @@ export interface operations {
            *             "slug": "jazz-radio",
            *             "description": "Jazz around the clock, from Basel.",
            *             "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *             "streams": [
+           *               {
+           *                 "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                 "format": "aac+",
+           *                 "bitrate": 96,
+           *                 "is_https": true,
+           *                 "health": {
+           *                   "status": "online",
+           *                   "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                   "online_at": "2026-01-02T03:04:05.123000Z"
+           *                 }
+           *               },
+           *               {
+           *                 "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                 "format": "mp3",
+           *                 "bitrate": 128,
+           *                 "is_https": true,
+           *                 "health": {
+           *                   "status": "unknown",
+           *                   "checked_at": null,
+           *                   "online_at": null
+           *                 }
+           *               }
+           *             ],
            *             "logo": "https://example.com/",
            *             "country": {
            *               "id": 41,
@@ -5929,6 +8343,30 @@ export interface operations {
            *         "slug": "jazz-radio",
            *         "description": "Jazz around the clock, from Basel.",
            *         "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *         "streams": [
+           *           {
+           *             "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *             "format": "aac+",
+           *             "bitrate": 96,
+           *             "is_https": true,
+           *             "health": {
+           *               "status": "online",
+           *               "checked_at": "2026-01-02T03:04:05.123000Z",
+           *               "online_at": "2026-01-02T03:04:05.123000Z"
+           *             }
+           *           },
+           *           {
+           *             "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *             "format": "mp3",
+           *             "bitrate": 128,
+           *             "is_https": true,
+           *             "health": {
+           *               "status": "unknown",
+           *               "checked_at": null,
+           *               "online_at": null
+           *             }
+           *           }
+           *         ],
            *         "logo": "https://example.com/",
            *         "country": {
            *           "id": 41,
@@ -6106,7 +8544,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description The play was tracked */
       200: {
@@ -6265,7 +8709,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description The like state after the toggle */
       200: {
@@ -6455,6 +8905,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -6658,6 +9132,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -6855,6 +9353,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -7045,6 +9567,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -7237,6 +9783,30 @@ export interface operations {
            *           "slug": "jazz-radio",
            *           "description": "Jazz around the clock, from Basel.",
            *           "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *           "streams": [
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "format": "aac+",
+           *               "bitrate": 96,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "online",
+           *                 "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                 "online_at": "2026-01-02T03:04:05.123000Z"
+           *               }
+           *             },
+           *             {
+           *               "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *               "format": "mp3",
+           *               "bitrate": 128,
+           *               "is_https": true,
+           *               "health": {
+           *                 "status": "unknown",
+           *                 "checked_at": null,
+           *                 "online_at": null
+           *               }
+           *             }
+           *           ],
            *           "logo": "https://example.com/",
            *           "country": {
            *             "id": 41,
@@ -8019,7 +10589,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description Removed */
       200: {
@@ -8110,6 +10686,296 @@ export interface operations {
         };
       };
       /** @description Validation failed; every failing field is listed. Also: the `Idempotency-Key` was used with another request. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  exportPlaylistM3uLegacy: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The playlist file */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'audio/x-mpegurl': string;
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  exportPlaylistPlsLegacy: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The playlist file */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          'audio/x-scpls': string;
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
       422: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -8682,6 +11548,30 @@ export interface operations {
            *               "slug": "jazz-radio",
            *               "description": "Jazz around the clock, from Basel.",
            *               "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "streams": [
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                   "format": "aac+",
+           *                   "bitrate": 96,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "online",
+           *                     "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                     "online_at": "2026-01-02T03:04:05.123000Z"
+           *                   }
+           *                 },
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                   "format": "mp3",
+           *                   "bitrate": 128,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "unknown",
+           *                     "checked_at": null,
+           *                     "online_at": null
+           *                   }
+           *                 }
+           *               ],
            *               "logo": "https://example.com/",
            *               "country": {
            *                 "id": 41,
@@ -8931,6 +11821,30 @@ export interface operations {
            *               "slug": "jazz-radio",
            *               "description": "Jazz around the clock, from Basel.",
            *               "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "streams": [
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                   "format": "aac+",
+           *                   "bitrate": 96,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "online",
+           *                     "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                     "online_at": "2026-01-02T03:04:05.123000Z"
+           *                   }
+           *                 },
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                   "format": "mp3",
+           *                   "bitrate": 128,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "unknown",
+           *                     "checked_at": null,
+           *                     "online_at": null
+           *                   }
+           *                 }
+           *               ],
            *               "logo": "https://example.com/",
            *               "country": {
            *                 "id": 41,
@@ -9163,6 +12077,30 @@ export interface operations {
            *               "slug": "jazz-radio",
            *               "description": "Jazz around the clock, from Basel.",
            *               "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "streams": [
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                   "format": "aac+",
+           *                   "bitrate": 96,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "online",
+           *                     "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                     "online_at": "2026-01-02T03:04:05.123000Z"
+           *                   }
+           *                 },
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                   "format": "mp3",
+           *                   "bitrate": 128,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "unknown",
+           *                     "checked_at": null,
+           *                     "online_at": null
+           *                   }
+           *                 }
+           *               ],
            *               "logo": "https://example.com/",
            *               "country": {
            *                 "id": 41,
@@ -9403,7 +12341,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description Deleted */
       200: {
@@ -9609,6 +12553,30 @@ export interface operations {
            *             "slug": "jazz-radio",
            *             "description": "Jazz around the clock, from Basel.",
            *             "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *             "streams": [
+           *               {
+           *                 "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                 "format": "aac+",
+           *                 "bitrate": 96,
+           *                 "is_https": true,
+           *                 "health": {
+           *                   "status": "online",
+           *                   "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                   "online_at": "2026-01-02T03:04:05.123000Z"
+           *                 }
+           *               },
+           *               {
+           *                 "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                 "format": "mp3",
+           *                 "bitrate": 128,
+           *                 "is_https": true,
+           *                 "health": {
+           *                   "status": "unknown",
+           *                   "checked_at": null,
+           *                   "online_at": null
+           *                 }
+           *               }
+           *             ],
            *             "logo": "https://example.com/",
            *             "country": {
            *               "id": 41,
@@ -9859,6 +12827,30 @@ export interface operations {
            *               "slug": "jazz-radio",
            *               "description": "Jazz around the clock, from Basel.",
            *               "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "streams": [
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                   "format": "aac+",
+           *                   "bitrate": 96,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "online",
+           *                     "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                     "online_at": "2026-01-02T03:04:05.123000Z"
+           *                   }
+           *                 },
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                   "format": "mp3",
+           *                   "bitrate": 128,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "unknown",
+           *                     "checked_at": null,
+           *                     "online_at": null
+           *                   }
+           *                 }
+           *               ],
            *               "logo": "https://example.com/",
            *               "country": {
            *                 "id": 41,
@@ -10100,7 +13092,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description The playlist */
       200: {
@@ -10138,6 +13136,30 @@ export interface operations {
            *               "slug": "jazz-radio",
            *               "description": "Jazz around the clock, from Basel.",
            *               "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "streams": [
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                   "format": "aac+",
+           *                   "bitrate": 96,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "online",
+           *                     "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                     "online_at": "2026-01-02T03:04:05.123000Z"
+           *                   }
+           *                 },
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                   "format": "mp3",
+           *                   "bitrate": 128,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "unknown",
+           *                     "checked_at": null,
+           *                     "online_at": null
+           *                   }
+           *                 }
+           *               ],
            *               "logo": "https://example.com/",
            *               "country": {
            *                 "id": 41,
@@ -10389,6 +13411,30 @@ export interface operations {
            *               "slug": "jazz-radio",
            *               "description": "Jazz around the clock, from Basel.",
            *               "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *               "streams": [
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                   "format": "aac+",
+           *                   "bitrate": 96,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "online",
+           *                     "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                     "online_at": "2026-01-02T03:04:05.123000Z"
+           *                   }
+           *                 },
+           *                 {
+           *                   "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                   "format": "mp3",
+           *                   "bitrate": 128,
+           *                   "is_https": true,
+           *                   "health": {
+           *                     "status": "unknown",
+           *                     "checked_at": null,
+           *                     "online_at": null
+           *                   }
+           *                 }
+           *               ],
            *               "logo": "https://example.com/",
            *               "country": {
            *                 "id": 41,
@@ -11506,6 +14552,30 @@ export interface operations {
            *             "slug": "jazz-radio",
            *             "description": "Jazz around the clock, from Basel.",
            *             "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *             "streams": [
+           *               {
+           *                 "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *                 "format": "aac+",
+           *                 "bitrate": 96,
+           *                 "is_https": true,
+           *                 "health": {
+           *                   "status": "online",
+           *                   "checked_at": "2026-01-02T03:04:05.123000Z",
+           *                   "online_at": "2026-01-02T03:04:05.123000Z"
+           *                 }
+           *               },
+           *               {
+           *                 "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *                 "format": "mp3",
+           *                 "bitrate": 128,
+           *                 "is_https": true,
+           *                 "health": {
+           *                   "status": "unknown",
+           *                   "checked_at": null,
+           *                   "online_at": null
+           *                 }
+           *               }
+           *             ],
            *             "logo": "https://example.com/",
            *             "country": {
            *               "id": 41,
@@ -12033,7 +15103,8 @@ export interface operations {
            *         "status": "active",
            *         "created_at": "2026-01-02T03:04:05.123000Z",
            *         "updated_at": "2026-01-02T03:04:05.123000Z",
-           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon"
+           *         "avatar": "https://www.gravatar.com/avatar/6f1ed002ab5595859014ebf0951522d9?d=identicon",
+           *         "email_verified_at": "2026-01-02T03:04:05.123000Z"
            *       }
            *     }
            */
@@ -12209,6 +15280,7 @@ export interface operations {
            *         "updated": 12,
            *         "unchanged": 5,
            *         "skipped": 3,
+           *         "merged": 4,
            *         "skipped_details": [
            *           {
            *             "index": 17,
@@ -12348,6 +15420,13 @@ export interface operations {
          *       "slug": "jazz-radio",
          *       "description": "text",
          *       "stream_url": "https://example.com/",
+         *       "streams": [
+         *         {
+         *           "url": "https://example.com/",
+         *           "format": "mp3",
+         *           "bitrate": 96
+         *         }
+         *       ],
          *       "logo": "https://example.com/",
          *       "country_id": 41,
          *       "country_code": "CH",
@@ -12395,6 +15474,30 @@ export interface operations {
            *         "slug": "jazz-radio",
            *         "description": "Jazz around the clock, from Basel.",
            *         "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *         "streams": [
+           *           {
+           *             "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *             "format": "aac+",
+           *             "bitrate": 96,
+           *             "is_https": true,
+           *             "health": {
+           *               "status": "online",
+           *               "checked_at": "2026-01-02T03:04:05.123000Z",
+           *               "online_at": "2026-01-02T03:04:05.123000Z"
+           *             }
+           *           },
+           *           {
+           *             "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *             "format": "mp3",
+           *             "bitrate": 128,
+           *             "is_https": true,
+           *             "health": {
+           *               "status": "unknown",
+           *               "checked_at": null,
+           *               "online_at": null
+           *             }
+           *           }
+           *         ],
            *         "logo": "https://example.com/",
            *         "country": {
            *           "id": 41,
@@ -12567,6 +15670,13 @@ export interface operations {
          *       "slug": "jazz-radio",
          *       "description": "text",
          *       "stream_url": "https://example.com/",
+         *       "streams": [
+         *         {
+         *           "url": "https://example.com/",
+         *           "format": "mp3",
+         *           "bitrate": 96
+         *         }
+         *       ],
          *       "logo": "https://example.com/",
          *       "country_id": 41,
          *       "country_code": "CH",
@@ -12613,6 +15723,30 @@ export interface operations {
            *         "slug": "jazz-radio",
            *         "description": "Jazz around the clock, from Basel.",
            *         "stream_url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *         "streams": [
+           *           {
+           *             "url": "https://stream.srg-ssr.ch/m/rsj/aacp_96",
+           *             "format": "aac+",
+           *             "bitrate": 96,
+           *             "is_https": true,
+           *             "health": {
+           *               "status": "online",
+           *               "checked_at": "2026-01-02T03:04:05.123000Z",
+           *               "online_at": "2026-01-02T03:04:05.123000Z"
+           *             }
+           *           },
+           *           {
+           *             "url": "https://stream.srg-ssr.ch/m/rsj/mp3_128",
+           *             "format": "mp3",
+           *             "bitrate": 128,
+           *             "is_https": true,
+           *             "health": {
+           *               "status": "unknown",
+           *               "checked_at": null,
+           *               "online_at": null
+           *             }
+           *           }
+           *         ],
            *         "logo": "https://example.com/",
            *         "country": {
            *           "id": 41,
@@ -13163,7 +16297,15 @@ export interface operations {
            *           "updated": 40,
            *           "unchanged": 940,
            *           "hidden": 2,
-           *           "skipped": 6
+           *           "skipped": 6,
+           *           "merged": 3,
+           *           "skipped_details": [
+           *             {
+           *               "uuid": "9642ac1c-0601-11e8-ae97-52543be04c81",
+           *               "name": "Radio X",
+           *               "reason": "every slug its name may take is taken"
+           *             }
+           *           ]
            *         },
            *         "totals": {
            *           "runs": 420,
@@ -13269,7 +16411,13 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None; a JSON object sent anyway (`{}`) is ignored. */
+    requestBody?: {
+      content: {
+        /** @example {} */
+        'application/json': Record<string, never>;
+      };
+    };
     responses: {
       /** @description The sync state after the run */
       200: {
@@ -13304,7 +16452,15 @@ export interface operations {
            *           "updated": 40,
            *           "unchanged": 940,
            *           "hidden": 2,
-           *           "skipped": 6
+           *           "skipped": 6,
+           *           "merged": 3,
+           *           "skipped_details": [
+           *             {
+           *               "uuid": "9642ac1c-0601-11e8-ae97-52543be04c81",
+           *               "name": "Radio X",
+           *               "reason": "every slug its name may take is taken"
+           *             }
+           *           ]
            *         },
            *         "totals": {
            *           "runs": 420,
@@ -13396,6 +16552,272 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  getOutbox: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The last messages */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "The last messages.",
+           *       "data": [
+           *         {
+           *           "to": "grace@example.com",
+           *           "subject": "Your password reset code",
+           *           "text": "Your code is 042817.",
+           *           "sent_at": "2026-01-02T03:04:05.123000Z"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['OutboxMessage'][];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing, malformed, unknown, expired or revoked token. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The account is inactive or banned, or the action is not allowed. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InactiveAccountError'] | components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist or is not visible to the caller. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency failed or did not answer in time; retry after Retry-After seconds. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnavailableError'];
+        };
+      };
+    };
+  };
+  getHealth: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Your own id for the request (1 to 128 of `A-Za-z0-9._-`): kept, echoed and logged. */
+        'X-Request-Id'?: components['parameters']['X-Request-Id'];
+        /** @description A bookmark from an earlier answer: this request reads data at least that recent. */
+        'X-D1-Bookmark'?: components['parameters']['X-D1-Bookmark'];
+        /** @description The `ETag` of an answer you kept: 304 with no body when it is still current. */
+        'If-None-Match'?: components['parameters']['If-None-Match'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Every dependency answered */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['Cache-Control'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message": "Every dependency answered.",
+           *       "data": {
+           *         "status": "ok",
+           *         "version": "5c1f0e8a-3d2b-4c6e-9f7a-1b2c3d4e5f60",
+           *         "checks": {
+           *           "d1": {
+           *             "ok": true,
+           *             "ms": 3.2
+           *           },
+           *           "kv": {
+           *             "ok": true,
+           *             "ms": 3.2
+           *           },
+           *           "durable_objects": {
+           *             "ok": true,
+           *             "ms": 3.2
+           *           }
+           *         }
+           *       }
+           *     }
+           */
+          'application/json': {
+            /** @enum {boolean} */
+            success: true;
+            /** @example Radio channels retrieved successfully. */
+            message: string;
+            data: components['schemas']['ServiceHealth'];
+          };
+        };
+      };
+      /** @description Not modified: the `ETag` sent in `If-None-Match` is still current. No body. */
+      304: {
+        headers: {
+          ETag: components['headers']['ETag'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Validation failed; every failing field is listed. */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Too many requests; see Retry-After and the RateLimit headers. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RateLimitError'];
+        };
+      };
+      /** @description Unexpected failure. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency did not answer: `data.checks` says which. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          'X-D1-Bookmark': components['headers']['X-D1-Bookmark'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnhealthyError'];
         };
       };
     };

@@ -5,7 +5,8 @@ import * as catalogueAdmin from '../../catalogue/admin';
 import { importStations } from '../../catalogue/import';
 import type { AppEnv } from '../../env';
 import { created, ok } from '../../lib/envelope';
-import { conflict, notFound } from '../../lib/errors';
+import { conflict, notFound, routeNotFound } from '../../lib/errors';
+import { outboxMessages } from '../../mail/mailer';
 import { config } from '../../config';
 import { createDb } from '../../db/client';
 import {
@@ -122,4 +123,11 @@ export const runSync: RouteHandler<typeof routes.runSync, AppEnv> = async (c) =>
       ? `Sync run failed: ${result.error}`
       : `Sync run: ${result.counts.created} created, ${result.counts.updated} updated, ${result.counts.hidden} hidden.`,
   );
+};
+
+/** The development outbox (docs/operations.md#mail): 404 wherever mail is really sent. */
+export const showOutbox: RouteHandler<typeof routes.showOutbox, AppEnv> = async (c) => {
+  const { environment, mail } = config(c.env);
+  if (environment !== 'development' || mail.provider !== 'outbox') throw routeNotFound();
+  return ok(c, await outboxMessages(c.get('db'), 50), 'The outbox.');
 };

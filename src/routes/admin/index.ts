@@ -15,4 +15,5 @@ adminRouter
   .openapi(routes.createGenre, handlers.createGenre)
   .openapi(routes.updateGenre, handlers.updateGenre)
   .openapi(routes.showSync, handlers.showSync)
-  .openapi(routes.runSync, handlers.runSync);
+  .openapi(routes.runSync, handlers.runSync)
+  .openapi(routes.showOutbox, handlers.showOutbox);

@@ -1,6 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { MAX_IMPORT_STATIONS } from '../../catalogue/import';
-import { STREAM_FORMATS, USER_STATUSES } from '../../db/schema';
+import { MAX_CHANNEL_STREAMS, STREAM_FORMATS, USER_STATUSES } from '../../db/schema';
+import { isPublicUrl } from '../../streams/fetch-stream';
+import { isRecord } from '../../lib/objects';
 import { httpUrlField, idParam, noQuery, textField } from '../../lib/validation';
 import { AdminGenreSchema, RadioSchema, languageCode, slugField } from '../../schemas/catalogue';
 import { BODY_ERRORS, errorResponses, jsonBody, jsonResponse } from '../../schemas/common';
@@ -27,12 +29,28 @@ export const setUserStatus = createRoute({
   responses: { 200: jsonResponse(UserSchema, 'The updated user'), ...errorResponses(...BODY_ERRORS, 401, 403, 404) },
 });
 
+/** A URL apps load (a stream, a logo, a homepage): http(s) on a public address (docs/security.md#outbound-fetches). */
+const publicUrl = () => httpUrlField({ reachable: (url) => isPublicUrl(url) });
+
+const StreamInputSchema = z
+  .object({
+    url: publicUrl(),
+    format: z.enum(STREAM_FORMATS),
+    bitrate: smallInt(0, 100_000, 96).nullable().optional().openapi({ description: 'kbit/s; null or absent: unknown' }),
+  })
+  .openapi('AdminStream');
+
 const channelFields = {
   name: textField({ min: 1, max: 255 }),
   slug: slugField,
   description: textField({ max: 5000, multiline: true }),
-  stream_url: httpUrlField(),
-  logo: httpUrlField().nullable(),
+  stream_url: publicUrl().openapi({ description: 'a channel with this one stream (instead of `streams`)' }),
+  streams: list(StreamInputSchema, MAX_CHANNEL_STREAMS)
+    .min(1)
+    .openapi({
+      description: `1 to ${MAX_CHANNEL_STREAMS} streams in the order players should try them; replaces the channel's streams (those kept keep their health). Not with \`stream_url\`, \`format\` or \`bitrate\`.`,
+    }),
+  logo: publicUrl().nullable(),
   country_id: id(41),
   country_code: z
     .string()
@@ -54,26 +72,59 @@ const channelFields = {
     }),
   social_links: z
     .object({
-      website: httpUrlField().nullable(),
-      facebook: httpUrlField().nullable(),
-      twitter: httpUrlField().nullable(),
-      instagram: httpUrlField().nullable(),
+      website: publicUrl().nullable(),
+      facebook: publicUrl().nullable(),
+      twitter: publicUrl().nullable(),
+      instagram: publicUrl().nullable(),
     })
     .partial(),
   genre_ids: list(id(3), 20),
 };
 
+/** Also when other fields fail, so the 422 lists every problem at once. */
+const always = { when: (payload: { value: unknown }) => typeof payload.value === 'object' && payload.value !== null };
+
+/**
+ * A channel's streams come as `streams` or as `stream_url` (with `format` and `bitrate`), never both; a URL is given
+ * once. `required`: a new channel must have one or the other.
+ */
+function checkStreams(required: boolean) {
+  return (body: Record<string, unknown>, context: z.RefinementCtx) => {
+    const issue = (path: PropertyKey[], message: string) =>
+      context.addIssue({ code: 'custom', path, message, input: body });
+    if (body.streams === undefined) {
+      if (required && body.stream_url === undefined)
+        issue(['stream_url'], 'The stream url or streams field is required.');
+      if (required && body.format === undefined) issue(['format'], 'The format field is required.');
+      return;
+    }
+    for (const field of ['stream_url', 'format', 'bitrate'])
+      if (body[field] !== undefined)
+        issue([field], `The ${field.replace('_', ' ')} field cannot be given with streams.`);
+    if (!Array.isArray(body.streams)) return;
+    const seen = new Set<string>();
+    body.streams.forEach((stream: unknown, i) => {
+      const url = isRecord(stream) ? stream.url : undefined;
+      if (typeof url !== 'string') return;
+      if (seen.has(url)) issue(['streams', i, 'url'], 'The url is given twice in streams.');
+      seen.add(url);
+    });
+  };
+}
+
 const ChannelCreate = z
   .object(channelFields)
   .partial()
-  .required({ name: true, stream_url: true, format: true })
+  .required({ name: true })
   .refine((body) => body.country_id !== undefined || body.country_code !== undefined, {
     message: 'The country id or country code field is required.',
     path: ['country_id'],
-    // Also when other fields fail, so the 422 lists every problem at once.
-    when: (payload) => typeof payload.value === 'object' && payload.value !== null,
+    ...always,
   })
-  .openapi('AdminChannelCreate');
+  .superRefine(checkStreams(true), always)
+  .openapi('AdminChannelCreate', {
+    description: 'A channel: `name`, a country, and its streams (`streams`, or `stream_url` with `format`).',
+  });
 
 export const createRadio = createRoute({
   method: 'post',
@@ -98,7 +149,12 @@ export const updateRadio = createRoute({
   request: {
     query: noQuery,
     params: idParams,
-    body: jsonBody(z.object(channelFields).partial().openapi('AdminChannelUpdate')),
+    body: jsonBody(
+      z.object(channelFields).partial().superRefine(checkStreams(false), always).openapi('AdminChannelUpdate', {
+        description:
+          "`streams` replaces the channel's streams; `stream_url` alone makes it a channel of that one stream; `format` or `bitrate` alone change its first stream.",
+      }),
+    ),
   },
   responses: { 200: jsonResponse(RadioSchema, 'The channel'), ...errorResponses(...BODY_ERRORS, 401, 403, 404) },
 });
@@ -111,6 +167,9 @@ export const ImportSummarySchema = z
     updated: stationCount(12),
     unchanged: stationCount(5),
     skipped: stationCount(3),
+    merged: stationCount(4).openapi({
+      description: 'stations that became a further stream of another station’s channel (variants of one broadcaster)',
+    }),
     skipped_details: list(
       z.object({
         index: smallInt(0, MAX_IMPORT_STATIONS - 1, 17),
@@ -168,7 +227,7 @@ export const importRadios = createRoute({
 const genreFields = {
   name: textField({ min: 1, max: 100 }),
   slug: slugField,
-  logo: httpUrlField().nullable(),
+  logo: publicUrl().nullable(),
   description: textField({ max: 2000, multiline: true }),
   is_active: z.boolean(),
 };
@@ -213,6 +272,15 @@ const RunSchema = z.object({
   unchanged: syncCount(940),
   hidden: syncCount(2),
   skipped: syncCount(6),
+  merged: syncCount(3).openapi({ description: 'stations that became a further stream of a channel' }),
+  skipped_details: list(
+    z.object({
+      uuid: text(64, '9642ac1c-0601-11e8-ae97-52543be04c81').nullable(),
+      name: text(255, 'Radio X').nullable(),
+      reason: text(200, 'every slug its name may take is taken'),
+    }),
+    20,
+  ).openapi({ description: 'why stations were skipped (the first 20)' }),
 });
 
 export const SyncStateSchema = z
@@ -269,5 +337,30 @@ export const runSync = createRoute({
   responses: {
     200: jsonResponse(SyncStateSchema, 'The sync state after the run'),
     ...errorResponses(401, 403, 409, 422),
+  },
+});
+
+const OutboxMessageSchema = z
+  .object({
+    to: z.string().max(254).openapi({ format: 'email', example: 'grace@example.com' }),
+    subject: text(200, 'Your password reset code'),
+    text: text(10_000, 'Your code is 042817.', { multiline: true }),
+    sent_at: timestamp,
+  })
+  .openapi('OutboxMessage');
+
+export const showOutbox = createRoute({
+  method: 'get',
+  path: '/api/v1/admin/outbox',
+  operationId: 'getOutbox',
+  tags,
+  summary: 'Mail the development outbox holds (development only)',
+  description:
+    'In development without a mail provider (`MAIL_PROVIDER=outbox`), mail is kept here instead of sent: the last 50 messages, newest first. 404 in every other environment.',
+  ...adminAccess,
+  request: { query: noQuery },
+  responses: {
+    200: jsonResponse(z.array(OutboxMessageSchema).max(50), 'The last messages'),
+    ...errorResponses(401, 403, 404, 422),
   },
 });

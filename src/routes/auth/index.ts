@@ -14,4 +14,13 @@ authRouter
   .openapi(routes.verify, handlers.verify)
   .openapi(routes.updateProfile, handlers.updateProfile)
   .openapi(routes.changePassword, handlers.changePassword)
-  .openapi(routes.logout, handlers.logout);
+  .openapi(routes.logout, handlers.logout)
+  .openapi(routes.deleteAccount, handlers.deleteAccount)
+  .openapi(routes.exportAccount, handlers.exportAccount)
+  .openapi(routes.forgotPassword, handlers.forgotPassword)
+  .openapi(routes.resetPassword, handlers.resetPassword)
+  .openapi(routes.verifyEmail, handlers.verifyEmail)
+  .openapi(routes.resendVerification, handlers.resendVerification)
+  .openapi(routes.listSessions, handlers.listSessions)
+  .openapi(routes.revokeOtherSessions, handlers.revokeOtherSessions)
+  .openapi(routes.revokeSession, handlers.revokeSession);

@@ -3,14 +3,9 @@ import { isRecord } from '../../lib/objects';
 import { ONE_LINE } from '../../schemas/fields';
 
 /**
- * What every operation shares, added to the document that @hono/zod-openapi builds from
- * the route contracts: the headers each response carries and each request may send, the
- * 304 of every GET, examples, and the document's own metadata. The route contracts keep
- * only what is particular to them (their parameters, bodies, responses, `If-Match`,
- * `ETag` on playlist writes). Rules here follow the code that sends the headers:
- * middleware/observability.ts (request id, bookmark), middleware/headers.ts (CORS),
- * middleware/rate-limit.ts (RateLimit), middleware/caching.ts (ETag, 304),
- * middleware/idempotency.ts, lib/errors.ts (Retry-After, WWW-Authenticate).
+ * What every operation shares, added to the document @hono/zod-openapi builds from the route contracts (headers, every
+ * GET's 304, examples, metadata), so that the contracts keep only what is particular to them. Each rule here follows
+ * the middleware that sends the header (middleware/), or lib/errors.ts.
  */
 
 type Json = Record<string, unknown>;
@@ -21,7 +16,11 @@ interface Operation {
   tags?: string[];
   security?: Record<string, string[]>[];
   parameters?: Json[];
-  requestBody?: { content?: Record<string, { schema?: Json; example?: unknown }> };
+  requestBody?: {
+    required?: boolean;
+    description?: string;
+    content?: Record<string, { schema?: Json; example?: unknown }>;
+  };
   responses: Record<string, Response>;
   'x-rate-limited'?: boolean;
   'x-conditional'?: boolean;
@@ -228,6 +227,13 @@ const signedIn = (operation: Operation) =>
   !(operation.security ?? []).some((requirement) => Object.keys(requirement).length === 0);
 
 /** Adds what every operation shares (see the module comment); `doc` is changed in place. */
+/** The body of a write that reads none: nothing, or a JSON object, ignored (docs/api.md#the-envelope-and-errors). */
+const NO_BODY: NonNullable<Operation['requestBody']> = {
+  required: false,
+  description: 'None; a JSON object sent anyway (`{}`) is ignored.',
+  content: { 'application/json': { schema: { type: 'object', description: 'Ignored.' }, example: {} } },
+};
+
 export function completeDocument(doc: Document, info: { version: string }): Document {
   doc.info = {
     title: 'Radio API',
@@ -284,6 +290,8 @@ export function completeDocument(doc: Document, info: { version: string }): Docu
         'ValidationError',
         'A query parameter this operation does not take; each one is named in `errors`.',
       );
+      // A write that reads no body is sent one anyway by clients that always send JSON (`{}`): it is ignored.
+      if (!read && operation.requestBody === undefined) operation.requestBody = NO_BODY;
       const body = operation.requestBody?.content?.['application/json'];
       if (body && body.example === undefined) body.example = exampleOf(body.schema, doc);
 

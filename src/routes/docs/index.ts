@@ -4,13 +4,11 @@ import { completeDocument, type Document } from './document';
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 
 /** The API's version as the document states it (info.version). */
-export const API_VERSION = '1.0.0';
+export const API_VERSION = '1.2.0';
 
 /**
- * Mounts `GET /api/v1/openapi.json`: the OpenAPI 3.1 document of every route of `app`,
- * built once per isolate from the route contracts and completed by document.ts. The
- * interactive reference at `/docs` (public/docs, Scalar) reads it; static assets serve
- * `/docs` before the Worker runs.
+ * Mounts `GET /api/v1/openapi.json`, the OpenAPI 3.1 document of `app`, built once per isolate from the route
+ * contracts. The interactive reference at `/docs` reads it; static assets serve `/docs` before the Worker runs.
  */
 export function mountDocs(app: ReturnType<typeof createRouter>) {
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {

@@ -14,11 +14,11 @@ const check = z
 export const HealthSchema = z
   .object({
     status: z.enum(['ok', 'unavailable']),
-    version: z
-      .string()
-      .max(64)
-      .nullable()
-      .openapi({ description: 'The Worker version that answered (a rollout checks it is the new one); null locally.' }),
+    version: z.string().max(64).nullable().openapi({
+      pattern: '^[0-9A-Za-z._-]+$',
+      example: '5c1f0e8a-3d2b-4c6e-9f7a-1b2c3d4e5f60',
+      description: 'The Worker version that answered (a rollout checks it is the new one); null locally.',
+    }),
     checks: z.object({ d1: check, kv: check, durable_objects: check }),
   })
   .openapi('ServiceHealth');

@@ -10,12 +10,16 @@ import type * as routes from './routes';
 
 export const listCountries: RouteHandler<typeof routes.listCountries, AppEnv> = async (c) => {
   const locale = c.get('language');
-  const list = await sharedCopy(c, 'countries', {}, () => runBatch(c, countriesWithStations(c.get('db'), locale)));
+  const list = await sharedCopy(c, 'countries', { locale }, () =>
+    runBatch(c, countriesWithStations(c.get('db'), locale)),
+  );
   return ok(c, list, 'Countries retrieved successfully.');
 };
 
 export const listLanguages: RouteHandler<typeof routes.listLanguages, AppEnv> = async (c) => {
   const locale = c.get('language');
-  const list = await sharedCopy(c, 'languages', {}, () => runBatch(c, languagesWithStations(c.get('db'), locale)));
+  const list = await sharedCopy(c, 'languages', { locale }, () =>
+    runBatch(c, languagesWithStations(c.get('db'), locale)),
+  );
   return ok(c, list, 'Languages retrieved successfully.');
 };

@@ -8,7 +8,7 @@ const tags = ['Radio channels'];
 const localised =
   "Names in the caller's language (`Accept-Language`, e.g. `de`, `pt-BR`), English otherwise; the answer says which in `Content-Language`. Only what visible channels have; readable without a token (then a shared copy per language, up to 60 seconds old, limited per client address).";
 
-/** Anonymous copies are kept per language (middleware/language.ts). */
+/** Responses without a token are public for a minute and vary by `Accept-Language` (middleware/caching.ts). */
 const perLanguage = { maxAge: PUBLIC_MAX_AGE, perLanguage: true } as const;
 
 export const listCountries = createRoute(

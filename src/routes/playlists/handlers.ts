@@ -7,7 +7,7 @@ import { notFound } from '../../lib/errors';
 import { isoTimestamp } from '../../lib/time';
 import { idParam } from '../../lib/validation';
 import { playlistTag } from '../../playlists/entity-tags';
-import { EXPORT_FORMATS, exportFormat, toM3u, toPls } from '../../playlists/export';
+import { EXPORT_FORMATS, type ExportFormat, exportFormat, toM3u, toPls } from '../../playlists/export';
 import * as playlists from '../../playlists/playlists';
 import { runBatch } from '../../http/batch';
 import { guardedWrite } from '../../http/write';
@@ -54,20 +54,37 @@ export const listItems: RouteHandler<typeof routes.listItems, AppEnv> = async (c
 };
 
 /**
- * `GET /api/v1/playlists/{id}.m3u|.pls`; the path pattern guarantees `<digits>.<format>`.
- * A public playlist's export needs no token (a media player or a shared link has none);
- * a private one is its owner's, as the detail is.
+ * A playlist as a file for players. A public playlist's export needs no token (a media player or a shared link has
+ * none); a private one is its owner's, as the detail is.
  */
-export const exportPlaylist = async (c: Context<AppEnv>) => {
+async function sendExport(c: Context<AppEnv>, id: number, format: ExportFormat, headers: Record<string, string> = {}) {
+  const detail = playlists.mustRead(await readPlaylist(c, id));
+  const body = format === 'm3u' ? toM3u(detail, detail.items) : toPls(detail, detail.items);
+  return c.body(body, 200, {
+    ...headers,
+    'Content-Type': EXPORT_FORMATS[format],
+    'Content-Disposition': `inline; filename="playlist-${detail.id}.${format}"`,
+  });
+}
+
+/** `GET /api/v1/playlists/{id}/export.m3u|.pls`. */
+export const exportPlaylist =
+  (format: ExportFormat): RouteHandler<ReturnType<typeof routes.exportPlaylist>, AppEnv> =>
+  (c) =>
+    sendExport(c, c.req.valid('param').id, format);
+
+/**
+ * `GET /api/v1/playlists/{id}.m3u|.pls`, deprecated (docs/api.md#playlist-exports); the path pattern guarantees
+ * `<digits>.<format>`. It answers as the new path does and names it (RFC 9745's `Deprecation`, RFC 8288's `Link`).
+ */
+export const legacyExport = async (c: Context<AppEnv>) => {
   const [id, extension] = c.req.param('file')!.split('.');
   const format = exportFormat(extension);
   const playlistId = idParam('id').safeParse(id);
   if (!playlistId.success || !format) throw notFound('Playlist');
-  const detail = playlists.mustRead(await readPlaylist(c, playlistId.data));
-  const body = format === 'm3u' ? toM3u(detail, detail.items) : toPls(detail, detail.items);
-  return c.body(body, 200, {
-    'Content-Type': EXPORT_FORMATS[format],
-    'Content-Disposition': `inline; filename="playlist-${detail.id}.${format}"`,
+  return sendExport(c, playlistId.data, format, {
+    Deprecation: 'true',
+    Link: `</api/v1/playlists/${playlistId.data}/export.${format}>; rel="successor-version"`,
   });
 };
 

@@ -3,6 +3,7 @@ import { createRouter } from '../router';
 import { noQuery, validationHook } from '../../lib/validation';
 import { anonymousAccess, anonymousRoute } from '../../middleware/caching';
 import { every } from 'hono/combine';
+import { EXPORT_EXTENSIONS } from '../../playlists/export';
 import * as handlers from './handlers';
 import * as routes from './routes';
 
@@ -14,22 +15,25 @@ const exportPolicy = { maxAge: 60 };
 
 /**
  * `/api/v1/playlists/*` and the membership summary `/api/v1/radios/{id}/playlists`
- * (docs/catalogue.md#playlists). The `{id}.m3u`/`{id}.pls` export is registered before `{id}`.
+ * (docs/catalogue.md#playlists). The deprecated `{id}.m3u`/`{id}.pls` export is registered before `{id}`.
  */
 export const playlistsRouter = createRouter();
 // The id as written canonically (no leading zero; no `*` either: routes/router.ts takes a path with one for middleware).
-const EXPORT_PATH = '/api/v1/playlists/:file{[1-9][0-9]{0,15}\\.(?:m3u|pls)}';
+const LEGACY_EXPORT_PATH = '/api/v1/playlists/:file{[1-9][0-9]{0,15}\\.(?:m3u|pls)}';
 playlistsRouter.get(
-  EXPORT_PATH,
+  LEGACY_EXPORT_PATH,
   every(...anonymousAccess(exportPolicy)),
   // Outside the OpenAPI router (its path has a pattern), so its query is checked as the routes' are.
   zValidator('query', noQuery, validationHook),
-  handlers.exportPlaylist,
+  handlers.legacyExport,
 );
-for (const route of routes.exportPlaylistDocs) {
+for (const route of routes.legacyExportDocs) {
   // The document takes the route's description only; its middleware is mounted above.
   const { middleware: _mounted, ...documented } = anonymousRoute(route, exportPolicy);
   playlistsRouter.openAPIRegistry.registerPath(documented);
+}
+for (const format of EXPORT_EXTENSIONS) {
+  playlistsRouter.openapi(anonymousRoute(routes.exportPlaylist(format), exportPolicy), handlers.exportPlaylist(format));
 }
 playlistsRouter
   .openapi(routes.listPlaylists, handlers.listPlaylists)

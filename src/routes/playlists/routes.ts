@@ -12,6 +12,7 @@ import {
   jsonResponseWithMeta,
 } from '../../schemas/common';
 import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
+import { EXPORT_EXTENSIONS, type ExportFormat } from '../../playlists/export';
 import { readAccess, writeAccess } from '../../middleware/access';
 
 const tags = ['Playlists'];
@@ -55,41 +56,60 @@ export const showPlaylist = createRoute({
   responses: { 200: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...readErrors },
 });
 
-/**
- * The export: `GET /api/v1/playlists/{id}.m3u` and `.pls`. Hono serves it from one
- * regex path (src/routes/playlists/index.ts); these entries document it.
- */
-export const exportPlaylistDocs = (['m3u', 'pls'] as const).map((format) => ({
-  method: 'get' as const,
-  path: `/api/v1/playlists/{id}.${format}`,
-  operationId: format === 'm3u' ? 'exportPlaylistM3u' : 'exportPlaylistPls',
-  tags,
-  summary: format === 'm3u' ? 'The playlist as extended M3U, for players' : 'The playlist as PLS, for players',
-  description:
-    'Channels in playlist order. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, answered from a shared copy at most 30 s old and limited per client address (300 a minute).',
-  security: [{}, { bearerAuth: [] }] as Record<string, string[]>[],
-  request: { params: playlistParams },
-  responses: {
-    200: {
-      description: 'The playlist file',
-      content: {
-        [format === 'm3u' ? 'audio/x-mpegurl' : 'audio/x-scpls']: {
-          schema: z
-            .string()
-            .max(2_000_000)
-            .openapi({
-              pattern: MULTILINE,
-              example:
-                format === 'm3u'
-                  ? '#EXTM3U\n#EXTINF:-1,Radio Swiss Jazz\nhttps://stream.srg-ssr.ch/m/rsj/aacp_96\n'
-                  : '[playlist]\nFile1=https://stream.srg-ssr.ch/m/rsj/aacp_96\nTitle1=Radio Swiss Jazz\nLength1=-1\nNumberOfEntries=1\nVersion=2\n',
-            }),
-        },
+/** The export's answer, a file for players, as M3U or PLS. */
+const exportResponses = (format: ExportFormat) => ({
+  200: {
+    description: 'The playlist file',
+    content: {
+      [format === 'm3u' ? 'audio/x-mpegurl' : 'audio/x-scpls']: {
+        schema: z
+          .string()
+          .max(2_000_000)
+          .openapi({
+            pattern: MULTILINE,
+            example:
+              format === 'm3u'
+                ? '#EXTM3U\n#EXTINF:-1,Radio Swiss Jazz\nhttps://stream.srg-ssr.ch/m/rsj/aacp_96\n'
+                : '[playlist]\nFile1=https://stream.srg-ssr.ch/m/rsj/aacp_96\nTitle1=Radio Swiss Jazz\nLength1=-1\nNumberOfEntries=1\nVersion=2\n',
+          }),
       },
     },
-    // The 429 and the RateLimit headers of the anonymous limit come with anonymousRoute (middleware/caching.ts).
-    ...errorResponses(401, 403, 404, 422),
   },
+  // The 429 and the RateLimit headers of the anonymous limit come with anonymousRoute (middleware/caching.ts).
+  ...errorResponses(401, 403, 404, 422),
+});
+
+const exportDescription =
+  'Channels in playlist order, each with its first playable stream. A public playlist needs no token (media players send none); a private one is its owner’s. Without a token, limited per client address (300 a minute); read fresh every time, kept by clients at most 60 s.';
+
+/** The export, `GET /api/v1/playlists/{id}/export.m3u` and `/export.pls`: the link a listener shares. */
+export const exportPlaylist = (format: ExportFormat) =>
+  createRoute({
+    method: 'get',
+    path: `/api/v1/playlists/{id}/export.${format}`,
+    operationId: format === 'm3u' ? 'exportPlaylistM3u' : 'exportPlaylistPls',
+    tags,
+    summary: format === 'm3u' ? 'The playlist as extended M3U, for players' : 'The playlist as PLS, for players',
+    description: exportDescription,
+    request: { query: noQuery, params: playlistParams },
+    responses: exportResponses(format),
+  });
+
+/**
+ * The first export paths, `GET /api/v1/playlists/{id}.m3u` and `.pls`, kept for links already shared and marked
+ * deprecated: OpenAPI routers and validating proxies take them for `/playlists/{id}`. Hono serves them from one regex
+ * path (src/routes/playlists/index.ts); these entries document them.
+ */
+export const legacyExportDocs = EXPORT_EXTENSIONS.map((format) => ({
+  method: 'get' as const,
+  path: `/api/v1/playlists/{id}.${format}`,
+  operationId: format === 'm3u' ? 'exportPlaylistM3uLegacy' : 'exportPlaylistPlsLegacy',
+  tags,
+  deprecated: true,
+  summary: `The playlist as ${format === 'm3u' ? 'M3U' : 'PLS'} (deprecated: use /playlists/{id}/export.${format})`,
+  description: `${exportDescription} The same answer as \`/api/v1/playlists/{id}/export.${format}\`, with a \`Deprecation\` header and a \`Link\` to that path (\`rel="successor-version"\`).`,
+  request: { params: playlistParams },
+  responses: exportResponses(format),
 }));
 
 export const createPlaylist = createRoute({
@@ -186,7 +206,10 @@ export const removeItem = createRoute({
   description: 'The later items move up one position.',
   ...writeAccess,
   ...conditional,
-  request: { query: noQuery, params: z.object({ id: idParam('id'), channel_id: idParam('channel_id') }) },
+  request: {
+    query: noQuery,
+    params: z.object({ id: idParam('id'), channel_id: idParam('channel_id') }),
+  },
   responses: { 200: jsonResponse(PlaylistDetailSchema, 'The playlist'), ...removeErrors },
 });
 

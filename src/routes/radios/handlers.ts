@@ -23,9 +23,10 @@ import { fieldInvalid, notFound } from '../../lib/errors';
 import { normaliseTerm } from '../../lib/text';
 import { isoTimestamp } from '../../lib/time';
 import { runBatch } from '../../http/batch';
+import { currentUser } from '../../middleware/auth';
 import { findCountryByName } from '../../search/search';
 import type * as routes from './routes';
-import { requestNetwork } from '../../crowd/rules';
+import { accountStanding, requestNetwork } from '../../crowd/rules';
 
 export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async (c) => {
   const query = c.req.valid('query');
@@ -48,12 +49,12 @@ export const listRadios: RouteHandler<typeof routes.listRadios, AppEnv> = async 
   };
   const list: ChannelListQuery = { ...filters, page: query.page, perPage: query.per_page, sort: query.sort };
   if (query.search !== undefined) {
-    if (query.cursor !== undefined) throw fieldInvalid('cursor', 'A search is paged with page, not cursor.');
     list.search = normaliseTerm(query.search);
     if (list.search === '') throw fieldInvalid('search', 'The search field must contain letters or digits.');
-  } else if (query.cursor !== undefined) {
+  }
+  if (query.cursor !== undefined) {
     if (c.req.query('page') !== undefined) throw fieldInvalid('page', 'Send either page or cursor, not both.');
-    Object.assign(list, decodeCursor(query.cursor, query.sort, filters));
+    Object.assign(list, decodeCursor(query.cursor, query.sort, { ...filters, search: list.search }));
   }
   const viewer = c.get('userId');
   const { items, rest: meta } = await sharedChannels(c, 'radios', { ...list }, [], async () => {
@@ -125,7 +126,7 @@ function nearbyPoint(c: Context<AppEnv>, query: { lat?: number; lng?: number }) 
   return { shared: true, location: { source: 'network' as const, ...point, city, country } };
 }
 
-/** `GET /radios/changes`: the feed of an offline copy (docs/api.md#changes-feed), read with the caller's check. */
+/** `GET /radios/changes`: the feed that keeps an app's offline catalogue current (docs/api.md#changes-feed). */
 export const radioChanges: RouteHandler<typeof routes.radioChanges, AppEnv> = async (c) => {
   const { since, limit } = c.req.valid('query');
   const page = await runBatch(c, changesPage(c.get('db'), since, limit, Date.now()));
@@ -142,7 +143,7 @@ export const nearbyRadios: RouteHandler<typeof routes.nearbyRadios, AppEnv> = as
     const items = near.map(({ distance, ...channel }) => ({ ...channel, distance_km: Math.round(distance * 10) / 10 }));
     return { items, rest: { location } };
   };
-  // The location is part of the answer: a network's point and the same point sent in the query are kept apart.
+  // The location is part of the response: a network's point and the same point sent in the query are kept apart.
   const key = { location: JSON.stringify(location), radius: query.radius_km, limit: query.limit };
   const { items, rest } = shared ? await sharedChannels(c, 'nearby', key, ['distance_km'], load) : await load();
   return okPage(c, { items, meta: rest }, 'Nearby radio channels retrieved successfully.');
@@ -190,9 +191,11 @@ export const likedRadios: RouteHandler<typeof routes.likedRadios, AppEnv> = asyn
 
 export const playRadio: RouteHandler<typeof routes.playRadio, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
-  // One call to the channel's counter: it knows which channels can be played (activity/plays.ts).
-  // Its network, for the crowd rule of rankings (crowd/rules.ts).
-  const { found } = await recordPlay(c.env, c.get('userId'), id, { network: requestNetwork(c) });
+  const now = Date.now();
+  // One call to the channel's counter: it knows which channels can be played (activity/plays.ts). The player's
+  // network and the account's age (its row, read before the handler) for the crowd rule of rankings (crowd/rules.ts).
+  const standing = accountStanding(currentUser(c), now);
+  const { found } = await recordPlay(c.env, c.get('userId'), id, { now, network: requestNetwork(c), standing });
   if (!found) throw notFound('Radio channel');
   return ok(c, null, 'Play tracked successfully.');
 };

@@ -20,7 +20,7 @@ export const listRadios = createRoute({
   tags,
   summary: 'Active channels, paginated, searchable and filterable',
   description:
-    'Pages of `per_page` (1 to 100) by `page` up to 1,000 channels deep, and by `cursor` (`meta.next_cursor`) at any depth. `search` matches name and description and considers the 1,000 best matches (`meta.total_exact` says whether there were more). Counted as a search when `search` is given.',
+    'Pages of `per_page` (1 to 100) by `page` up to 1,000 channels deep, and by `cursor` (`meta.next_cursor`) at any depth; `meta.has_more` is true exactly when `meta.next_cursor` is not null. `search` matches name and description and considers the 1,000 most popular matches (`meta.total_exact` says whether there were more). `ids` takes no other parameter; `page` and `cursor` do not go together (422). Counted as a search when `search` is given.',
   ...readAccess,
   // A list with `search` counts as a search (docs/security.md#limits).
   middleware: [
@@ -30,18 +30,24 @@ export const listRadios = createRoute({
   ],
   request: {
     query: z.strictObject({
-      page: intParam({ min: 1, max: 100_000 }).default(1),
-      per_page: intParam({ min: 1, max: 100 }).default(20),
+      page: intParam({ min: 1, max: 100_000 }).default(1).openapi({
+        description:
+          'the page number, from 1, while `page` × `per_page` ≤ 1,000 (deeper is 422: follow `cursor`); not with `cursor`',
+      }),
+      per_page: intParam({ min: 1, max: 100 }).default(20).openapi({ description: 'channels per page, 1 to 100' }),
       sort: z
         .enum(CHANNEL_SORTS)
         .default('name')
         .openapi({ description: 'name (A-Z), popular (plays), likes, newest; ties break on id' }),
-      search: textField({ min: 1, max: 100 })
+      search: textField({ min: 1, max: 100 }).optional().openapi({
+        description:
+          'in name or description, case- and accent-insensitive; the 1,000 most popular matches, paged by `page` or `cursor`',
+      }),
+      country_id: intParam({ min: 1 })
         .optional()
-        .openapi({ description: 'in name or description, case- and accent-insensitive' }),
-      country_id: intParam({ min: 1 }).optional(),
+        .openapi({ description: 'a country’s `id` (`GET /countries`); with `country`, both must name one country' }),
       language: languageCode.optional().openapi({ description: 'ISO 639-1 code' }),
-      genre_id: intParam({ min: 1 }).optional(),
+      genre_id: intParam({ min: 1 }).optional().openapi({ description: 'a genre’s `id` (`GET /genres`)' }),
       country: z
         .string()
         .max(2)
@@ -67,7 +73,8 @@ export const listRadios = createRoute({
       https: flagParam().openapi({ description: '`true`: only channels with an https stream' }),
       cursor: z.string().min(1).max(512).optional().openapi({
         pattern: '^[A-Za-z0-9_-]+$',
-        description: '`meta.next_cursor` of the previous page: the next page, at any depth (without `search`)',
+        description:
+          '`meta.next_cursor` of the previous page: the next page, at any depth, with the same `sort`, filters and `search`; not with `page`',
       }),
     }),
   },
@@ -110,7 +117,13 @@ const degrees = (limit: number, description: string) =>
       z.number().min(-limit).max(limit),
     )
     .optional()
-    .openapi({ type: 'number', minimum: -limit, maximum: limit, description });
+    .openapi({
+      type: 'number',
+      minimum: -limit,
+      maximum: limit,
+      pattern: DECIMAL.source,
+      description: `${description}; written as decimal digits with an optional exponent (no hex, Infinity or blanks)`,
+    });
 
 const NearbyLocationSchema = z
   .object({
@@ -282,7 +295,7 @@ export const playRadio = createRoute({
   tags,
   summary: 'Record a play',
   description:
-    "Counts a play of the channel for its counts, charts and the user's history. A repeat by the same user within 60 seconds is acknowledged and not counted, so a retry is always safe (an `Idempotency-Key` is accepted and not needed). One network (IPv4 /24, IPv6 /48) adds at most 10 plays of a channel per hour to its counts and charts.",
+    "Counts a play of the channel in its `play_count` and the user's history, wherever the listener connects from. A repeat by the same user within 60 seconds is acknowledged and not counted, so a retry is always safe (an `Idempotency-Key` is accepted and not needed). Trending and charts count a listener once per channel and hour, and from one network (IPv4 /24, IPv6 /48) at most 10 accounts younger than a day per channel and hour.",
   ...playAccess,
   request: { query: noQuery, params: channelParams },
   responses: { 200: jsonResponse(NullData, 'The play was tracked'), ...errorResponses(401, 403, 404, 422, 429) },

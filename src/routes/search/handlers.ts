@@ -7,6 +7,7 @@ import { fieldInvalid } from '../../lib/errors';
 import { normaliseTerm } from '../../lib/text';
 import { completions, findCountryByName, nameCompletions, searchCatalogue } from '../../search/search';
 import { recordSearchTerm, trendingTerms } from '../../search/trending';
+import { accountStanding } from '../../crowd/rules';
 import type * as routes from './routes';
 
 export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
@@ -37,8 +38,11 @@ export const search: RouteHandler<typeof routes.search, AppEnv> = async (c) => {
   });
   const result = { stations, ...rest };
   if (result.stations.length || result.categories.length || result.countries.length) {
-    // Counted after the response is sent; the Durable Object's write is durable once it returns.
-    c.executionCtx.waitUntil(recordSearchTerm(c, term, c.get('userId')).catch(() => false));
+    // Counted after the response is sent; the Durable Object's write is durable once it returns. The account's row
+    // came with the stations' batch: its age decides how it counts (crowd/rules.ts).
+    const now = Date.now();
+    const user = { id: c.get('userId'), standing: accountStanding(c.get('user'), now) };
+    c.executionCtx.waitUntil(recordSearchTerm(c, term, user, now).catch(() => false));
   }
   return ok(c, result, 'Search results retrieved successfully.');
 };

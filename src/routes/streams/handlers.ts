@@ -7,12 +7,22 @@ import type { AppEnv } from '../../env';
 import { requestNetwork } from '../../crowd/rules';
 import { json, ok, okPage } from '../../lib/envelope';
 import { decodeListCursor, keysetPage } from '../../lib/list-cursor';
-import { notFound, tooManyRequests } from '../../lib/errors';
-import { LIVE_LEASE_MS, clientAddress, releaseLiveStream, reserveLiveStream } from '../../rate-limits/limits';
+import { fieldInvalid, notFound, tooManyRequests } from '../../lib/errors';
+import { LIVE_LEASE_MS, peekLiveStream, releaseLiveStream, reserveLiveStream } from '../../rate-limits/limits';
+import { runBatch } from '../../http/batch';
 import { LIVE_RETRY_MS } from '../../streams/live';
 import { checkStream } from '../../streams/check';
 import { placeholderPng } from '../../streams/placeholder';
-import { checkUpdate, recordReport, streamOf } from '../../streams/service';
+import {
+  channelStream,
+  channelStreamRead,
+  checkUpdate,
+  recordChecks,
+  recordReport,
+  streamsOfChannel,
+} from '../../streams/service';
+import type { CheckResult } from '../../streams/check';
+import { guardedWrite } from '../../http/write';
 import type * as routes from './routes';
 
 /** The Worker's own host: a stream fetch never goes there (streams/fetch-stream.ts). */
@@ -21,17 +31,20 @@ const ownHosts = (c: Context<AppEnv>) => [new URL(c.req.url).hostname];
 export const reportStream: RouteHandler<typeof routes.reportStream, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   const db = c.get('db');
-  const target = await streamOf(db, id);
-  if (!target) throw notFound('Radio channel');
-  // A report never changes the status (no cached response to forget): at most it asks the cron for a check.
-  await recordReport(db, target, c.get('userId'), c.req.valid('json'), requestNetwork(c));
+  // One batch: the account check, the channel and its stream, the report, and (a failure) the request for a check. A
+  // report never changes the status: at most it asks the cron for a check of that stream.
+  const outcome = await guardedWrite(c, (guards) =>
+    recordReport(db, id, c.get('userId'), c.req.valid('json'), requestNetwork(c), { guards }),
+  );
+  if (outcome === 'no_channel') throw notFound('Radio channel');
+  if (outcome === 'no_stream') throw fieldInvalid('stream_url', 'The stream url is not one of the channel’s streams.');
   return json(c, { success: true as const, message: 'Report received.', data: null }, 202);
 };
 
 export const nowPlaying: RouteHandler<typeof routes.nowPlaying, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   const db = c.get('db');
-  const target = await streamOf(db, id);
+  const target = await channelStream(db, id);
   if (!target) throw notFound('Radio channel');
   // One object per channel: one fetch per channel and 15-second window (streams/now-playing-object.ts).
   const title = await c.env.NOW_PLAYING.get(c.env.NOW_PLAYING.idFromName(String(id))).current(target.streamUrl, {
@@ -42,16 +55,21 @@ export const nowPlaying: RouteHandler<typeof routes.nowPlaying, AppEnv> = async 
 };
 
 /**
- * The live titles of a channel (docs/api.md#live-now-playing): a place in the address's limit of open streams, then
- * the channel's object hands over the listener's event stream, which is the response body. The object renews the
- * place while the stream is open and gives it back when the client leaves.
+ * The live titles of a channel (docs/api.md#live-now-playing): the channel (and the caller's account) in one batch, a
+ * place in the caller's limit of open streams, then the listener's stream from the channel's object as the body. A HEAD
+ * takes no place and opens no stream: Hono drops a HEAD's body unread, which would hold the place until dropped.
  */
 export const nowPlayingEvents: RouteHandler<typeof routes.nowPlayingEvents, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   const resume = c.req.valid('header')['last-event-id'];
-  const target = await streamOf(c.get('db'), id);
+  const target = await runBatch(c, channelStreamRead(c.get('db'), id));
   if (!target) throw notFound('Radio channel');
-  const place = await reserveLiveStream(c, clientAddress(c.req.raw, c.env));
+  const headers = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' };
+  if (c.req.method === 'HEAD') {
+    await peekLiveStream(c);
+    return c.body(null, 200, headers);
+  }
+  const place = await reserveLiveStream(c);
   let stream: ReadableStream<Uint8Array> | null;
   try {
     stream = await c.env.NOW_PLAYING.get(c.env.NOW_PLAYING.idFromName(String(id))).listen(target.streamUrl, {
@@ -68,17 +86,14 @@ export const nowPlayingEvents: RouteHandler<typeof routes.nowPlayingEvents, AppE
     await releaseLiveStream(c.env, place);
     throw tooManyRequests(LIVE_RETRY_MS / 1000, 'This channel has as many live listeners as it serves; retry shortly.');
   }
-  return c.body(stream, 200, {
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-store',
-  });
+  return c.body(stream, 200, headers);
 };
 
 export const history: RouteHandler<typeof routes.history, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   const { limit, cursor } = c.req.valid('query');
   const before = cursor === undefined ? undefined : decodeListCursor(cursor, 'history')[1];
-  if (!(await streamOf(c.get('db'), id))) throw notFound('Radio channel');
+  if (!(await channelStream(c.get('db'), id))) throw notFound('Radio channel');
   // The channel's object keeps its titles (streams/now-playing-object.ts).
   const entries = await c.env.NOW_PLAYING.get(c.env.NOW_PLAYING.idFromName(String(id))).history(limit + 1, before);
   const { items, meta } = keysetPage(entries, limit, 'history', (entry) => [entry.started_at, entry.seq]);
@@ -120,21 +135,31 @@ export const genreLogo: RouteHandler<typeof routes.genreLogo, AppEnv> = async (c
 export const checkStreamNow: RouteHandler<typeof routes.checkStreamNow, AppEnv> = async (c) => {
   const { id } = c.req.valid('param');
   const db = c.get('db');
-  const target = await streamOf(db, id, { visibleOnly: false });
-  if (!target) throw notFound('Radio channel');
-  const result = await checkStream(target.streamUrl, { ownHosts: ownHosts(c) });
-  const { query, status } = checkUpdate(db, target, result);
-  await query;
+  const streams = await streamsOfChannel(db, id);
+  if (streams.length === 0) throw notFound('Radio channel');
+  // Every stream at once (at most 8; Workers queue past 6 open connections), recorded in one batch.
+  const results = await Promise.all(streams.map((stream) => checkStream(stream.url, { ownHosts: ownHosts(c) })));
+  const updates = streams.map((stream, i) => checkUpdate(db, stream, results[i]!));
+  const status = await recordChecks(
+    db,
+    id,
+    updates.map((update) => update.query),
+  );
+  const shown = (result: CheckResult) => ({
+    ok: result.ok,
+    status_code: result.status_code,
+    content_type: result.content_type,
+    bitrate: result.bitrate,
+    error: result.error,
+    checked_at: result.checked_at,
+  });
   return ok(
     c,
     {
-      ok: result.ok,
-      status_code: result.status_code,
-      content_type: result.content_type,
-      bitrate: result.bitrate,
-      error: result.error,
-      checked_at: result.checked_at,
+      // The operator's first stream, as the answer was before channels had several.
+      ...shown(results[0]!),
       status,
+      streams: streams.map((stream, i) => ({ url: stream.url, ...shown(results[i]!), status: updates[i]!.status })),
     },
     'Stream checked.',
   );

@@ -5,12 +5,8 @@ import * as handlers from './handlers';
 import * as routes from './routes';
 
 /**
- * Streams that play and logos that always render
- * (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos): players'
- * reports, now playing and its history, the placeholder PNGs, and the operators' check. The scheduled
- * checks are in src/scheduled.ts; the status rule in src/streams/health.ts. The
- * placeholders are anonymous routes (image loaders send no token): limited per client
- * address (middleware/caching.ts `anonymousRoute`).
+ * Streams that play and logos that always render: the placeholders are anonymous routes, as image loaders send no
+ * token, limited per client address (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos).
  */
 /** The same PNG for everyone: a token is not read, and every request counts against its address. */
 const logos = { maxAge: 86_400, ignoresToken: true } as const;

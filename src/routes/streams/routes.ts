@@ -1,10 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { idParam, noQuery, textField } from '../../lib/validation';
+import { HEALTH_STATUSES, MAX_CHANNEL_STREAMS } from '../../db/schema';
+import { httpUrlField, idParam, noQuery, textField } from '../../lib/validation';
 import { errorResponses, jsonBody, jsonResponse, jsonResponseWithMeta, NullData } from '../../schemas/common';
 import { ListMetaSchema, listQuery } from '../../lib/list-cursor';
 import { adminAccess, limited, optionalAccess, readAccess, reportAccess } from '../../middleware/access';
 import { liveConnectLimit } from '../../middleware/rate-limit';
-import { MULTILINE, list, smallInt, text, timestamp } from '../../schemas/fields';
+import { MULTILINE, list, smallInt, text, timestamp, url } from '../../schemas/fields';
 
 const tags = ['Radio channels'];
 const params = z.object({ id: idParam('id') });
@@ -16,7 +17,7 @@ export const reportStream = createRoute({
   tags,
   summary: 'Report whether the stream played',
   description:
-    "For players: whether the channel's stream started (`ok`), with an optional error of up to 200 characters. One report per user, channel and hour counts (at most 60 per user and hour). Reports never change the status themselves: when most of the last hour's reports failed, from at least 5 users on at least 3 networks, the stream is checked within a minute and the check decides. Answers 202 at once.",
+    "For players: whether the channel's stream started (`ok`), with an optional error of up to 200 characters, and which of its `streams` it was (`stream_url`; by default the channel's `stream_url`; a URL that is not one of the channel's streams is a 422). One report per user, channel and hour counts (at most 60 per user and hour). Reports never change the status themselves: when most of the last hour's reports on a stream failed, from at least 5 users on at least 3 networks, that stream is checked within a minute and the check decides. Answers 202 at once.",
   ...reportAccess,
   request: {
     query: noQuery,
@@ -26,6 +27,10 @@ export const reportStream = createRoute({
         .object({
           ok: z.boolean(),
           error: textField({ min: 1, max: 200 }).optional().openapi({ example: 'timeout after 10 s' }),
+          stream_url: httpUrlField().optional().openapi({
+            description: 'the stream the player tried: one of the channel’s `streams` (default: its `stream_url`)',
+            example: 'https://stream.srg-ssr.ch/m/rsj/aacp_96',
+          }),
         })
         .openapi('StreamReport'),
     ),
@@ -65,10 +70,10 @@ export const nowPlayingEvents = createRoute({
   tags,
   summary: 'What the stream plays, pushed live (Server-Sent Events)',
   description:
-    "A `text/event-stream`: first the current title, then an event each time it changes (`event: now-playing`, `id`: the title's place in the history, `data`: `{ title, artist, stream_title, started_at }`). A comment line at least every 25 seconds; `retry:` says how long to wait before reconnecting, and a reconnect with `Last-Event-ID` first gets the titles it missed. However many listen, the stream is read once per channel, every 10 seconds while anyone listens. At most 10 open streams per client address and 5,000 per channel, and connections count as the anonymous routes' requests (300 a minute per address without a token, the user's reads with one): 429 past them. A token is optional; when sent it must be valid.",
+    "A `text/event-stream`: first the current title, then an event each time it changes (`event: now-playing`, `id`: the title's place in the history, `data`: `{ title, artist, stream_title, started_at }`). A comment line at least every 25 seconds; `retry:` says how long to wait before reconnecting, and a reconnect with `Last-Event-ID` first gets the titles it missed. However many listen, the stream is read once per channel, every 10 seconds while anyone listens. At most 10 open streams per signed-in user (with a token), 100 per client address without one, and 5,000 per channel; a stream holds its place only while it is read, and one closed or no longer read gives it back within 30 seconds. A HEAD takes no place. Connections count as the anonymous routes' requests (300 a minute per address without a token, the user's reads with one): 429 past them. A token is optional; when sent it must be valid.",
   ...optionalAccess,
   middleware: [...optionalAccess.middleware, liveConnectLimit],
-  // The RateLimit headers of the address's open streams (services/rate-limits.ts reserveLiveStream).
+  // The RateLimit headers of the caller's open streams (rate-limits/limits.ts reserveLiveStream).
   ...limited,
   request: {
     query: noQuery,
@@ -157,20 +162,36 @@ export const genreLogo = createRoute({
   responses: { 200: png('The PNG'), ...errorResponses(404, 422) },
 });
 
+const checkFields = {
+  ok: z.boolean(),
+  status_code: smallInt(100, 599, 200).nullable(),
+  content_type: text(200, 'audio/mpeg').nullable(),
+  bitrate: smallInt(1, 100_000, 128).nullable(),
+  error: text(100, 'timeout').nullable().openapi({
+    description:
+      'dns, tls, timeout, connection, address_refused (not a public address, at any hop), too_many_redirects (more than 3), read_limit (no audio within 64 KiB in 256 reads), http_<status>, not_audio or hls_no_segment (an HLS playlist that leads to no segment); null when it passed',
+  }),
+  checked_at: timestamp,
+};
+
 const CheckSchema = z
   .object({
-    ok: z.boolean(),
-    status_code: smallInt(100, 599, 200).nullable(),
-    content_type: text(200, 'audio/mpeg').nullable(),
-    bitrate: smallInt(1, 100_000, 128).nullable(),
-    error: text(100, 'timeout').nullable().openapi({
-      description:
-        'dns, tls, timeout, connection, address_refused (not a public address, at any hop), too_many_redirects (more than 3), read_limit (no audio within 64 KiB in 256 reads), http_<status> or not_audio; null when it passed',
-    }),
-    checked_at: timestamp,
-    status: z.enum(['online', 'offline', 'unknown']),
+    ...checkFields,
+    status: z.enum(HEALTH_STATUSES).openapi({ description: "the channel's status after the checks" }),
+    streams: list(
+      z
+        .object({
+          url,
+          ...checkFields,
+          status: z.enum(HEALTH_STATUSES).openapi({ description: "the stream's status after its check" }),
+        })
+        .openapi('StreamCheckResult'),
+      MAX_CHANNEL_STREAMS,
+    ).openapi({ description: "every stream's check, in the operator's order" }),
   })
-  .openapi('StreamCheck');
+  .openapi('StreamCheck', {
+    description: "`ok` to `checked_at`: the channel's first stream's check; `streams`: every stream's",
+  });
 
 export const checkStreamNow = createRoute({
   method: 'post',
@@ -179,7 +200,7 @@ export const checkStreamNow = createRoute({
   tags: ['Admin'],
   summary: "Check a channel's stream now",
   description:
-    "Runs the scheduled check on one channel (active or not) and answers what it found, and the channel's status after it.",
+    "Runs the scheduled check on every stream of one channel (active or not; an HLS stream through its playlist and first segment) and answers what each found, and the channel's status after them.",
   ...adminAccess,
   request: { query: noQuery, params },
   responses: { 200: jsonResponse(CheckSchema, 'The check'), ...errorResponses(401, 403, 404, 422) },

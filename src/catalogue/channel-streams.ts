@@ -1,0 +1,101 @@
+import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import { channelStreams, radioChannels, type StreamFormat } from '../db/schema';
+import { bare, batchable, jsonField, jsonRows } from '../db/sql';
+
+/**
+ * Writing a channel's streams (docs/catalogue.md#several-streams-per-channel): the admin API, the import and the
+ * upstream sync add, change and remove `channel_streams` rows; the triggers of migration 0026 then write what the
+ * channel's row shows of them (`streams_json`, `stream_url`, its health).
+ */
+
+/** A stream as a channel is given it. */
+export interface StreamInput {
+  url: string;
+  format: StreamFormat;
+  bitrate: number | null;
+}
+
+/** A stream to add: to channel `channel` (an id, or one of its stream URLs when it is created in the same batch). */
+export interface NewStream extends StreamInput {
+  channel: number | string;
+  position: number;
+  /** The station's name it was listed as. */
+  name: string;
+  upstreamUuid?: string | null;
+  upstreamPass?: number | null;
+}
+
+/** The channel that has the stream `url`, as a subquery (any of a channel's stream URLs names it). */
+export const channelOfStream = (url: SQLWrapper | string): SQL<number> =>
+  sql<number>`(SELECT ${channelStreams.channelId} FROM ${channelStreams} WHERE ${channelStreams.url} = ${url})`;
+
+/** The insert of new streams (at most a few hundred rows: one JSON parameter), each active as its channel is. */
+export function insertStreams(db: Db, rows: NewStream[]) {
+  const json = JSON.stringify(
+    rows.map((row) => ({
+      ...row,
+      channelId: typeof row.channel === 'number' ? row.channel : null,
+      channelUrl: typeof row.channel === 'string' ? row.channel : null,
+      upstreamUuid: row.upstreamUuid ?? null,
+      upstreamPass: row.upstreamPass ?? null,
+    })),
+  );
+  const channel = sql`coalesce(${jsonField('channelId')}, ${channelOfStream(jsonField('channelUrl'))})`;
+  const columns = [
+    channelStreams.channelId,
+    channelStreams.position,
+    channelStreams.url,
+    channelStreams.format,
+    channelStreams.bitrate,
+    channelStreams.name,
+    channelStreams.upstreamUuid,
+    channelStreams.upstreamPass,
+    channelStreams.channelActive,
+  ];
+  return batchable(
+    db,
+    sql`INSERT INTO ${channelStreams} (${sql.join(columns.map(bare), sql`, `)})
+      SELECT ${channel}, ${jsonField('position')}, ${jsonField('url')}, ${jsonField('format')}, ${jsonField('bitrate')},
+        ${jsonField('name')}, ${jsonField('upstreamUuid')}, ${jsonField('upstreamPass')},
+        (SELECT ${radioChannels.isActive} FROM ${radioChannels} WHERE ${radioChannels.id} = ${channel})
+      FROM ${jsonRows(json)}`,
+  );
+}
+
+/**
+ * A channel's streams replaced by `streams`, in that order: the others go, those it keeps keep their health, new
+ * ones start unknown. A URL another channel holds is left alone (checked before; a race fails the batch's guard).
+ */
+export function replaceStreams(db: Db, channelId: number, streams: StreamInput[]) {
+  const json = JSON.stringify(streams.map((stream, position) => ({ ...stream, position })));
+  const urls = sql`(SELECT ${jsonField('url')} FROM ${jsonRows(json)})`;
+  return [
+    db
+      .delete(channelStreams)
+      .where(sql`${channelStreams.channelId} = ${channelId} AND ${channelStreams.url} NOT IN ${urls}`),
+    batchable(
+      db,
+      sql`INSERT INTO ${channelStreams} (${bare(channelStreams.channelId)}, ${bare(channelStreams.position)}, ${bare(channelStreams.url)}, ${bare(channelStreams.format)}, ${bare(channelStreams.bitrate)}, ${bare(channelStreams.name)}, ${bare(channelStreams.channelActive)})
+        SELECT ${channelId}, ${jsonField('position')}, ${jsonField('url')}, ${jsonField('format')}, ${jsonField('bitrate')},
+          (SELECT ${radioChannels.name} FROM ${radioChannels} WHERE ${radioChannels.id} = ${channelId}),
+          (SELECT ${radioChannels.isActive} FROM ${radioChannels} WHERE ${radioChannels.id} = ${channelId})
+        FROM ${jsonRows(json)} WHERE true
+        ON CONFLICT (${bare(channelStreams.url)}) DO UPDATE SET ${bare(channelStreams.position)} = excluded.${bare(channelStreams.position)}, ${bare(channelStreams.format)} = excluded.${bare(channelStreams.format)}, ${bare(channelStreams.bitrate)} = excluded.${bare(channelStreams.bitrate)}
+        WHERE ${channelStreams.channelId} = excluded.${bare(channelStreams.channelId)}`,
+    ),
+  ] as const;
+}
+
+/** True (SQL) when one of `urls` is not a stream of channel `channelId`: a replace that lost a race to another. */
+export const streamsNotAllOf = (channelId: number, urls: string[]): SQL =>
+  sql`EXISTS (SELECT 1 FROM json_each(${JSON.stringify(urls)}) u WHERE NOT EXISTS (SELECT 1 FROM ${channelStreams} WHERE ${channelStreams.url} = u.value AND ${channelStreams.channelId} = ${channelId}))`;
+
+/** Streams named after the station they were listed as, by URL. */
+export const nameStreams = (db: Db, rows: { url: string; name: string }[]) =>
+  db
+    .update(channelStreams)
+    .set({
+      name: sql`(SELECT ${jsonField('name')} FROM ${jsonRows(JSON.stringify(rows))} WHERE ${jsonField('url')} = ${channelStreams.url})`,
+    })
+    .where(sql`${channelStreams.url} IN (SELECT ${jsonField('url')} FROM ${jsonRows(JSON.stringify(rows))})`);
