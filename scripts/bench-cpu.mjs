@@ -1,27 +1,7 @@
 #!/usr/bin/env node
-// npm run bench:cpu [-- --ref <git ref or . for the working tree> ...] [--requests N] [--rounds N] [--channels N] [--only a,b]
-//
-// The CPU time the runtime spends per request, endpoint by endpoint: the user and
-// system time of the workerd process that serves the build (/proc/<pid>/stat), read
-// before and after a fixed number of requests. It does not grow while the process waits
-// for a core, unlike throughput, which moves ±20% between runs of identical code on this
-// 2-core machine. It still moves ±10% from round to round (timers, GC, how requests
-// batch), so builds are compared round by round, alternating, and the median is kept.
-// (V8's sampling profiler was tried first: under load its samples stand for the gaps in
-// which the sampler waited for a core, which made it a wall clock.) `npm run bench` takes the
-// same measure apart (the Worker's own code against the simulators, beside a bare Hono route):
-// docs/performance.md#how-cpu-is-measured.
-//
-// Each `--ref` (a commit, branch or tag; `.` or none: the working tree) is checked out in a
-// temporary worktree, bundled with its own wrangler.toml (`wrangler deploy --dry-run`),
-// served by its own Miniflare, migrated with its own migrations and loaded with the same
-// synthetic catalogue, users, plays, likes and playlist. Then, round after round, every
-// endpoint is sent `--requests` requests (`--concurrency` at a time, 8 by default; one
-// at a time costs more wake-ups per request and varied more) to each build in turn.
-// Counted: everything the runtime does for a request (the Worker, its Durable Objects,
-// the D1 and KV simulators), so an endpoint's figure is its code plus its I/O as
-// simulated here; a difference between two builds is their code's.
-// Writes bench/cpu.md.
+// npm run bench:cpu [-- --ref <ref, or . for the working tree> ...] [--requests N --rounds N --channels N --only a,b]
+// Builds side by side: each ref bundled and served on its own, loaded alike, sent the same requests in alternating
+// rounds; the workerd process's CPU per request (/proc), median of the rounds. Writes bench/cpu.md.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -1,13 +1,7 @@
 #!/usr/bin/env node
-// node scripts/bench-search.mjs [SMALL] [LARGE] [REQUESTS]
-// Search at two catalogue sizes (default 1,000 and 100,000 synthetic stations): each
-// size gets its own local D1 (under bench/out/), loaded through the import endpoint,
-// then every query is sent REQUESTS times in a row, spread over enough users that none
-// passes the per-minute search limit of wrangler.toml (its Rate Limiting binding is simulated by `wrangler dev` with
-// the limit it declares). Prints mean and p95 latency and the D1 rows read per request, and the ratio large/small;
-// writes bench/search.md. SHARED_LIST_MAX_AGE is 0 locally: every request runs the search itself.
-// BENCH_WORK_DIR moves the generated catalogues and local state (default bench/out) and
-// BENCH_SEARCH_REPORT the report (default bench/search.md): the scripts test runs it small.
+// node scripts/bench-search.mjs [SMALL] [LARGE] [REQUESTS]: search at two catalogue sizes (docs/performance.md#search-at-scale),
+// each in a local D1 of its own through `wrangler dev`; writes bench/search.md. BENCH_WORK_DIR and BENCH_SEARCH_REPORT
+// move its state (default bench/out) and report (default bench/search.md): the scripts test runs it small.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import {

@@ -1,7 +1,6 @@
-// The bare baseline of `npm run bench` (docs/performance.md#how-cpu-is-measured): a Hono app with one
-// @hono/zod-openapi route, bundled by wrangler as the API is, that answers an endpoint's own JSON body (parsed, then
-// serialised again by `c.json`, as a route answers its data) with the endpoint's own headers. `PUT /` loads the
-// answers the bench captured from the API (`{ key: { json, headers } }`); `GET /bare/<key>` answers one.
+// The bare baseline of `npm run bench` (docs/performance.md#how-cpu-is-measured): one @hono/zod-openapi route that
+// answers an endpoint's captured JSON, parsed and serialised again by `c.json` as a route does, with its headers.
+// `PUT /` loads the captured answers (`{ key: { json, headers } }`); `GET /bare/<key>` answers one.
 import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
 
 const answers = {};

@@ -35,15 +35,23 @@ export const SEARCH_WORDS = ['radio', 'sound', 'wave', 'classic', 'groove', 'met
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 
 /**
- * What a tree's wrangler.toml declares at its top level, read by wrangler itself: the compatibility date, the vars
- * (wrangler.toml's own: a developer's .dev.vars is left out) and `bindings`, the Miniflare options of every binding it
- * declares (D1, KV, Durable Objects, Rate Limiting, Analytics Engine, version metadata, ...), so that a binding added
- * to wrangler.toml is in every benchmark without a change here.
+ * A tree's wrangler.toml (top level) as wrangler reads it: its vars (a developer's .dev.vars left out) and `bindings`,
+ * the Miniflare options of every binding it declares, so that a binding added there reaches every benchmark.
  */
 export function wranglerConfig(dir) {
   // Static Assets answer before the Worker and cost it nothing: the benchmarks send the API's paths only.
   const config = { ...unstable_readConfig({ config: `${dir}/wrangler.toml` }), assets: undefined };
-  const { bindings: _devVars, assets: _assets, ...bindings } = unstable_getMiniflareWorkerOptions(config).workerOptions;
+  // The reader announces the .dev.vars it reads; the benchmarks leave them out, so it is kept quiet.
+  const logLevel = process.env.WRANGLER_LOG;
+  process.env.WRANGLER_LOG = 'warn';
+  let options;
+  try {
+    options = unstable_getMiniflareWorkerOptions(config).workerOptions;
+  } finally {
+    if (logLevel === undefined) delete process.env.WRANGLER_LOG;
+    else process.env.WRANGLER_LOG = logLevel;
+  }
+  const { bindings: _devVars, assets: _assets, ...bindings } = options;
   return {
     compatibilityDate: config.compatibility_date,
     vars: Object.fromEntries(Object.entries(config.vars).map(([name, value]) => [name, String(value)])),
@@ -56,10 +64,8 @@ export function wranglerConfig(dir) {
 const UNLIMITED = 100_000_000;
 
 /**
- * Miniflare options that serve a bundle (`scriptPath`) with every binding of `config` (wranglerConfig), its own D1
- * named `storage`, and `bindings` over the vars. The limiters stay on, their limits raised past any load
- * (docs/performance.md#what-is-measured): the Rate Limiting bindings' own limits and the `RATE_LIMIT_*` vars that
- * announce them, so their cost stays in the figures.
+ * Miniflare options that serve a bundle with every binding of `config`, its own D1 named `storage`, and `bindings`
+ * over the vars. The limiters stay on with their limits raised past any load, so their cost stays in the figures.
  */
 export const workerOptions = ({ scriptPath, config, storage, adminToken, bindings = {} }) => ({
   ...config.bindings,
@@ -98,13 +104,8 @@ export async function applyMigrations(db, dir) {
 }
 
 /**
- * Loads `stations` through the import (5,000 per request), marks every `featuredEvery`th
- * channel featured, registers `users` accounts (8 at a time), plays `plays` and likes
- * `likes` channels spread over them, builds a public playlist, and waits for the play
- * counters to flush (`flushMs`). With `heavyLikes`, one more account likes that many of the
- * most played channels, written straight to D1 (quicker than thousands of requests): the
- * triggers keep the user's `likes_count`, and the channels' counts are raised as a like raises them.
- * Answers `{ tokens, channelIds, playlistId, heavyToken }`.
+ * Loads the catalogue through the import, then users, plays, likes, a public playlist, and waits for the play
+ * counters to flush. `heavyLikes`: one more account likes that many of the most played channels.
  */
 export async function loadBenchData({
   url,
@@ -161,6 +162,8 @@ export async function loadBenchData({
     });
   await new Promise((r) => setTimeout(r, flushMs + 1500)); // the play counters flush
   let heavyToken;
+  // Straight to D1, quicker than thousands of requests: the triggers keep the user's likes_count; the channels' counts
+  // are raised here, as a like raises them.
   if (heavyLikes > 0) {
     const heavy = await api('POST', '/api/v1/auth/register', null, {
       name: 'Bench heavy liker',

@@ -44,10 +44,8 @@ function costOf(call) {
 }
 
 /**
- * The modelled time a captured request waited on its calls before it answered (`io`, ms), and its path as text.
- * A call begins once the calls that ended before it began in the Worker have ended in the model; calls that began
- * together run side by side. The answer leaves when the calls that ended before it in the Worker have ended; calls
- * still running then (work left to `waitUntil`) are not on the path.
+ * The modelled ms a captured request waited on its calls (`io`) and its path as text: a call starts when the calls it
+ * followed in the Worker end in the model; work still running when the answer left (`waitUntil`) is not on the path.
  */
 export function modelledLatency({ calls, order, doneAtResponse }) {
   const ends = [];

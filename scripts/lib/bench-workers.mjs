@@ -1,28 +1,14 @@
-// The Workers `npm run bench` runs beside the API, in the same workerd process (docs/performance.md#how-cpu-is-measured):
-//
-// - the recorder: the API's own bundle behind a wrapper that writes down every call the request makes to D1, KV, the
-//   Rate Limiting bindings, the Durable Objects and the Cache API, with what each returned and when it began and
-//   ended relative to the others; never measured, it tells what the API did;
-// - the replay: a Worker that makes exactly those calls (the same SQL and values in the same batches, the same keys,
-//   the same Durable Object methods and arguments), in the same order and grouping, and answers 60 bytes: what a
-//   request costs the runtime and the simulators without the API's code (and, sending D1 its requests as raw HTTP,
-//   without the D1 client's work in the Worker's isolate, which is the Worker's own on Cloudflare);
-// - the floor: a Worker that answers 60 bytes and does nothing else;
-// - the bare Worker (scripts/lib/bench-bare-worker.mjs, bundled by wrangler): a Hono app with one @hono/zod-openapi
-//   route that answers an endpoint's own captured JSON body with its headers.
+// The Workers `npm run bench` runs beside the API in one workerd (docs/performance.md#how-cpu-is-measured): the
+// recorder, which notes every call a request makes; the replay, which makes only those calls; the floor, which answers.
 
 /** The answer of the replay and floor Workers. */
 const SMALL_ANSWER = `'{"success":true,"message":"Replayed.","data":null}'`;
 const JSON_HEADERS = `{ 'content-type': 'application/json; charset=UTF-8' }`;
 
 /**
- * The recorder's entry module, beside the API's bundle (`./index.js`), whose Durable Object classes it exports again
- * (so that `OWN_<binding>` namespaces of its own can be bound). A request with `X-Bench-Capture: <id>` is recorded
- * (`X-Bench-Max-Age` sets `SHARED_LIST_MAX_AGE` for it; `X-Bench-Delay: <ms>` makes each call end that much later);
- * `GET /__calls?id=` then
- * answers its calls once the work it left running (`waitUntil`) has ended. Calls that change a Durable Object's state
- * and that a later identical call would find done (a play's `record`: the 60-second rule) go to the recorder's own
- * objects (`OWN_PLAY_COUNTER`), so that the API's objects meet each play for the first time in the measured runs.
+ * The recorder: the API's bundle, with each binding wrapped to note its calls for a request sent with
+ * `X-Bench-Capture: <id>` (`GET /__calls?id=` answers them). A play's `record` goes to objects of its own
+ * (`OWN_PLAY_COUNTER`), so that the API's counters meet each measured play for the first time (the 60-second rule).
  */
 export const recorderSource = () => `import api from './index.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -235,15 +221,9 @@ export default {
 `;
 
 /**
- * The replay Worker: `PUT /` adds plans (`{ key: calls }`, as the recorder wrote them down); `GET /<mode>/<key>` makes
- * the plan's calls through its own bindings (the API's D1, KV namespace and Durable Objects), calls that began
- * together in the API together, in one D1 session per request, and answers 60 bytes. Mode `client`: D1 through its
- * binding, as the API calls it; mode `raw`: the same D1 requests sent as they leave the binding (the SQL and values as
- * JSON, over the binding's own fetch), their answers read as bytes: without the D1 client's work in the Worker's
- * isolate (building the request, parsing and mapping the rows), which on Cloudflare is the Worker's own CPU; mode
- * `d1`: the raw D1 requests alone, what the request costs D1 (here, D1's simulator and its SQLite). A Cache
- * API copy the plan read and that is gone (older than its max age) is put back from the plan, so that the next replay
- * reads it as the API did. A call that failed in the API may fail here; any other failure is a 500.
+ * The replay: `PUT /` loads the recorded calls; `GET /<mode>/<key>` makes them in the same groups and answers 60 bytes.
+ * Mode `client` sends D1 through its binding; `raw` sends the binding's own HTTP requests, leaving out the D1 client's
+ * work, which is the Worker's own on Cloudflare; `d1` the raw D1 requests alone.
  */
 export const REPLAY_SOURCE = `const plans = {};
 
@@ -283,6 +263,7 @@ async function play(call, env, session, mode) {
       if (call.op === 'match') {
         const hit = await caches.default.match(call.url);
         if (hit) return hit.arrayBuffer();
+        // A copy gone since (past its max age) is put back: the next replay reads it, as the API did.
         if (call.copy) return caches.default.put(call.url, new Response(call.copy.body, { headers: call.copy.headers }));
         return undefined;
       }
@@ -312,6 +293,7 @@ export default {
       while (j < plan.length && plan[j].after === plan[i].after) j += 1;
       await Promise.all(
         plan.slice(i, j).map((call) =>
+          // A call that failed in the API may fail here too; any other failure is a 500.
           play(call, env, session, mode).catch((error) => {
             if (call.error === undefined) throw error;
           }),
