@@ -893,7 +893,7 @@ describe('variants of one broadcaster', () => {
   });
 });
 
-describe('an upstream that misbehaves (issue 48)', () => {
+describe('an upstream that misbehaves', () => {
   it('writes at most its batch of changes per run, its cursor at the last one written', async () => {
     const stations = Array.from({ length: 25 }, (_, i) => ownStation({ name: `Batch Bound ${i}` }));
     await upstreamChanges(stations);
