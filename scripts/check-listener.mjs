@@ -76,7 +76,7 @@ const mf = new Miniflare({
     adminToken: ADMIN_TOKEN,
     bindings: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },
   }),
-  // The per-minute limits (Workers Rate Limiting bindings), which workerOptions leaves out: far above the check's use.
+  // The per-minute limits (Workers Rate Limiting bindings) raised far above the check's use: one browser walks it all.
   ratelimits: Object.fromEntries(
     ['PLAYS', 'WRITES', 'SEARCHES', 'READS', 'ANONYMOUS'].map((name) => [
       `LIMIT_${name}`,

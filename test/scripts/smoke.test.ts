@@ -259,9 +259,9 @@ async function startProxy(target: string): Promise<Proxy> {
 }
 
 /**
- * Reads until `done` holds of the value, or `timeoutMs` passed, and answers the last value: the Worker's read caches
- * may answer a value up to 1.5 x READ_CACHE_MS (and an account row 2 s) old, so a write shows within seconds, not at
- * once. The caller asserts on what comes back; a check that never holds fails after the wait, whatever the speed.
+ * Reads until `done` holds of the value, or `timeoutMs` passed, and answers the last value. Locally one D1 answers
+ * every read, so a write shows at once and the first read holds; the wait is only a margin. The caller asserts on
+ * what comes back, so a check that never holds fails after the wait, whatever the speed.
  */
 async function settled<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
