@@ -2,8 +2,8 @@ import { config } from './config';
 import { createDb } from './db/client';
 import type { Bindings } from './env';
 import { purgeExpiredKeys } from './http/idempotency-keys';
-import { checkStream, HLS_REQUESTS } from './streams/check';
-import { checkUpdate, checksDue, forgetOldReports, type StreamTarget } from './streams/service';
+import { checkStream } from './streams/check';
+import { checkUpdate, checksDue, forgetOldReports } from './streams/service';
 import { publishSync, runSync } from './catalogue/upstream-sync';
 import { recordStreamChecks } from './lib/metrics';
 
@@ -14,22 +14,6 @@ import { recordStreamChecks } from './lib/metrics';
 const PARALLEL = 6;
 
 /**
- * The streams of `due` (in order) whose checks make at most `requests` requests: an HLS stream counts as its
- * playlist, its variant's and a segment (check.ts `HLS_REQUESTS`), any other as one; the first is always taken.
- */
-function withinRequests(due: StreamTarget[], requests: number): StreamTarget[] {
-  const taken: StreamTarget[] = [];
-  let spent = 0;
-  for (const target of due) {
-    const cost = target.format === 'hls' || /\.m3u8(\?|$)/i.test(target.url) ? HLS_REQUESTS : 1;
-    if (taken.length > 0 && spent + cost > requests) break;
-    taken.push(target);
-    spent += cost;
-  }
-  return taken;
-}
-
-/**
  * The Cron Trigger (every minute): checks streams for at most `HEALTH_CHECKS_PER_RUN` stream requests and records every
  * result in one D1 batch, so a run's subrequests stay within the plan's (50 free, 1,000 paid). Which streams, and the
  * rotation's arithmetic: docs/catalogue.md#streams-that-play-health-reports-now-playing-logos.
@@ -37,9 +21,7 @@ function withinRequests(due: StreamTarget[], requests: number): StreamTarget[] {
 export async function checkStreams(env: Bindings, fetcher?: (request: Request) => Promise<Response>) {
   const startedAt = Date.now();
   const db = createDb(env.DB);
-  const limit = config(env).healthChecksPerRun;
-  const { due: candidates, weighed } = await checksDue(db, limit);
-  const due = withinRequests(candidates, limit);
+  const { due, weighed } = await checksDue(db, config(env).healthChecksPerRun);
   const updates: ReturnType<typeof checkUpdate>['query'][] = [];
   const tally = { passed: 0, failed: 0, changed: 0 };
   for (let i = 0; i < due.length; i += PARALLEL) {

@@ -3,7 +3,8 @@ import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import worker from '../src/index';
 import { createDb } from '../src/db/client';
-import { checksDue } from '../src/streams/service';
+import { checkStreams } from '../src/scheduled';
+import { checksDue, recordReport } from '../src/streams/service';
 import { BASE, asAdmin, call, fetchWorker, type Json } from './helpers/client';
 import { createRadioClient, playChannel } from '../clients/typescript/src/index';
 import { importStations, station } from './helpers/catalogue';
@@ -272,6 +273,22 @@ describe('health per stream', () => {
     expect(await m3u.text()).toContain(live);
   });
 
+  it('offline streams go last; the others keep the operator’s order, whatever their URLs', async () => {
+    const [zulu, dead, alpha] = [url('icy.test', 'zulu'), url('reset.test'), url('icy.test', 'alpha')];
+    const created = await createChannel([
+      { url: zulu, format: 'mp3' },
+      { url: dead, format: 'mp3' },
+      { url: alpha, format: 'mp3' },
+    ]);
+    await check(created.id);
+    expect(urlsOf(await radio(created.id))).toEqual([zulu, dead, alpha]);
+    await check(created.id);
+    const after = await radio(created.id);
+    expect(urlsOf(after)).toEqual([zulu, alpha, dead]);
+    expect(after.streams.map((stream: Json) => stream.health.status)).toEqual(['online', 'online', 'offline']);
+    expect(after).toMatchObject({ stream_url: zulu, health: { status: 'online' } });
+  });
+
   it('a channel is offline only when all its streams are', async () => {
     const created = await createChannel([
       { url: url('reset.test'), format: 'mp3' },
@@ -291,6 +308,18 @@ describe('health per stream', () => {
     expect(channel.stream_url).toBe(channel.streams[0].url);
     const filtered = await call('GET', '/api/v1/radios?online=true&per_page=100', { token: user.token });
     expect(filtered.body.data.map((r: Json) => r.id)).not.toContain(created.id);
+    // A stream not checked yet: no longer all offline, so not offline; it goes first.
+    const added = url('icy.test');
+    const patched = await asAdmin('PATCH', `/api/v1/admin/radios/${created.id}`, {
+      streams: [
+        ...channel.streams.map((stream: Json) => ({ url: stream.url, format: 'mp3' })),
+        { url: added, format: 'mp3' },
+      ],
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data.health.status).toBe('unknown');
+    expect(patched.body.data.stream_url).toBe(added);
+    expect(patched.body.data.streams.map((s: Json) => s.health.status)).toEqual(['unknown', 'offline', 'offline']);
   });
 
   it('HLS streams pass by their playlist and first segment, each request within the fetch rules', async () => {
@@ -327,6 +356,38 @@ describe('health per stream', () => {
     expect(checked).toBe(2);
     expect((await radio(created.id)).streams.map((s: Json) => s.health.status)).toEqual(['online', 'online']);
   });
+
+  it('a stream whose reports ask for a check keeps asking until a run has requests left for it', async () => {
+    // Two HLS streams (3 requests each) asking, in a run of 4 requests: one is checked, the other waits.
+    const channels = [await createChannel([{ url: url('hls.test'), format: 'hls' }])];
+    channels.push(await createChannel([{ url: url('hls.test'), format: 'hls' }]));
+    const reporters = await Promise.all(Array.from({ length: 5 }, () => quickUser()));
+    const db = createDb(env.DB);
+    for (const channel of channels) {
+      const stored = await Promise.all(
+        reporters.map((reporter, i) => recordReport(db, channel.id, reporter.id, { ok: false }, `net-${i % 3}`)),
+      );
+      expect(stored).toEqual(Array<string>(5).fill('stored'));
+    }
+    // The oldest marks of this file: the run weighs these two first.
+    const streamOf = (channel: Json) =>
+      env.DB.prepare('SELECT id, health_checked_at AS checked FROM channel_streams WHERE channel_id = ?')
+        .bind(channel.id)
+        .first<{ id: number; checked: string | null }>();
+    for (const [i, channel] of channels.entries()) {
+      await env.DB.prepare('UPDATE channel_streams SET health_reported_at = ? WHERE channel_id = ?')
+        .bind(i + 1, channel.id)
+        .run();
+    }
+    const [first, second] = [(await streamOf(channels[0]))!, (await streamOf(channels[1]))!];
+    expect((await checksDue(db, 40)).asking).toEqual(expect.arrayContaining([first.id, second.id]));
+    await checkStreams({ ...env, HEALTH_CHECKS_PER_RUN: '4' });
+    expect((await streamOf(channels[0]))!.checked).not.toBeNull();
+    expect((await streamOf(channels[1]))!.checked).toBeNull();
+    const { asking } = await checksDue(db, 40);
+    expect(asking).toContain(second.id);
+    expect(asking).not.toContain(first.id);
+  });
 });
 
 describe('POST /radios/{id}/report with stream_url', () => {
@@ -347,6 +408,16 @@ describe('POST /radios/{id}/report with stream_url', () => {
     const wrong = await report({ ok: false, stream_url: other.stream_url });
     expect(wrong.status).toBe(422);
     expect(wrong.body.data.errors).toEqual({ stream_url: ['The stream url is not one of the channel’s streams.'] });
+    // Nothing stored, and the other channel's stream is not marked for the cron.
+    const reportsOf = (channelId: number) =>
+      env.DB.prepare('SELECT count(*) AS n FROM stream_reports WHERE channel_id = ?').bind(channelId).first('n');
+    expect([await reportsOf(created.id), await reportsOf(other.id)]).toEqual([0, 0]);
+    const marked = await env.DB.prepare(
+      'SELECT count(*) AS n FROM channel_streams WHERE channel_id IN (?, ?) AND health_reported_at IS NOT NULL',
+    )
+      .bind(created.id, other.id)
+      .first('n');
+    expect(marked).toBe(0);
     expect((await report({ ok: false, stream_url: 'not a url' })).status).toBe(422);
     expect((await report({ ok: false, stream_url: second })).status).toBe(202);
     const stored = await env.DB.prepare(
@@ -396,6 +467,24 @@ describe('POST /radios/{id}/report with stream_url', () => {
     const { asking } = await checksDue(createDb(env.DB), 40);
     expect(asking).toContain(ids.find((row) => row.url === second).id);
     expect(asking).not.toContain(ids.find((row) => row.url === first).id);
+    // Six reports, each on the second stream; only it is marked.
+    const perStream = await env.DB.prepare(
+      `SELECT s.url, count(r.user_id) AS reports, s.health_reported_at IS NOT NULL AS marked
+       FROM channel_streams s LEFT JOIN stream_reports r ON r.stream_id = s.id WHERE s.channel_id = ? GROUP BY s.id ORDER BY s.position`,
+    )
+      .bind(created.id)
+      .all();
+    expect(perStream.results).toEqual([
+      { url: first, reports: 0, marked: 0 },
+      { url: second, reports: 6, marked: 1 },
+    ]);
+    // The next run checks the second stream once, and its reports ask no more.
+    const fetches = async () =>
+      Number(await (await fetch(`http://count.test/${second.slice('http://'.length)}`)).text());
+    expect(await fetches()).toBe(0);
+    await runCron();
+    expect(await fetches()).toBe(1);
+    expect((await checksDue(createDb(env.DB), 40)).asking).not.toContain(ids.find((row) => row.url === second).id);
   });
 });
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * Migrations 0025 and 0026 (several streams per channel) on a catalogue made by the release before them: this file's
- * database is emptied and migrated again up to 0023, filled as that release fills it, then taken to the end.
+ * database is emptied and migrated again up to 0024, filled as that release fills it, then taken to the end.
  */
 const FIRST_NEW = '0025';
 
@@ -32,15 +32,17 @@ describe('migrations 0025 and 0026', () => {
       env.TEST_MIGRATIONS.filter((migration) => migration.name < FIRST_NEW),
     );
     const checkedAt = '2026-11-01T10:00:00.000Z';
+    // A check the previous release's reports asked for and no run has made yet.
+    const requestedAt = Date.parse('2026-11-01T10:05:00.000Z');
     await env.DB.batch([
       env.DB.prepare(
         `INSERT INTO radio_channels (name, sort_name, slug, stream_url, format, bitrate, country_id, health_status, health_checked_at, health_online_at, health_failures, health_icy_name, upstream_uuid, created_at, updated_at)
          SELECT 'Old One', 'old one', 'old-one', 'https://old.example.com/one.mp3', 'mp3', 128, id, 'online', ?1, ?1, 0, 'Old One FM', '00000000-0000-4000-8000-000000000001', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z' FROM countries WHERE code = 'GB'`,
       ).bind(checkedAt),
       env.DB.prepare(
-        `INSERT INTO radio_channels (name, sort_name, slug, stream_url, format, country_id, health_status, health_checked_at, health_failures, health_error, created_at, updated_at)
-         SELECT 'Old Two', 'old two', 'old-two', 'http://old.example.com/two.aac', 'aac', id, 'offline', ?1, 2, 'timeout', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z' FROM countries WHERE code = 'DE'`,
-      ).bind(checkedAt),
+        `INSERT INTO radio_channels (name, sort_name, slug, stream_url, format, country_id, health_status, health_checked_at, health_failures, health_error, health_check_requested_at, created_at, updated_at)
+         SELECT 'Old Two', 'old two', 'old-two', 'http://old.example.com/two.aac', 'aac', id, 'offline', ?1, 2, 'timeout', ?2, '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z' FROM countries WHERE code = 'DE'`,
+      ).bind(checkedAt, requestedAt),
       env.DB.prepare(
         "INSERT INTO users (name, email, password_hash, created_at, updated_at) VALUES ('R', 'r@example.com', 'x', '2026-01-01', '2026-01-01')",
       ),
@@ -56,7 +58,7 @@ describe('migrations 0025 and 0026', () => {
 
     const streams = await env.DB.prepare(
       `SELECT channel_id, position, url, format, bitrate, upstream_uuid, health_status, health_checked_at, health_online_at,
-              health_failures, health_icy_name, health_error FROM channel_streams ORDER BY channel_id`,
+              health_failures, health_icy_name, health_error, health_reported_at FROM channel_streams ORDER BY channel_id`,
     ).all();
     expect(streams.results).toEqual([
       {
@@ -72,6 +74,7 @@ describe('migrations 0025 and 0026', () => {
         health_failures: 0,
         health_icy_name: 'Old One FM',
         health_error: null,
+        health_reported_at: null,
       },
       {
         channel_id: 2,
@@ -86,6 +89,8 @@ describe('migrations 0025 and 0026', () => {
         health_failures: 2,
         health_icy_name: null,
         health_error: 'timeout',
+        // The pending request becomes the stream's mark: the first run after the deploy weighs its reports.
+        health_reported_at: requestedAt,
       },
     ]);
     // The channels' own columns are as they were; their cards list the stream; reports name it.

@@ -67,6 +67,10 @@ export type UserRow = typeof users.$inferSelect;
 export const STREAM_FORMATS = ['mp3', 'aac', 'aac+', 'ogg', 'opus', 'flac', 'hls'] as const;
 export type StreamFormat = (typeof STREAM_FORMATS)[number];
 
+/** The CHECK of a `format` column: one of `STREAM_FORMATS`, on a channel and on each of its streams. */
+const streamFormatCheck = (name: string, format: AnySQLiteColumn) =>
+  check(name, sql`${format} in ('mp3', 'aac', 'aac+', 'ogg', 'opus', 'flac', 'hls')`);
+
 /** Whether a channel's stream plays, as its checks and listeners' reports say (docs/catalogue.md#streams-that-play-health-reports-now-playing-logos). */
 export const HEALTH_STATUSES = ['online', 'offline', 'unknown'] as const;
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
@@ -285,9 +289,21 @@ export const radioChannels = sqliteTable(
     index('radio_channels_language_popular').on(t.language, t.isActive, sql`${t.playCount} DESC`, t.id),
     index('radio_channels_language_likes').on(t.language, t.isActive, sql`${t.likesCount} DESC`, t.id),
     index('radio_channels_language_newest').on(t.language, t.isActive, sql`${t.createdAt} DESC`, sql`${t.id} DESC`),
-    check('radio_channels_format_check', sql`${t.format} in ('mp3', 'aac', 'aac+', 'ogg', 'opus', 'flac', 'hls')`),
+    streamFormatCheck('radio_channels_format_check', t.format),
   ],
 );
+
+/** A user's row, gone with the user (each call a new column builder: one per table). */
+const userRef = () =>
+  integer('user_id')
+    .notNull()
+    .references(() => users.id, { onDelete: 'cascade' });
+
+/** A channel's row, gone with the channel. */
+const channelRef = () =>
+  integer('channel_id')
+    .notNull()
+    .references(() => radioChannels.id, { onDelete: 'cascade' });
 
 /** Most streams one channel has (docs/catalogue.md#several-streams-per-channel). */
 export const MAX_CHANNEL_STREAMS = 8;
@@ -300,9 +316,7 @@ export const channelStreams = sqliteTable(
   'channel_streams',
   {
     id: integer('id').primaryKey({ autoIncrement: true }),
-    channelId: integer('channel_id')
-      .notNull()
-      .references(() => radioChannels.id, { onDelete: 'cascade' }),
+    channelId: channelRef(),
     /** The operator's order, from 0; a stream's place in `streams` also puts offline ones last. */
     position: integer('position').notNull(),
     url: text('url').notNull(),
@@ -347,23 +361,11 @@ export const channelStreams = sqliteTable(
     index('channel_streams_health_reported')
       .on(t.healthReportedAt)
       .where(sql`${t.healthReportedAt} IS NOT NULL`),
-    check('channel_streams_format_check', sql`${t.format} in ('mp3', 'aac', 'aac+', 'ogg', 'opus', 'flac', 'hls')`),
+    streamFormatCheck('channel_streams_format_check', t.format),
   ],
 );
 
 export type ChannelStreamRow = typeof channelStreams.$inferSelect;
-
-/** A user's row, gone with the user (each call a new column builder: one per table). */
-const userRef = () =>
-  integer('user_id')
-    .notNull()
-    .references(() => users.id, { onDelete: 'cascade' });
-
-/** A channel's row, gone with the channel. */
-const channelRef = () =>
-  integer('channel_id')
-    .notNull()
-    .references(() => radioChannels.id, { onDelete: 'cascade' });
 
 export const radioChannelGenres = sqliteTable(
   'radio_channel_genres',

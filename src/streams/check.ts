@@ -30,8 +30,8 @@ const PLAYABLE = /^(audio\/|application\/ogg|application\/(vnd\.apple\.mpegurl|x
 const PLAYLIST = /mpegurl|scpls/i;
 /** Content types of HLS segments: audio, MPEG-TS, fragmented MP4, or bytes of no stated kind. */
 const SEGMENT = /^(audio\/|video\/|application\/(ogg|mp4|octet-stream)|binary\/octet-stream)/i;
-/** Requests an HLS check makes at most: master playlist, media playlist, first segment (the cron counts them). */
-export const HLS_REQUESTS = 3;
+/** Requests an HLS check makes at most: master playlist, media playlist, first segment. */
+const HLS_REQUESTS = 3;
 /** Bytes an audio stream must send within the read to count as playing. */
 const MIN_AUDIO_BYTES = 512;
 /** The response's `content_type` holds at most this many characters (the document's bound). */
@@ -110,6 +110,13 @@ function shortBody({ read }: StreamResponse): string {
   if (read.stoppedBy === 'error') return 'connection';
   return read.stoppedBy === 'reads' ? 'read_limit' : 'not_audio';
 }
+
+/**
+ * Requests a check of `stream` may make, which a run of the cron counts: an HLS stream (by its format or its `.m3u8`
+ * URL) its playlist, its variant's and a segment; any other stream one.
+ */
+export const checkRequests = (stream: { format: string; url: string }) =>
+  stream.format === 'hls' || /\.m3u8(\?|$)/i.test(stream.url) ? HLS_REQUESTS : 1;
 
 /**
  * Checks a stream (see `judge`): an HLS stream by its playlist, its first variant's playlist and that one's first

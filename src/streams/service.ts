@@ -5,7 +5,7 @@ import type { Db } from '../db/client';
 import { nonEmpty, read } from '../db/read';
 import { channelStreams, radioChannels, streamReports, type StreamFormat } from '../db/schema';
 import { batchWithGuards, jsonField, jsonRows, oneRow, type WriteGuards } from '../db/sql';
-import type { CheckResult } from './check';
+import { checkRequests, type CheckResult } from './check';
 import { nextStatus, reportsAskForCheck, type HealthStatus } from './health';
 
 const HOUR_MS = 3_600_000;
@@ -145,16 +145,30 @@ export const reportedForCheck = (db: Db, limit: number) =>
     .orderBy(asc(channelStreams.healthReportedAt))
     .limit(limit);
 
+/** The streams of `due` (in order) whose checks make at most `requests` requests; the first is always taken. */
+function withinRequests<T extends StreamTarget>(due: T[], requests: number): T[] {
+  const taken: T[] = [];
+  let spent = 0;
+  for (const target of due) {
+    const cost = checkRequests(target);
+    if (taken.length > 0 && spent + cost > requests) break;
+    taken.push(target);
+    spent += cost;
+  }
+  return taken;
+}
+
 /**
- * What a run of the Cron Trigger checks, `limit` streams, in two round trips: the streams reported failing and the
- * rotation, then the reported ones' newest reports. Those whose reports ask for a check (health.ts, at most one per
- * stream per 10 minutes) come first, at most half of the run, so that however many are asked for, the rotation keeps
- * at least half its pace. `weighed` clears the reports' marks in the run's write batch; a report after the read
- * marks its stream again.
+ * What a run of the Cron Trigger checks, streams for at most `requests` requests (check.ts `checkRequests`), in two
+ * round trips: the streams reported failing and the rotation, then the reported ones' newest reports. Those whose
+ * reports ask for a check (health.ts, at most one per stream per 10 minutes) come first, at most half of the run's
+ * streams, so that however many are asked for, the rotation keeps at least half its pace. `weighed` clears the
+ * reports' marks in the run's write batch, but not of a stream asking that the run has no requests left for; a report
+ * after the read marks its stream again.
  */
-export async function checksDue(db: Db, limit: number, now = Date.now()) {
-  const half = Math.ceil(limit / 2);
-  const [reported, rotation] = await db.batch([reportedForCheck(db, half), dueForCheck(db, limit)]);
+export async function checksDue(db: Db, requests: number, now = Date.now()) {
+  const half = Math.ceil(requests / 2);
+  const [reported, rotation] = await db.batch([reportedForCheck(db, half), dueForCheck(db, requests)]);
   const hour = Math.floor(now / HOUR_MS);
   const reads = nonEmpty(reported.map((target) => latestReports(db, target.id, hour)));
   const reports = reads ? (await db.batch(reads)).flat() : [];
@@ -165,11 +179,14 @@ export async function checksDue(db: Db, limit: number, now = Date.now()) {
       reportsAskForCheck(reports.filter((report) => report.streamId === target.id && report.createdAt >= since)),
   );
   const taken = new Set(asking.map((target) => target.id));
+  const due = withinRequests([...asking, ...rotation.filter((target) => !taken.has(target.id))], requests);
+  const checked = new Set(due.map((target) => target.id));
+  const weighed = reported.filter((target) => !taken.has(target.id) || checked.has(target.id));
   return {
-    due: [...asking, ...rotation.filter((target) => !taken.has(target.id))].slice(0, limit),
+    due,
     /** The streams whose reports ask for a check now. */
     asking: [...taken],
-    weighed: reported.length === 0 ? [] : [forgetReported(db, reported)],
+    weighed: weighed.length === 0 ? [] : [forgetReported(db, weighed)],
   };
 }
 

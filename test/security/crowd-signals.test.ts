@@ -111,11 +111,17 @@ describe('players reports never flip a status', () => {
     );
     expect(stored).toEqual(Array<string>(30).fill('stored'));
     expect(await healthOf(id)).toEqual({ status: 'online', failures: 0, asks: true });
+    const checked = () =>
+      env.DB.prepare('SELECT url, health_checked_at AS at FROM channel_streams WHERE channel_id = ?')
+        .bind(id)
+        .first<{ url: string; at: string }>();
+    const fetches = async () =>
+      Number(await (await fetch(`http://count.test/${(await checked())!.url.slice('http://'.length)}`)).text());
+    expect(await fetches()).toBe(0);
     await runCron();
-    const checked = await env.DB.prepare('SELECT health_checked_at AS at FROM channel_streams WHERE channel_id = ?')
-      .bind(id)
-      .first<{ at: string }>();
-    expect(Date.parse(checked!.at)).toBeGreaterThan(Date.now() - MINUTE);
+    expect(Date.parse((await checked())!.at)).toBeGreaterThan(Date.now() - MINUTE);
+    // One check: one request to the stream, however many reports asked.
+    expect(await fetches()).toBe(1);
     // Within 10 minutes of that check, more failures ask nothing.
     const more = await users(10);
     await Promise.all(more.map((user, i) => report(id, user, false, ownNetwork(i))));

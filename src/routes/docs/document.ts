@@ -226,7 +226,6 @@ const signedIn = (operation: Operation) =>
   (operation.security ?? []).some((requirement) => 'bearerAuth' in requirement && !('adminToken' in requirement)) &&
   !(operation.security ?? []).some((requirement) => Object.keys(requirement).length === 0);
 
-/** Adds what every operation shares (see the module comment); `doc` is changed in place. */
 /** The body of a write that reads none: nothing, or a JSON object, ignored (docs/api.md#the-envelope-and-errors). */
 const NO_BODY: NonNullable<Operation['requestBody']> = {
   required: false,
@@ -234,6 +233,7 @@ const NO_BODY: NonNullable<Operation['requestBody']> = {
   content: { 'application/json': { schema: { type: 'object', description: 'Ignored.' }, example: {} } },
 };
 
+/** Adds what every operation shares (see the module comment); `doc` is changed in place. */
 export function completeDocument(doc: Document, info: { version: string }): Document {
   doc.info = {
     title: 'Radio API',

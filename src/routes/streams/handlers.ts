@@ -11,7 +11,7 @@ import { fieldInvalid, notFound, tooManyRequests } from '../../lib/errors';
 import { LIVE_LEASE_MS, peekLiveStream, releaseLiveStream, reserveLiveStream } from '../../rate-limits/limits';
 import { runBatch } from '../../http/batch';
 import { LIVE_RETRY_MS } from '../../streams/live';
-import { checkStream } from '../../streams/check';
+import { checkStream, type CheckResult } from '../../streams/check';
 import { placeholderPng } from '../../streams/placeholder';
 import {
   channelStream,
@@ -21,7 +21,6 @@ import {
   recordReport,
   streamsOfChannel,
 } from '../../streams/service';
-import type { CheckResult } from '../../streams/check';
 import { guardedWrite } from '../../http/write';
 import type * as routes from './routes';
 
