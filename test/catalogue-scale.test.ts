@@ -47,6 +47,31 @@ describe(`a list page over ${SIZE} channels`, () => {
     expect(res.headers.get('Server-Timing')).toContain('round_trips=1');
   });
 
+  // A counter sort continues after its key through the channels tied with it, then those below: each range is cut at
+  // the page, so a page by cursor reads its own rows, as deep as it goes (docs/performance.md#rows-per-item-shown).
+  it('the popular sort by cursor reads its own rows on every page, across a tie boundary', async () => {
+    const played =
+      'UPDATE radio_channels SET play_count = ? WHERE id IN (SELECT id FROM radio_channels ORDER BY id LIMIT 30)';
+    await env.DB.prepare(played).bind(1).run();
+    try {
+      let cursor = '';
+      for (let page = 1; page <= 5; page += 1) {
+        const res = await call('GET', `/api/v1/radios?sort=popular${cursor}`, { token: user.token, debug: true });
+        const numbered = await call('GET', `/api/v1/radios?sort=popular&page=${page}`, { token: user.token });
+        expect(res.body.data.map((r: { id: number }) => r.id)).toEqual(
+          numbered.body.data.map((r: { id: number }) => r.id),
+        );
+        expect(res.body.data.map((r: { play_count: number }) => r.play_count)).toEqual(
+          Array.from({ length: 20 }, (_, i) => ((page - 1) * 20 + i < 30 ? 1 : 0)),
+        );
+        expect(rowsRead(res.headers)).toBeLessThanOrEqual(20 + 10);
+        cursor = `&cursor=${res.body.meta.next_cursor}`;
+      }
+    } finally {
+      await env.DB.prepare(played).bind(0).run();
+    }
+  });
+
   // No index orders a genre's channels by name, so a genre page reads that genre's links
   // (a fifth of this catalogue), still far from the whole table.
   it('one genre reads in proportion to the genre, not the table', async () => {

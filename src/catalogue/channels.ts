@@ -1,5 +1,5 @@
-import { and, asc, desc, eq, gt, inArray, isNotNull, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
-import { QueryBuilder, type SubqueryWithSelection } from 'drizzle-orm/sqlite-core';
+import { and, asc, desc, eq, gt, isNotNull, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
 import { read, type Queries, type Read } from '../db/read';
 import { fieldInvalid } from '../lib/errors';
@@ -50,25 +50,24 @@ const { playCount, likesCount, createdAt, sortName, id: channelId } = radioChann
 /** The key a page continues after: the sort column's value and the id of the last channel shown. */
 type SortKeyParams = [string | number, number];
 
-/** The ids of one page, in order: what a page's RadioResources are expanded from. */
-type PageIds = SubqueryWithSelection<{ id: SQL.Aliased<number> }, 'page'>;
-const pageId = (id: SQLWrapper) => sql<number>`${id}`.as('page_id');
-
 /**
  * Each sort of GET /radios: its order (an index led by is_active, or by country or
  * language then is_active, gives it: db/schema.ts), the channels after a given key
  * (keyset positioning), and the key of a channel. Ties break on id.
  */
+/** A range of a sort's index: its condition and the order that walks it. */
+interface Range {
+  where: SQL;
+  order: SQL[];
+}
+
 interface Sort {
   order: SQL[];
   /**
-   * The channels after `key` in this order: a condition on the index (a row-value sort),
-   * or, for a counter sort, the ids of the next `limit` channels that pass `conditions`,
-   * in order, as the subquery `page`.
+   * The channels after `key` in this order: a condition on the index (a row-value sort), or, for a counter sort, two
+   * ranges of the index whose channels come after `key` in this order, the first range's all before the second's.
    */
-  after:
-    | { beyond: (key: SortKeyParams) => SQL }
-    | { page: (conditions: SQL[], key: SortKeyParams, limit: number) => PageIds };
+  after: { beyond: (key: SortKeyParams) => SQL } | { ranges: (key: SortKeyParams) => [Range, Range] };
   key: (channel: RadioResource) => SortKey;
 }
 
@@ -92,32 +91,10 @@ function counterSort(column: typeof playCount | typeof likesCount, key: Sort['ke
   return {
     order,
     after: {
-      page: (conditions, [count, id], limit) => {
-        const range = (where: SQL | undefined, rangeOrder: SQL[], name: string) =>
-          qb
-            .select({
-              id: sql<number>`${radioChannels.id}`.as(`${name}_id`),
-              value: sql<number>`${column}`.as(`${name}_value`),
-            })
-            .from(radioChannels)
-            .where(and(...conditions, where))
-            .orderBy(...rangeOrder)
-            .limit(limit)
-            .as(name);
-        const ties = range(and(eq(column, Number(count)), gt(channelId, id)), [asc(channelId)], 'ties');
-        const below = range(lt(column, Number(count)), order, 'below');
-        const next = qb
-          .select({ id: ties.id, value: ties.value })
-          .from(ties)
-          .unionAll(qb.select({ id: below.id, value: below.value }).from(below))
-          .as('next');
-        return qb
-          .select({ id: pageId(next.id) })
-          .from(next)
-          .orderBy(desc(next.value), asc(next.id))
-          .limit(limit)
-          .as('page');
-      },
+      ranges: ([count, id]) => [
+        { where: and(eq(column, Number(count)), gt(channelId, id))!, order: [asc(channelId)] },
+        { where: lt(column, Number(count)), order },
+      ],
     },
     key,
   };
@@ -188,25 +165,36 @@ export function channelPage(db: Db, query: ChannelListQuery, viewerId: number) {
   const sort = SORTS[query.sort];
   const conditions = filterConditions(query);
   const { after } = sort;
-  let where: SQL | undefined;
-  if (!query.after) where = and(...conditions);
+  const columns = radioResourceColumns(viewerId);
+  const walk = (where: SQL | undefined, order: SQL[]) =>
+    db
+      .select(columns)
+      .from(radioChannels)
+      .where(where)
+      .orderBy(...order)
+      .limit(query.perPage);
+  let items;
+  if (!query.after) items = walk(and(...conditions), sort.order).offset((query.page - 1) * query.perPage);
   else {
     // A counter's key is a number; a name's or a date's, text.
     const counter = query.sort === 'popular' || query.sort === 'likes';
     const key: SortKeyParams = [counter ? Number(query.after[0]) : query.after[0], Number(query.after[1])];
-    if ('beyond' in after) where = and(...conditions, after.beyond(key));
+    if ('beyond' in after) items = walk(and(...conditions, after.beyond(key)), sort.order);
     else {
-      const page = after.page(conditions, key, query.perPage);
-      where = inArray(radioChannels.id, qb.select({ id: page.id }).from(page));
+      // The two ranges in one UNION ALL cut at the page: SQLite runs its left part first and stops at the limit, so a
+      // page reads its own rows only (docs/performance.md#rows-per-item-shown).
+      const [ties, below] = after.ranges(key).map(({ where, order }, i) =>
+        qb
+          .select(columns)
+          .from(radioChannels)
+          .where(and(...conditions, where))
+          .orderBy(...order)
+          .limit(query.perPage)
+          .as(`range${i}`),
+      );
+      items = db.select().from(ties!).unionAll(db.select().from(below!)).limit(query.perPage);
     }
   }
-  const items = db
-    .select(radioResourceColumns(viewerId))
-    .from(radioChannels)
-    .where(where)
-    .orderBy(...sort.order)
-    .limit(query.perPage)
-    .offset(query.after ? 0 : (query.page - 1) * query.perPage);
   return read([items, countQuery(db, query, countScope(query))] as const, ([rows, [count]]) => ({
     items: rows,
     total: count?.total ?? 0,
