@@ -18,13 +18,12 @@
 import { Buffer } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { gzipSync } from 'node:zlib';
 import { ADMIN_TOKEN, Miniflare, applyMigrations, workerOptions, wranglerConfig } from './lib/bench-data.mjs';
 import { runPageCheck, screenshotPath } from './lib/browser-check.mjs';
 import { icyResponse } from './lib/fake-icy.mjs';
 import { root } from './lib/local-api.mjs';
 import { onShutdown, runWrangler } from './lib/local-worker.mjs';
-import { BUDGET_GZIP_BYTES } from './build-app.mjs';
+import { BUDGET_GZIP_BYTES, builtSizes } from './build-app.mjs';
 
 const started = Date.now();
 const out = `${root.replace(/\/$/, '')}/bench/out`;
@@ -51,8 +50,7 @@ const bundle = `${out}/listener-bundle`;
 if (runWrangler(['deploy', '--dry-run', '--outdir', bundle], { stdio: 'ignore' }).status !== 0) {
   throw new Error('wrangler deploy --dry-run failed');
 }
-const gzipped = (file) => gzipSync(readFileSync(`${root}/public/${file}`), { level: 9 }).length;
-const sizes = { js: gzipped('app/app.js'), css: gzipped('app/app.css') };
+const sizes = builtSizes();
 const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
 
 /** The stations' streams as the Worker reads them: ICY metadata after 64 bytes, the title of the moment. */
@@ -76,13 +74,6 @@ const mf = new Miniflare({
     adminToken: ADMIN_TOKEN,
     bindings: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },
   }),
-  // The per-minute limits (Workers Rate Limiting bindings) raised far above the check's use: one browser walks it all.
-  ratelimits: Object.fromEntries(
-    ['PLAYS', 'WRITES', 'SEARCHES', 'READS', 'ANONYMOUS'].map((name) => [
-      `LIMIT_${name}`,
-      { simple: { limit: 100_000, period: 60 } },
-    ]),
-  ),
   assets: {
     directory: `${root}/public`,
     routerConfig: { has_user_worker: true },

@@ -1,30 +1,40 @@
-// The API's paged lists as the screens read them: a page and how to get the next, whether the list pages by cursor
-// (`meta.next_cursor`, `has_more`) or by page number (`/radios` with `search`).
-import type { operations } from '@radio-api/client';
-import { api, call, type Station } from './api';
-import type { Page } from './ui/stations';
+// The API's cursor lists as the screens read them, a page at a time ("Show more"): the typed client walks them
+// (`pages()` follows `meta.next_cursor`), the screens say which list and where a walk starts.
+import { pages, type operations } from '@radio-api/client';
+import { api, nextPage, type Station } from './api';
+
+/** A page of a list, and how to read the next one (none after the last). */
+export interface Page<S> {
+  items: S[];
+  next: (() => Promise<Page<S>>) | null;
+  total?: number;
+}
+
+/** A walk of a cursor list from where it starts: what `pages()` answers. */
+export type Walk<S> = AsyncIterator<{
+  data: S[];
+  meta: { has_more: boolean; next_cursor: string | null; total?: number };
+}>;
+
+/**
+ * The first page of the list `walk(cursor)` walks (from its start without a cursor), each page with how to read the
+ * next. A page that fails ends its walk, so asking for it again starts a new walk at its cursor.
+ */
+export async function firstPage<S>(walk: (cursor?: string) => Walk<S>): Promise<Page<S>> {
+  let walking = walk();
+  const read = async (cursor?: string): Promise<Page<S>> => {
+    const page = await nextPage(walking).catch((failure: unknown) => {
+      walking = walk(cursor);
+      throw failure;
+    });
+    const after = page?.meta.has_more ? page.meta.next_cursor : null;
+    return { items: page?.data ?? [], total: page?.meta.total, next: after === null ? null : () => read(after) };
+  };
+  return read();
+}
 
 type RadiosQuery = NonNullable<operations['listRadios']['parameters']['query']>;
 
-const PER_PAGE = 20;
-
-/** A page of `GET /radios`: by cursor at any depth, by page number with `search` (which takes no cursor). */
-export async function radiosPage(query: RadiosQuery, page = 1, cursor?: string): Promise<Page<Station>> {
-  const params = cursor ? { ...query, cursor, per_page: PER_PAGE } : { ...query, page, per_page: PER_PAGE };
-  const { data, meta } = await call(() => api.GET('/api/v1/radios', { params: { query: params } }));
-  const next =
-    meta.has_more && (meta.next_cursor || query.search)
-      ? () => radiosPage(query, page + 1, query.search ? undefined : (meta.next_cursor ?? undefined))
-      : null;
-  return { items: data, next, total: meta.total };
-}
-
-/** A page of a list paged by cursor: `read(cursor)` answers the API's `{ data, meta }`. */
-export async function cursorPage<S>(
-  read: (cursor: string | undefined) => Promise<{ data: S[]; meta: { next_cursor: string | null; has_more: boolean } }>,
-  cursor?: string,
-): Promise<Page<S>> {
-  const { data, meta } = await read(cursor);
-  const after = meta.next_cursor;
-  return { items: data, next: meta.has_more && after ? () => cursorPage(read, after) : null };
-}
+/** A walk of `GET /radios` with these filters, 20 a page, from `cursor`: by cursor at any depth, searches included. */
+export const radios = (query: RadiosQuery, cursor?: string): Walk<Station> =>
+  pages(api, '/api/v1/radios', { params: { query: { ...query, per_page: 20, cursor } } });

@@ -1,17 +1,11 @@
 // The player: one <audio> for the whole app, so it keeps playing while the listener browses. It walks the station's
-// streams best first (RadioResource.streams, contract section 11; a station without the list has its one
-// `stream_url`): when a stream fails to start, it reports it (POST /radios/{id}/report) and tries the next one. A
-// stream that starts is a play (POST /radios/{id}/play: counted once a minute per user and channel by the API, so a
-// resume or a retry counts no extra) and a good report, once per station while the app is open.
+// streams best first (RadioResource.streams, contract section 11): when a stream fails to start, it reports it
+// (POST /radios/{id}/report) and tries the next one. A stream that starts is a play (POST /radios/{id}/play: counted
+// once a minute per user and channel by the API, so a resume or a retry counts no extra) and a good report, once per
+// station while the app is open.
+import type { Stream } from '@radio-api/client';
 import { api, call, type Station } from './api';
 import { createStore } from './store';
-
-/** One stream of a station, as RadioResource.streams lists it. */
-export interface StreamChoice {
-  url: string;
-  format?: string;
-  bitrate?: number | null;
-}
 
 export interface PlayerState {
   station: Station | null;
@@ -26,34 +20,13 @@ export const player = createStore<PlayerState>({ station: null, status: 'idle', 
 /** The most a stream may take to start before the next one is tried. */
 const START_TIMEOUT_MS = 15_000;
 
-/** The streams to try, best first: `streams` when the API lists them, else the station's `stream_url`. */
-export function streamsOf(station: Station): { streams: StreamChoice[]; listed: boolean } {
-  const listed = (station as Station & { streams?: StreamChoice[] }).streams;
-  return Array.isArray(listed) && listed.length > 0
-    ? { streams: listed, listed: true }
-    : { streams: [{ url: station.stream_url }], listed: false };
-}
-
-/**
- * The body of a stream report. `stream_url` names the stream that failed when the station lists its streams (the
- * report's schema, StreamReport, takes one of them: contract section 11); an answer without the list is reported
- * without it, about the channel's `stream_url`.
- */
-export function reportBody(ok: boolean, error: string | undefined, stream: StreamChoice, listed: boolean) {
-  return {
-    ok,
-    ...(error ? { error: error.slice(0, 200) } : {}),
-    ...(listed ? { stream_url: stream.url } : {}),
-  };
-}
-
 const audio = new Audio();
 audio.preload = 'none';
 
 interface Tuning {
   station: Station;
-  streams: StreamChoice[];
-  listed: boolean;
+  /** The station's streams when play was pressed: a refreshed station (a like) does not reorder a walk under way. */
+  streams: Stream[];
   index: number;
   played: boolean;
 }
@@ -63,7 +36,13 @@ const reportedGood = new Set<number>();
 
 const set = (patch: Partial<PlayerState>) => player.set({ ...player.get(), ...patch });
 
-function report(station: Station, body: ReturnType<typeof reportBody>) {
+/** Tells the API whether `stream` started (`error`: why it did not), naming it by its `stream_url`. */
+function report(station: Station, stream: Stream, error?: string) {
+  const body = {
+    ok: error === undefined,
+    stream_url: stream.url,
+    ...(error === undefined ? {} : { error: error.slice(0, 200) }),
+  };
   call(() => api.POST('/api/v1/radios/{id}/report', { params: { path: { id: station.id } }, body })).catch(
     () => undefined,
   );
@@ -92,7 +71,7 @@ function failed(t: Tuning, index: number, error: string) {
   if (tuning !== t || t.index !== index) return;
   clearTimeout(startTimer);
   const stream = t.streams[index];
-  if (stream) report(t.station, reportBody(false, error, stream, t.listed));
+  if (stream) report(t.station, stream, error);
   if (index + 1 < t.streams.length) {
     t.index = index + 1;
     set({ status: 'loading', message: `Stream ${index + 1} of ${t.streams.length} failed; trying the next one.` });
@@ -124,7 +103,7 @@ audio.addEventListener('playing', () => {
   if (!reportedGood.has(t.station.id)) {
     reportedGood.add(t.station.id);
     const stream = t.streams[t.index];
-    if (stream) report(t.station, reportBody(true, undefined, stream, t.listed));
+    if (stream) report(t.station, stream);
   }
 });
 audio.addEventListener('error', () => {
@@ -141,8 +120,7 @@ audio.addEventListener('ended', () => {
 /** Plays `station` from its best stream (or resumes it when it is the one paused). */
 export function play(station: Station) {
   if (tuning?.station.id === station.id && player.get().status === 'paused') return resume();
-  const { streams, listed } = streamsOf(station);
-  tuning = { station, streams, listed, index: 0, played: false };
+  tuning = { station, streams: station.streams, index: 0, played: false };
   player.set({ station, status: 'loading', message: '' });
   start(tuning);
 }

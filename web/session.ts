@@ -1,10 +1,9 @@
 // Who is signed in. The token is kept in localStorage, so an installed app stays signed in across restarts, as a
 // phone app does (docs/listener-page.md#the-token): readable by this origin's scripts only, and this origin runs no
 // script but its own (script-src 'self', no inline script). Signing out revokes it at the API and forgets it here.
-import type { Schemas } from '@radio-api/client';
+import type { User } from '@radio-api/client';
 import { createStore } from './store';
 
-export type User = Schemas['User'];
 export interface Session {
   token: string;
   user: User;

@@ -1,10 +1,11 @@
+import { forgotPassword, resetPassword, revokeOtherSessions } from '@radio-api/client';
 import { useState } from 'preact/hooks';
-import { api, call } from '../api';
+import { api, call, messageOf } from '../api';
 import { stop } from '../player';
 import { href, navigate, route } from '../router';
 import { notice, session, signedIn, signedOut } from '../session';
 import { useStore } from '../store';
-import { Alert, Field, Screen, useSubmit } from '../ui/common';
+import { Alert, Field, Notice, Screen, useSubmit } from '../ui/common';
 
 const text = (form: FormData, name: string) => String(form.get(name) ?? '');
 
@@ -19,11 +20,7 @@ export function Welcome() {
   const why = useStore(notice);
   return (
     <Screen title="Radio for every taste">
-      {why && (
-        <p class="notice" role="status">
-          {why}
-        </p>
-      )}
+      <Notice message={why} />
       <p class="lead">Radio stations from around the world, live, in your browser.</p>
       <ul class="features">
         <li>Search by name, genre or country, or find the stations near you.</li>
@@ -42,17 +39,63 @@ export function Welcome() {
   );
 }
 
-function PasswordToggle({ shown, onToggle }: { shown: boolean; onToggle: (shown: boolean) => void }) {
+/** A form's password, with a box that shows it as typed; `chosen`: a new one, 8 to 128 characters. */
+function PasswordField({
+  label = 'Password',
+  chosen = false,
+  hint,
+  error,
+}: {
+  label?: string;
+  chosen?: boolean;
+  hint?: string;
+  error: string[] | undefined;
+}) {
+  const [shown, setShown] = useState(false);
   return (
-    <label class="check">
-      <input type="checkbox" checked={shown} onChange={(e) => onToggle(e.currentTarget.checked)} /> Show password
-    </label>
+    <>
+      <Field
+        label={label}
+        name="password"
+        type={shown ? 'text' : 'password'}
+        autocomplete={chosen ? 'new-password' : 'current-password'}
+        required
+        minLength={chosen ? 8 : undefined}
+        maxLength={chosen ? 128 : undefined}
+        hint={hint}
+        error={error}
+      />
+      <label class="check">
+        <input type="checkbox" checked={shown} onChange={(e) => setShown(e.currentTarget.checked)} /> Show password
+      </label>
+    </>
+  );
+}
+
+/** A form's end: why it failed, said at once, and its button, busy while the form is sent. */
+function Submit({
+  busy,
+  message,
+  label,
+  busyLabel,
+}: {
+  busy: boolean;
+  message: string;
+  label: string;
+  busyLabel: string;
+}) {
+  return (
+    <>
+      <Alert message={message} />
+      <button class="button primary" type="submit" disabled={busy}>
+        {busy ? busyLabel : label}
+      </button>
+    </>
   );
 }
 
 export function SignIn() {
   const why = useStore(notice);
-  const [shown, setShown] = useState(false);
   const { submit, busy, message, fields } = useSubmit(async (form) => {
     const { data } = await call(() =>
       api.POST('/api/v1/auth/login', { body: { email: text(form, 'email'), password: text(form, 'password') } }),
@@ -62,26 +105,11 @@ export function SignIn() {
   });
   return (
     <Screen title="Sign in">
-      {why && (
-        <p class="notice" role="status">
-          {why}
-        </p>
-      )}
-      <form class="form" onSubmit={submit} noValidate={false}>
+      <Notice message={why} />
+      <form class="form" onSubmit={submit}>
         <Field label="Email" name="email" type="email" autocomplete="email" required error={fields.email} />
-        <Field
-          label="Password"
-          name="password"
-          type={shown ? 'text' : 'password'}
-          autocomplete="current-password"
-          required
-          error={fields.password}
-        />
-        <PasswordToggle shown={shown} onToggle={setShown} />
-        <Alert message={message} />
-        <button class="button primary" type="submit" disabled={busy}>
-          {busy ? 'Signing in…' : 'Sign in'}
-        </button>
+        <PasswordField error={fields.password} />
+        <Submit busy={busy} message={message} label="Sign in" busyLabel="Signing in…" />
       </form>
       <p>
         <a href={href('/forgot')}>Forgot your password?</a>
@@ -94,7 +122,6 @@ export function SignIn() {
 }
 
 export function SignUp() {
-  const [shown, setShown] = useState(false);
   const { submit, busy, message, fields } = useSubmit(async (form) => {
     const password = text(form, 'password');
     const { data } = await call(() =>
@@ -110,22 +137,8 @@ export function SignUp() {
       <form class="form" onSubmit={submit}>
         <Field label="Name" name="name" autocomplete="name" required maxLength={255} error={fields.name} />
         <Field label="Email" name="email" type="email" autocomplete="email" required error={fields.email} />
-        <Field
-          label="Password"
-          name="password"
-          type={shown ? 'text' : 'password'}
-          autocomplete="new-password"
-          required
-          minLength={8}
-          maxLength={128}
-          hint="At least 8 characters."
-          error={fields.password}
-        />
-        <PasswordToggle shown={shown} onToggle={setShown} />
-        <Alert message={message} />
-        <button class="button primary" type="submit" disabled={busy}>
-          {busy ? 'Creating your account…' : 'Create account'}
-        </button>
+        <PasswordField chosen hint="At least 8 characters." error={fields.password} />
+        <Submit busy={busy} message={message} label="Create account" busyLabel="Creating your account…" />
       </form>
       <p>
         Already have an account? <a href={href('/signin')}>Sign in</a>
@@ -137,7 +150,7 @@ export function SignUp() {
 export function Forgot() {
   const { submit, busy, message, fields } = useSubmit(async (form) => {
     const email = text(form, 'email');
-    await call(() => api.POST('/api/v1/auth/password/forgot', { body: { email } }));
+    await call(() => forgotPassword(api, email));
     navigate('/reset', { email, sent: 1 });
   });
   return (
@@ -145,10 +158,7 @@ export function Forgot() {
       <p>Enter the email of your account: we will mail you a six-digit code to set a new password.</p>
       <form class="form" onSubmit={submit}>
         <Field label="Email" name="email" type="email" autocomplete="email" required error={fields.email} />
-        <Alert message={message} />
-        <button class="button primary" type="submit" disabled={busy}>
-          {busy ? 'Sending…' : 'Send the code'}
-        </button>
+        <Submit busy={busy} message={message} label="Send the code" busyLabel="Sending…" />
       </form>
       <p>
         Already have a code? <a href={href('/reset')}>Enter it</a>
@@ -159,23 +169,16 @@ export function Forgot() {
 
 export function Reset() {
   const { query } = useStore(route);
-  const [shown, setShown] = useState(false);
   const { submit, busy, message, fields } = useSubmit(async (form) => {
-    const password = text(form, 'password');
-    await call(() =>
-      api.POST('/api/v1/auth/password/reset', {
-        body: { email: text(form, 'email'), code: text(form, 'code'), password, password_confirmation: password },
-      }),
-    );
+    const reset = { email: text(form, 'email'), code: text(form, 'code'), password: text(form, 'password') };
+    await call(() => resetPassword(api, reset));
     notice.set('Your password is set. Sign in with it.');
     navigate('/signin', undefined, true);
   });
   return (
     <Screen title="Set a new password">
       {query.get('sent') && (
-        <p class="notice" role="status">
-          If an account has this email, a six-digit code is on its way. It is valid for 30 minutes.
-        </p>
+        <Notice message="If an account has this email, a six-digit code is on its way. It is valid for 30 minutes." />
       )}
       <form class="form" onSubmit={submit}>
         <Field
@@ -197,22 +200,13 @@ export function Reset() {
           required
           error={fields.code}
         />
-        <Field
+        <PasswordField
           label="New password"
-          name="password"
-          type={shown ? 'text' : 'password'}
-          autocomplete="new-password"
-          required
-          minLength={8}
-          maxLength={128}
+          chosen
           hint="At least 8 characters. Every device signed in to your account is signed out."
           error={fields.password}
         />
-        <PasswordToggle shown={shown} onToggle={setShown} />
-        <Alert message={message} />
-        <button class="button primary" type="submit" disabled={busy}>
-          {busy ? 'Setting it…' : 'Set the password'}
-        </button>
+        <Submit busy={busy} message={message} label="Set the password" busyLabel="Setting it…" />
       </form>
     </Screen>
   );
@@ -233,10 +227,10 @@ export function Account() {
   const { user } = current;
   const signOutOthers = async () => {
     try {
-      await call(() => api.DELETE('/api/v1/auth/sessions'));
+      await call(() => revokeOtherSessions(api));
       setOthers('Your other devices are signed out.');
     } catch (error) {
-      setOthers(error instanceof Error ? error.message : 'That did not work. Try again.');
+      setOthers(messageOf(error));
     }
   };
   return (

@@ -1,12 +1,16 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, call } from '../api';
-import { radiosPage } from '../lists';
+import { radios } from '../lists';
 import { href, navigate, route } from '../router';
 import { useStore } from '../store';
-import { Loading, Screen, useLoad } from '../ui/common';
+import { Loading, Screen, plural, useLoad } from '../ui/common';
 import { Chips, PagedStations, StationList } from '../ui/stations';
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const tiles = [
+  ['/charts', 'Charts', 'The most played and liked'],
+  ['/trending', 'Trending', 'Played a lot right now'],
+  ['/nearby', 'Near you', 'Stations around you'],
+] as const;
 
 export function Browse() {
   const genres = useLoad(() => call(() => api.GET('/api/v1/genres')), []);
@@ -14,24 +18,14 @@ export function Browse() {
   return (
     <Screen title="Browse">
       <ul class="tiles" aria-label="Lists">
-        <li>
-          <a class="tile" href={href('/charts')}>
-            <strong>Charts</strong>
-            <span>The most played and liked</span>
-          </a>
-        </li>
-        <li>
-          <a class="tile" href={href('/trending')}>
-            <strong>Trending</strong>
-            <span>Played a lot right now</span>
-          </a>
-        </li>
-        <li>
-          <a class="tile" href={href('/nearby')}>
-            <strong>Near you</strong>
-            <span>Stations around you</span>
-          </a>
-        </li>
+        {tiles.map(([to, name, what]) => (
+          <li key={to}>
+            <a class="tile" href={href(to)}>
+              <strong>{name}</strong>
+              <span>{what}</span>
+            </a>
+          </li>
+        ))}
       </ul>
       <section aria-labelledby="browse-genres">
         <h2 id="browse-genres">Genres</h2>
@@ -65,50 +59,48 @@ export function Browse() {
 
 type Sort = 'popular' | 'name';
 
-function SortPicker({ sort }: { sort: Sort }) {
-  const { path } = useStore(route);
+/** The stations of a genre or a country, most played or A to Z (the order in the URL), a page at a time. */
+function SortedStations({ filter, empty }: { filter: { genre_id: number } | { country: string }; empty: string }) {
+  const { path, query } = useStore(route);
+  const sort: Sort = query.get('sort') === 'name' ? 'name' : 'popular';
   return (
-    <div class="field inline">
-      <label for="sort">Order</label>
-      <select id="sort" value={sort} onChange={(e) => navigate(path, { sort: e.currentTarget.value }, true)}>
-        <option value="popular">Most played</option>
-        <option value="name">A to Z</option>
-      </select>
-    </div>
+    <>
+      <div class="field inline">
+        <label for="sort">Order</label>
+        <select id="sort" value={sort} onChange={(e) => navigate(path, { sort: e.currentTarget.value }, true)}>
+          <option value="popular">Most played</option>
+          <option value="name">A to Z</option>
+        </select>
+      </div>
+      <PagedStations
+        walk={(cursor) => radios({ ...filter, sort }, cursor)}
+        deps={[...Object.values(filter), sort]}
+        label="Stations"
+        empty={empty}
+      />
+    </>
   );
 }
 
-const sortOf = (value: string | null): Sort => (value === 'name' ? 'name' : 'popular');
-
 export function GenreScreen({ id }: { id: number }) {
-  const sort = sortOf(useStore(route).query.get('sort'));
   const genre = useLoad(
     () => call(() => api.GET('/api/v1/genres/{id}', { params: { path: { id }, query: { limit: 1 } } })),
     [id],
   );
-  const first = useLoad(() => radiosPage({ genre_id: id, sort }), [id, sort]);
   return (
     <Screen title={genre.data?.data.name ?? 'Genre'}>
       {genre.data?.data.description && <p class="lead">{genre.data.data.description}</p>}
-      <SortPicker sort={sort} />
-      <Loading loaded={first}>
-        {(page) => <PagedStations first={page} label="Stations" empty="No station in this genre yet." />}
-      </Loading>
+      <SortedStations filter={{ genre_id: id }} empty="No station in this genre yet." />
     </Screen>
   );
 }
 
 export function CountryScreen({ code }: { code: string }) {
-  const sort = sortOf(useStore(route).query.get('sort'));
   const countries = useLoad(() => call(() => api.GET('/api/v1/countries')), []);
   const name = countries.data?.data.find((c) => c.code === code.toUpperCase())?.name ?? code.toUpperCase();
-  const first = useLoad(() => radiosPage({ country: code, sort }), [code, sort]);
   return (
     <Screen title={`Stations in ${name}`}>
-      <SortPicker sort={sort} />
-      <Loading loaded={first}>
-        {(page) => <PagedStations first={page} label="Stations" empty="No station from this country yet." />}
-      </Loading>
+      <SortedStations filter={{ country: code }} empty="No station from this country yet." />
     </Screen>
   );
 }
@@ -226,8 +218,8 @@ export function Nearby() {
       call(() =>
         api.GET('/api/v1/radios/nearby', { params: { query: point ? { ...point, limit: 30 } : { limit: 30 } } }),
       ).catch((error: unknown) => {
-        // 422 location_unknown: the network says nothing of where the listener is; the button asks the browser.
-        if (error instanceof ApiError && error.status === 422 && !point) return null;
+        // The network says nothing of where the listener is: the button asks the browser.
+        if (error instanceof ApiError && error.reason === 'location_unknown') return null;
         throw error;
       }),
     [point?.lat, point?.lng],

@@ -1,9 +1,9 @@
+import { pages, type Playlist } from '@radio-api/client';
 import { useState } from 'preact/hooks';
-import { api, call, messageOf, playlistExportUrl, type Playlist } from '../api';
-import { cursorPage } from '../lists';
+import { api, call, messageOf, playlistExportUrl } from '../api';
 import { href, navigate, route } from '../router';
 import { useStore } from '../store';
-import { Alert, Field, Loading, Screen, useLoad, useSubmit } from '../ui/common';
+import { Alert, Field, Loading, Screen, plural, useLoad, useSubmit } from '../ui/common';
 import { Icon } from '../ui/icons';
 import { Logo, PagedStations, PlayButton, StationList } from '../ui/stations';
 
@@ -16,63 +16,36 @@ const tabs = [
 ] as const;
 type Tab = (typeof tabs)[number][0];
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 function Favorites() {
-  const first = useLoad(
-    () =>
-      cursorPage((cursor) => call(() => api.GET('/api/v1/favorites', { params: { query: { limit: 20, cursor } } }))),
-    [],
-  );
   return (
-    <Loading loaded={first}>
-      {(page) => (
-        <PagedStations
-          first={page}
-          label="Favorites"
-          empty="No favorites yet: press “Add to favorites” on a station."
-        />
-      )}
-    </Loading>
+    <PagedStations
+      walk={(cursor) => pages(api, '/api/v1/favorites', { params: { query: { limit: 20, cursor } } })}
+      label="Favorites"
+      empty="No favorites yet: press “Add to favorites” on a station."
+    />
   );
 }
 
 function Liked() {
-  const first = useLoad(
-    () =>
-      cursorPage((cursor) => call(() => api.GET('/api/v1/radios/liked', { params: { query: { limit: 20, cursor } } }))),
-    [],
-  );
   return (
-    <Loading loaded={first}>
-      {(page) => (
-        <PagedStations first={page} label="Liked" empty="No likes yet: press “Like” on a station you enjoy." />
-      )}
-    </Loading>
+    <PagedStations
+      walk={(cursor) => pages(api, '/api/v1/radios/liked', { params: { query: { limit: 20, cursor } } })}
+      label="Liked"
+      empty="No likes yet: press “Like” on a station you enjoy."
+    />
   );
 }
 
-const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-
 function Recent() {
-  const first = useLoad(
-    () =>
-      cursorPage((cursor) =>
-        call(() => api.GET('/api/v1/me/radios/recent', { params: { query: { limit: 20, cursor } } })),
-      ),
-    [],
-  );
   return (
-    <Loading loaded={first}>
-      {(page) => (
-        <PagedStations
-          first={page}
-          label="Recently played"
-          empty="Nothing played yet."
-          extra={(s) => `Played ${dateFormat.format(new Date(s.last_played_at))}`}
-        />
-      )}
-    </Loading>
+    <PagedStations
+      walk={(cursor) => pages(api, '/api/v1/me/radios/recent', { params: { query: { limit: 20, cursor } } })}
+      label="Recently played"
+      empty="Nothing played yet."
+      extra={(s) => `Played ${dateFormat.format(new Date(s.last_played_at))}`}
+    />
   );
 }
 
@@ -96,11 +69,7 @@ function Top() {
 }
 
 function Playlists() {
-  const lists = useLoad(
-    () =>
-      cursorPage((cursor) => call(() => api.GET('/api/v1/playlists', { params: { query: { limit: 100, cursor } } }))),
-    [],
-  );
+  const lists = useLoad(() => call(() => api.GET('/api/v1/playlists', { params: { query: { limit: 100 } } })), []);
   const { submit, busy, message, fields } = useSubmit(async (form) => {
     const { data } = await call(() =>
       api.POST('/api/v1/playlists', {
@@ -112,10 +81,10 @@ function Playlists() {
   return (
     <>
       <Loading loaded={lists}>
-        {(page) =>
-          page.items.length ? (
+        {({ data }) =>
+          data.length ? (
             <ul class="playlists" aria-label="Your playlists">
-              {page.items.map((p) => (
+              {data.map((p) => (
                 <li key={p.id}>
                   <a href={href(`/playlist/${p.id}`)}>{p.name}</a>
                   <span class="muted">
@@ -210,7 +179,8 @@ export function PlaylistScreen({ id }: { id: number }) {
   const [error, setError] = useState('');
   const [status, setStatus] = useState('');
   const [deleting, setDeleting] = useState(false);
-  const playlist = current?.id === id ? current : loaded.data?.data;
+  // The screen is keyed by the playlist's id (app.tsx): what a write answered is this playlist's.
+  const playlist = current ?? loaded.data?.data;
 
   /** A write whose answer is the playlist as it now is; `focus` is the id of the control to keep the focus on. */
   const write = async (action: () => Promise<{ data: Playlist }>, done: string, focus?: () => string) => {

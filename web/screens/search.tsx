@@ -1,8 +1,8 @@
 import { api, call } from '../api';
-import { radiosPage } from '../lists';
+import { radios } from '../lists';
 import { href, navigate, route } from '../router';
 import { useStore } from '../store';
-import { Loading, Screen, useLoad } from '../ui/common';
+import { Loading, Screen, plural, useLoad } from '../ui/common';
 import { Icon } from '../ui/icons';
 import { Chips, PagedStations, StationList } from '../ui/stations';
 
@@ -95,7 +95,7 @@ export function Search() {
                       items={countries.map((c) => ({
                         key: c.id,
                         href: href(`/country/${c.code}`),
-                        text: `${c.name} · ${c.stations_count} station${c.stations_count === 1 ? '' : 's'}`,
+                        text: `${c.name} · ${plural(c.stations_count, 'station')}`,
                       }))}
                     />
                   </section>
@@ -135,12 +135,14 @@ export function Search() {
  */
 export function StationsMatching() {
   const q = useStore(route).query.get('q') ?? '';
-  const first = useLoad(() => radiosPage({ search: q, sort: 'popular' }), [q]);
   return (
     <Screen title={`Stations matching “${q}”`}>
-      <Loading loaded={first}>
-        {(page) => <PagedStations first={page} label={`Stations matching ${q}`} empty={`No station matches “${q}”.`} />}
-      </Loading>
+      <PagedStations
+        walk={(cursor) => radios({ search: q, sort: 'popular' }, cursor)}
+        deps={[q]}
+        label={`Stations matching ${q}`}
+        empty={`No station matches “${q}”.`}
+      />
     </Screen>
   );
 }

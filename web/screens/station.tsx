@@ -1,10 +1,10 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, call, messageOf, type Station } from '../api';
 import { titleText, useLive } from '../live';
 import { player, refreshStation } from '../player';
 import { href, navigate } from '../router';
 import { useStore } from '../store';
-import { Alert, Loading, Screen, useLoad } from '../ui/common';
+import { Alert, Loading, Notice, Screen, useLoad } from '../ui/common';
 import { Icon } from '../ui/icons';
 import { Health, Logo, PlayButton } from '../ui/stations';
 
@@ -224,10 +224,10 @@ function NowPlaying({ station }: { station: Station }) {
 
 export function StationScreen({ id }: { id: number }) {
   const loaded = useLoad(() => call(() => api.GET('/api/v1/radios/{id}', { params: { path: { id } } })), [id]);
+  // The screen is keyed by the station's id (app.tsx): a like or a favorite answers this station as it now is.
   const [edited, setEdited] = useState<Station | null>(null);
   const state = useStore(player);
-  useEffect(() => setEdited(null), [id]);
-  const station = edited?.id === id ? edited : loaded.data?.data;
+  const station = edited ?? loaded.data?.data;
   const update = (next: Station) => {
     setEdited(next);
     refreshStation(next);
@@ -268,11 +268,7 @@ export function StationScreen({ id }: { id: number }) {
                 <PlayButton station={station} big />
                 <Toggles station={station} onChange={update} />
               </div>
-              {mine && state.message && (
-                <p class="notice" role="status">
-                  {state.message}
-                </p>
-              )}
+              <Notice message={mine ? state.message : ''} />
               {station.description && <p>{station.description}</p>}
               <NowPlaying station={station} />
               <AddToPlaylist station={station} />

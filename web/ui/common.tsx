@@ -3,6 +3,9 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, messageOf } from '../api';
 import { online, useStore } from '../store';
 
+/** "1 station", "2 stations": the count and its word, in English as every line of the app. */
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
 let navigated = false;
 addEventListener('hashchange', () => (navigated = true));
 
@@ -34,7 +37,6 @@ export function Screen({ title, children, wide }: { title: string; children: Com
 export interface Loaded<T> {
   data?: T | undefined;
   error: string;
-  loading: boolean;
   reload: () => void;
 }
 
@@ -44,19 +46,16 @@ export interface Loaded<T> {
  */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[], refresh?: unknown): Loaded<T> {
   const isOnline = useStore(online);
-  const [state, setState] = useState<{ data?: T; error: string; loading: boolean; key?: string }>({
-    error: '',
-    loading: true,
-  });
+  const [state, setState] = useState<{ data?: T; error: string; key?: string }>({ error: '' });
   const [tick, setTick] = useState(0);
   // A reload keeps what is shown until the new answer; other deps (another station) do not.
   const key = JSON.stringify(deps);
   useEffect(() => {
     let live = true;
-    setState((s) => ({ data: s.key === key ? s.data : undefined, error: '', loading: true, key }));
+    setState((s) => ({ data: s.key === key ? s.data : undefined, error: '', key }));
     load().then(
-      (data) => live && setState({ data, error: '', loading: false, key }),
-      (error: unknown) => live && setState({ error: messageOf(error), loading: false, key }),
+      (data) => live && setState({ data, error: '', key }),
+      (error: unknown) => live && setState({ error: messageOf(error), key }),
     );
     return () => {
       live = false;
@@ -75,6 +74,15 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], refresh?: un
 export function Alert({ message }: { message: string }) {
   return message ? (
     <p class="alert" role="alert">
+      {message}
+    </p>
+  ) : null;
+}
+
+/** A line to read (why the session ended, what happens next), said to screen readers when they are free. */
+export function Notice({ message }: { message: string }) {
+  return message ? (
+    <p class="notice" role="status">
       {message}
     </p>
   ) : null;
@@ -159,8 +167,7 @@ export function Field({
 }
 
 /** The fields' errors of a 422, by field name. */
-export const fieldErrors = (error: unknown): Record<string, string[]> =>
-  error instanceof ApiError ? error.fields : {};
+const fieldErrors = (error: unknown): Record<string, string[]> => (error instanceof ApiError ? error.fields : {});
 
 /** A form's submit: runs `action`, keeps the button busy meanwhile, answers the failure's message. */
 export function useSubmit<T>(action: (form: FormData) => Promise<T>) {

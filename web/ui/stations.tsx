@@ -1,9 +1,11 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { messageOf, type Station } from '../api';
+import { firstPage, type Page, type Walk } from '../lists';
 import { pause, play, player } from '../player';
 import { href } from '../router';
 import { useStore } from '../store';
+import { Alert, Loading, useLoad } from './common';
 import { Icon } from './icons';
 
 /**
@@ -102,33 +104,24 @@ export function StationList<S extends Station>({
   );
 }
 
-/** A page of a list, and how to read the next one (none after the last). */
-export interface Page<S> {
-  items: S[];
-  next: (() => Promise<Page<S>>) | null;
-  total?: number;
-}
-
-const pageIds = new WeakMap<object, number>();
-let lastPageId = 0;
-/** A number per first page: a new answer (another query, a reload) starts the list again. */
-function pageId(page: object) {
-  let id = pageIds.get(page);
-  if (id === undefined) pageIds.set(page, (id = ++lastPageId));
-  return id;
-}
-
 /**
- * A list read a page at a time, to its end: "Show more" reads the next page (by cursor or page number, as the API
- * pages that list), and a status line says how many are shown.
+ * A list of stations read a page at a time, to its end: `walk(cursor)` walks it (lists.ts), "Show more" reads the
+ * next page, and a status line says how many are shown. `deps` as useLoad's: when they change, the list starts again.
  */
-export function PagedStations<S extends Station>(props: {
-  first: Page<S>;
+export function PagedStations<S extends Station>({
+  walk,
+  deps = [],
+  ...list
+}: {
+  walk: (cursor?: string) => Walk<S>;
+  deps?: unknown[];
   label: string;
   empty: string;
   extra?: (station: S) => ComponentChildren;
 }) {
-  return <PagedList key={pageId(props.first)} {...props} />;
+  const first = useLoad(() => firstPage(walk), deps);
+  // Another first page comes after "Loading…" (useLoad drops the old one): each list starts with its own state.
+  return <Loading loaded={first}>{(page) => <PagedList first={page} {...list} />}</Loading>;
 }
 
 function PagedList<S extends Station>({
@@ -142,7 +135,7 @@ function PagedList<S extends Station>({
   empty: string;
   extra?: (station: S) => ComponentChildren;
 }) {
-  const [current, setPages] = useState<{ items: S[]; next: Page<S>['next'] }>({ items: first.items, next: first.next });
+  const [current, setPages] = useState({ items: first.items, next: first.next });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   if (current.items.length === 0) return <p class="muted">{empty}</p>;
@@ -167,11 +160,7 @@ function PagedList<S extends Station>({
       <p class="muted list-status" role="status">
         {`Showing ${shown}${of} station${shown === 1 && !of ? '' : 's'}${current.next ? '.' : ', the end of the list.'}`}
       </p>
-      {error && (
-        <p class="alert" role="alert">
-          {error}
-        </p>
-      )}
+      <Alert message={error} />
       {current.next && (
         <button type="button" class="button wide" onClick={more} disabled={busy}>
           {busy ? 'Loading…' : 'Show more'}
