@@ -200,6 +200,14 @@ describe('variants of one broadcaster (docs/catalogue.md#several-streams-per-cha
       homepage: 'https://www.variants.example.org/',
       ...fields,
     });
+  const genresOf = async (id: number) =>
+    (
+      await env.DB.prepare(
+        'SELECT g.slug FROM radio_channel_genres l JOIN genres g ON g.id = l.genre_id WHERE l.channel_id = ? ORDER BY g.slug',
+      )
+        .bind(id)
+        .all<{ slug: string }>()
+    ).results.map((row) => row.slug);
   const streamsOf = async (id: number) =>
     (
       await env.DB.prepare(
@@ -288,6 +296,11 @@ describe('variants of one broadcaster (docs/catalogue.md#several-streams-per-cha
     // The station the channel is named after changes it; a variant's change changes only its stream.
     expect(await importStations([{ ...hq, bitrate: 256, tags: 'jazz' }])).toMatchObject({ updated: 1 });
     expect(await shown()).toMatchObject({ name: 'Split FM' });
+    expect(await streamsOf(id)).toEqual([
+      { url: 'https://variants.example.org/split/base', position: 0, format: 'mp3', bitrate: 128 },
+      { url: 'https://variants.example.org/split/hq', position: 1, format: 'mp3', bitrate: 256 },
+    ]);
+    expect(await genresOf(id)).toEqual(['rock']);
     expect(await importStations([{ ...base, name: 'Split Radio' }])).toMatchObject({ updated: 1 });
     expect(await shown()).toMatchObject({ name: 'Split Radio' });
   });
@@ -308,5 +321,7 @@ describe('variants of one broadcaster (docs/catalogue.md#several-streams-per-cha
       [8, 'its broadcaster has 8 streams already'],
       [9, 'its broadcaster has 8 streams already'],
     ]);
+    const id = await channelId('https://variants.example.org/ten/0');
+    expect((await streamsOf(id)).map((s) => s.url)).toEqual(records.slice(0, 8).map((record) => record.url_resolved));
   });
 });

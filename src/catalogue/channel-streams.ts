@@ -1,6 +1,7 @@
-import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { inArray, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
-import { channelStreams, radioChannels, type StreamFormat } from '../db/schema';
+import { channelStreams, radioChannels, type ChannelStreamRow, type StreamFormat } from '../db/schema';
 import { bare, batchable, jsonField, jsonRows } from '../db/sql';
 
 /**
@@ -25,6 +26,54 @@ export interface NewStream extends StreamInput {
   upstreamUuid?: string | null;
   upstreamPass?: number | null;
 }
+
+const qb = new QueryBuilder();
+
+/**
+ * A list bound as one JSON parameter, as the right side of an `IN`: D1 binds at most 100 parameters to a statement,
+ * and the import's and the sync's lists of URLs, uuids and ids run to hundreds.
+ */
+export const jsonValues = (values: readonly (string | number)[]): SQL =>
+  sql`(SELECT value FROM json_each(${JSON.stringify(values)}))`;
+
+/** A stream's column that names it from outside: its URL, or the upstream station it follows. */
+type StreamKey = typeof channelStreams.url | typeof channelStreams.upstreamUuid;
+
+/** A stream as the import and the upstream sync compare it with a station. */
+export type StoredStream = Pick<
+  ChannelStreamRow,
+  'id' | 'url' | 'channelId' | 'position' | 'name' | 'format' | 'bitrate' | 'upstreamUuid'
+>;
+
+/** The streams whose `key` (URL or upstream station) is one of `values`, with their channel. */
+export const streamsWhere = (db: Db, key: StreamKey, values: readonly string[]) =>
+  db
+    .select({
+      id: channelStreams.id,
+      url: channelStreams.url,
+      channelId: channelStreams.channelId,
+      position: channelStreams.position,
+      name: channelStreams.name,
+      format: channelStreams.format,
+      bitrate: channelStreams.bitrate,
+      upstreamUuid: channelStreams.upstreamUuid,
+    })
+    .from(channelStreams)
+    .where(inArray(key, jsonValues(values)));
+
+/** The ids of the channels that have a stream whose `key` (URL or upstream station) is one of `values`, as a subquery. */
+export const channelsWithStream = (key: StreamKey, values: readonly string[]) =>
+  qb
+    .select({ id: channelStreams.channelId })
+    .from(channelStreams)
+    .where(inArray(key, jsonValues(values)));
+
+/** Channels (a condition on `radio_channels`) that have one of `urls` as a stream or one of `keys` as merge key. */
+export const withStreamOrMergeKey = (urls: readonly string[], keys: readonly string[]): SQL =>
+  or(
+    inArray(radioChannels.id, channelsWithStream(channelStreams.url, urls)),
+    inArray(radioChannels.mergeKey, jsonValues(keys)),
+  )!;
 
 /** The channel that has the stream `url`, as a subquery (any of a channel's stream URLs names it). */
 export const channelOfStream = (url: SQLWrapper | string): SQL<number> =>
