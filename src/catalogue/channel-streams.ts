@@ -1,8 +1,15 @@
 import { inArray, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import type { BatchItem } from 'drizzle-orm/batch';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
-import { channelStreams, radioChannels, type ChannelStreamRow, type StreamFormat } from '../db/schema';
-import { bare, batchable, jsonField, jsonRows } from '../db/sql';
+import {
+  channelStreams,
+  MAX_CHANNEL_STREAMS,
+  radioChannels,
+  type ChannelStreamRow,
+  type StreamFormat,
+} from '../db/schema';
+import { bare, batchable, guard, jsonField, jsonRows } from '../db/sql';
 
 /**
  * Writing a channel's streams (docs/catalogue.md#several-streams-per-channel): the admin API, the import and the
@@ -74,6 +81,21 @@ export const withStreamOrMergeKey = (urls: readonly string[], keys: readonly str
     inArray(radioChannels.id, channelsWithStream(channelStreams.url, urls)),
     inArray(radioChannels.mergeKey, jsonValues(keys)),
   )!;
+
+/**
+ * The guard that fails a batch adding `rows` when it leaves a channel of them with more than `MAX_CHANNEL_STREAMS`
+ * streams: the count was read before the batch, and another import or sync run may have added streams since.
+ */
+export function streamBoundGuard(db: Db, rows: readonly NewStream[]): BatchItem<'sqlite'>[] {
+  const ids = [...new Set(rows.flatMap((row) => (typeof row.channel === 'number' ? [row.channel] : [])))];
+  if (ids.length === 0) return [];
+  return [
+    guard(
+      db,
+      sql`EXISTS (SELECT 1 FROM ${channelStreams} WHERE ${channelStreams.channelId} IN ${jsonValues(ids)} GROUP BY ${channelStreams.channelId} HAVING count(*) > ${MAX_CHANNEL_STREAMS})`,
+    ),
+  ];
+}
 
 /** The channel that has the stream `url`, as a subquery (any of a channel's stream URLs names it). */
 export const channelOfStream = (url: SQLWrapper | string): SQL<number> =>

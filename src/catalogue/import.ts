@@ -15,7 +15,7 @@ import {
   type RadioChannelRow,
   type StreamFormat,
 } from '../db/schema';
-import { bare, batchable, jsonField, jsonRows } from '../db/sql';
+import { bare, batchable, isGuardFailure, jsonField, jsonRows } from '../db/sql';
 import { sha256Hex } from '../lib/crypto';
 import { fromKeys, isRecord, pick } from '../lib/objects';
 import { isPublicUrl } from '../streams/fetch-stream';
@@ -24,6 +24,7 @@ import {
   insertStreams,
   jsonValues,
   nameStreams,
+  streamBoundGuard,
   streamsWhere,
   withStreamOrMergeKey,
   type NewStream,
@@ -409,6 +410,9 @@ function channelRow(primary: StationInput, countryIds: Map<string, number>, isFe
   };
 }
 
+/** Reads and writes of an import, at most: a batch that lost a race (a guard failed) reads what the winner wrote. */
+const IMPORT_ATTEMPTS = 3;
+
 /**
  * Upserts stations by stream URL, writing in one `db.batch` so that an import lands whole or not at all. Variants of
  * one broadcaster (same normalised name and homepage: variants.ts) become one channel with a stream each, in the
@@ -416,6 +420,17 @@ function channelRow(primary: StationInput, countryIds: Map<string, number>, isFe
  * written: importing the same file twice changes nothing.
  */
 export async function importStations(db: Db, records: unknown[], now: string): Promise<ImportSummary> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await importOnce(db, records, now);
+    } catch (error) {
+      if (attempt >= IMPORT_ATTEMPTS || !isGuardFailure(error)) throw error;
+    }
+  }
+}
+
+/** One read of what is stored and one batch of writes (`importStations`). */
+async function importOnce(db: Db, records: unknown[], now: string): Promise<ImportSummary> {
   const countryIds = await countryIdsByCode(db);
 
   const summary: ImportSummary = {
@@ -478,23 +493,23 @@ export async function importStations(db: Db, records: unknown[], now: string): P
   const takenSlugs = new Set(slugRows.flat().map((row) => row.slug));
 
   const plan = newPlan();
+  // Stations whose stream a channel has stay with it; the others join the group's channel, or make a new one. A
+  // channel that stations of several groups reach (a renamed variant) is planned once, with all of them.
+  const byChannel = new Map<number, Placed[]>();
+  const ownerOf = (station: Placed) => streamsByUrl.get(station.stream_url)?.channelId;
   for (const group of groups) {
-    // Stations whose stream a channel has stay with it; the others join the group's channel, or make a new one.
-    const owned = group.flatMap((station) => {
-      const channel = streamsByUrl.get(station.stream_url)?.channelId;
-      return channel === undefined ? [] : [channel];
-    });
-    const target = owned[0] ?? (group[0]!.key === null ? undefined : byKey.get(group[0]!.key));
-    const byChannel = new Map<number | 'new', Placed[]>();
+    const owned = group.map(ownerOf).find((channel) => channel !== undefined);
+    const target = owned ?? (group[0]!.key === null ? undefined : byKey.get(group[0]!.key));
+    const fresh: Placed[] = [];
     for (const station of group) {
-      const channel = streamsByUrl.get(station.stream_url)?.channelId ?? target ?? 'new';
-      byChannel.set(channel, [...(byChannel.get(channel) ?? []), station]);
+      const channel = ownerOf(station) ?? target;
+      if (channel === undefined) fresh.push(station);
+      else byChannel.set(channel, [...(byChannel.get(channel) ?? []), station]);
     }
-    for (const [channel, assigned] of byChannel) {
-      if (channel === 'new') planNewChannel(plan, assigned, candidates.get(group)!, takenSlugs, countryIds, skip);
-      else planExistingChannel(plan, channels.get(channel)!, assigned, streamsByUrl, countryIds, skip);
-    }
+    if (fresh.length > 0) planNewChannel(plan, fresh, candidates.get(group)!, takenSlugs, countryIds, skip);
   }
+  for (const [channel, assigned] of byChannel)
+    planExistingChannel(plan, channels.get(channel)!, assigned, streamsByUrl, countryIds, skip);
   Object.assign(summary, plan.counts);
   if (plan.inserts.length + plan.updates.length + plan.newStreams.length + plan.streamUpdates.length === 0)
     return finish(summary);
@@ -516,6 +531,7 @@ export async function importStations(db: Db, records: unknown[], now: string): P
     );
   }
   for (const rows of chunks(plan.newStreams)) writes.push(insertStreams(db, rows));
+  writes.push(...streamBoundGuard(db, plan.newStreams));
   for (const rows of chunks(plan.streamNames)) writes.push(nameStreams(db, rows));
   for (const rows of chunks(plan.streamUpdates)) writes.push(updateStreams(db, rows));
   for (const rows of chunks(plan.updates)) {

@@ -40,6 +40,7 @@ import {
   channelsWithStream,
   insertStreams,
   jsonValues,
+  streamBoundGuard,
   streamsWhere,
   withStreamOrMergeKey,
   type NewStream,
@@ -242,7 +243,7 @@ export async function runSync(
       error instanceof UpstreamError
         ? error.message
         : isGuardFailure(error)
-          ? 'an operator changed a channel of this batch meanwhile, or the run outlived its hold: the next run applies it again'
+          ? 'an operator changed a channel of this batch meanwhile, or another write added streams to one, or the run outlived its hold: the next run applies it again'
           : `the batch could not be written: ${errorText(error).slice(0, 300)}`;
     const failed = nowIso();
     await db
@@ -421,11 +422,12 @@ const lastStream = (channel: { id: number; streamCount: number }, gone: { channe
 
 /**
  * The writes of a batch of upstream records, led by a guard that fails the run's batch if an operator edited one of
- * these channels since the read. Each station is a stream, followed by its uuid: a station that is new joins the
- * channel of its broadcaster's variants (same normalised name and homepage) or makes a channel; one whose stream URL
- * a channel of ours has is adopted only when the names and homepages agree (an upstream station cannot take over a
- * channel by naming its stream: docs/security.md#the-upstream-sync); one gone upstream leaves its channel, or hides it
- * when it was its last stream. Stations that cannot be applied are skipped with a reason: they never stop the others.
+ * these channels since the read (and followed by one that fails it if another write filled a channel it adds streams
+ * to). Each station is a stream, followed by its uuid: a station that is new joins the channel of its broadcaster's
+ * variants (same normalised name and homepage) or makes a channel; one whose stream URL a channel of ours has is
+ * adopted only when the names and homepages agree (an upstream station cannot take over a channel by naming its
+ * stream: docs/security.md#the-upstream-sync); one gone upstream leaves its channel, or hides it when it was its last
+ * stream. Stations that cannot be applied are skipped with a reason: they never stop the others.
  */
 async function apply(db: Db, records: Record<string, unknown>[], asked: string[], pass: number, now: string) {
   const { phase: _phase, received: _received, ...counts } = emptyCounts('full');
@@ -756,6 +758,7 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
     );
   }
   for (const rows of chunks(newStreams)) writes.push(insertStreams(db, rows));
+  writes.push(...streamBoundGuard(db, newStreams));
   for (const rows of chunks(streamUpdates)) writes.push(updateStreams(db, rows));
   for (const rows of chunks([...updates.values()])) {
     const u = qb
