@@ -200,6 +200,14 @@ describe('variants of one broadcaster (docs/catalogue.md#several-streams-per-cha
       homepage: 'https://www.variants.example.org/',
       ...fields,
     });
+  const genresOf = async (id: number) =>
+    (
+      await env.DB.prepare(
+        'SELECT g.slug FROM radio_channel_genres l JOIN genres g ON g.id = l.genre_id WHERE l.channel_id = ? ORDER BY g.slug',
+      )
+        .bind(id)
+        .all<{ slug: string }>()
+    ).results.map((row) => row.slug);
   const streamsOf = async (id: number) =>
     (
       await env.DB.prepare(
@@ -288,6 +296,11 @@ describe('variants of one broadcaster (docs/catalogue.md#several-streams-per-cha
     // The station the channel is named after changes it; a variant's change changes only its stream.
     expect(await importStations([{ ...hq, bitrate: 256, tags: 'jazz' }])).toMatchObject({ updated: 1 });
     expect(await shown()).toMatchObject({ name: 'Split FM' });
+    expect(await streamsOf(id)).toEqual([
+      { url: 'https://variants.example.org/split/base', position: 0, format: 'mp3', bitrate: 128 },
+      { url: 'https://variants.example.org/split/hq', position: 1, format: 'mp3', bitrate: 256 },
+    ]);
+    expect(await genresOf(id)).toEqual(['rock']);
     expect(await importStations([{ ...base, name: 'Split Radio' }])).toMatchObject({ updated: 1 });
     expect(await shown()).toMatchObject({ name: 'Split Radio' });
   });
@@ -308,5 +321,74 @@ describe('variants of one broadcaster (docs/catalogue.md#several-streams-per-cha
       [8, 'its broadcaster has 8 streams already'],
       [9, 'its broadcaster has 8 streams already'],
     ]);
+    const id = await channelId('https://variants.example.org/ten/0');
+    expect((await streamsOf(id)).map((s) => s.url)).toEqual(records.slice(0, 8).map((record) => record.url_resolved));
+  });
+
+  it('imports at once never give a channel more than 8 streams: those past them are skipped with the reason', async () => {
+    const home = { homepage: 'https://burst.example.org/' };
+    const names = ['MP3', 'AAC', 'HQ', 'LQ', 'HLS', 'OGG', 'OPUS'];
+    await importStations(names.map((name, i) => variant(`Burst FM ${name}`, `burst/${i}`, home)));
+    const id = await channelId('https://variants.example.org/burst/0');
+    // Each reads 7 streams before any writes: one takes the eighth place, the others' batches fail on the guard, read
+    // again and skip their station.
+    const late = ['FLAC', 'Mobile', 'SSL'];
+    const summaries = await Promise.all(
+      late.map((name, i) => importStations([variant(`Burst FM ${name}`, `burst/late-${i}`, home)])),
+    );
+    const won = summaries.findIndex((summary) => summary.created === 1);
+    const counts = { received: 1, updated: 0, unchanged: 0 };
+    expect(summaries).toEqual(
+      late.map((name, i) =>
+        i === won
+          ? { ...counts, created: 1, merged: 1, skipped: 0, skipped_details: [] }
+          : {
+              ...counts,
+              created: 0,
+              merged: 0,
+              skipped: 1,
+              skipped_details: [
+                { index: 0, name: `Burst FM ${name}`, reason: 'its broadcaster has 8 streams already' },
+              ],
+            },
+      ),
+    );
+    expect((await streamsOf(id)).map((s) => [s.url, s.position])).toEqual(
+      [...names.map((_, i) => `burst/${i}`), `burst/late-${won}`].map((path, i) => [
+        `https://variants.example.org/${path}`,
+        i,
+      ]),
+    );
+  });
+
+  it('a channel reached by stations of two names is planned once: a stream each at its place, the shortest name', async () => {
+    const home = { homepage: 'https://renamed.example.org/' };
+    await importStations([variant('Renamed FM', 'renamed/a', home)]);
+    const id = await channelId('https://variants.example.org/renamed/a');
+    // Its station renamed (another merge key, with a variant of the new name), and a variant of the old name: the
+    // shortest name of the three, whichever group it comes in, names the channel.
+    const summary = await importStations([
+      variant('Renamed FM Classic Hits', 'renamed/a', home),
+      variant('Renamed FM Classic Hits HQ', 'renamed/b', home),
+      variant('Renamed FM HQ', 'renamed/c', home),
+    ]);
+    expect(summary).toEqual({
+      received: 3,
+      created: 2,
+      updated: 1,
+      unchanged: 0,
+      skipped: 0,
+      merged: 2,
+      skipped_details: [],
+    });
+    expect((await streamsOf(id)).map((s) => [s.url, s.position])).toEqual([
+      ['https://variants.example.org/renamed/a', 0],
+      ['https://variants.example.org/renamed/b', 1],
+      ['https://variants.example.org/renamed/c', 2],
+    ]);
+    expect(await env.DB.prepare('SELECT name, merge_key FROM radio_channels WHERE id = ?').bind(id).first()).toEqual({
+      name: 'Renamed FM HQ',
+      merge_key: 'renamed fm|renamed.example.org',
+    });
   });
 });

@@ -891,6 +891,54 @@ describe('variants of one broadcaster', () => {
       is_active: 0,
     });
   });
+
+  it('fails a run whose new stream would be a ninth, as an import filled the channel meanwhile; the next skips it', async () => {
+    const homepage = 'https://full.example.com/';
+    const main = ownStation({ name: 'Full FM', homepage });
+    await upstreamChanges([main]);
+    expect((await run()).last_run).toMatchObject({ created: 1 });
+    const late = ownStation({ name: 'Full FM SSL', homepage });
+    await upstreamChanges([late]);
+    const cursor = (await env.DB.prepare('SELECT change_cursor FROM upstream_sync').first('change_cursor')) as string;
+    const imported = ['MP3', 'AAC', 'HQ', 'LQ', 'HLS', 'OGG', 'OPUS'].map((name) =>
+      ownStation({ name: `Full FM ${name}`, homepage }),
+    );
+    const full = [main.url, ...imported.map((station) => station.url)];
+
+    // The run read 1 stream; between its read and its write an import adds 7, and the run's would be a ninth.
+    const result = await runSync(
+      editBeforeWrite(async () => {
+        expect(await importStations(imported)).toMatchObject({ created: 7, merged: 7, skipped: 0 });
+      }),
+      config(bindings).upstream,
+    );
+    expect(result).toMatchObject({
+      ran: true,
+      error:
+        'an operator changed a channel of this batch meanwhile, or another write added streams to one, or the run outlived its hold: the next run applies it again',
+      state: { changeCursor: cursor },
+    });
+    expect((await channelOfStation(main.stationuuid)).streams).toEqual(full);
+
+    // The next run reads 8 streams and skips the station with the reason.
+    const next = await run();
+    expect(next.last_error).toBeNull();
+    expect(next.last_run).toEqual({
+      phase: 'changes',
+      received: 1,
+      created: 0,
+      updated: 0,
+      unchanged: 0,
+      hidden: 0,
+      skipped: 1,
+      merged: 0,
+      skipped_details: [
+        { uuid: late.stationuuid, name: 'Full FM SSL', reason: 'its broadcaster has 8 streams already' },
+      ],
+    });
+    expect(await channelOfStation(late.stationuuid)).toBeNull();
+    expect((await channelOfStation(main.stationuuid)).streams).toEqual(full);
+  });
 });
 
 describe('an upstream that misbehaves', () => {

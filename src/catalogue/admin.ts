@@ -1,4 +1,4 @@
-import { asc, eq, inArray, or, sql } from 'drizzle-orm';
+import { asc, eq, or, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
 import { runRead } from '../db/read';
@@ -15,9 +15,16 @@ import { guard, isGuardFailure, isUniqueViolation, jsonRows } from '../db/sql';
 import { notFound, validationFailed, type FieldErrors } from '../lib/errors';
 import { foldText, slugify } from '../lib/text';
 import { anyChannel } from './channels';
-import { channelOfStream, insertStreams, replaceStreams, streamsNotAllOf, type StreamInput } from './channel-streams';
+import {
+  channelOfStream,
+  insertStreams,
+  replaceStreams,
+  streamsNotAllOf,
+  streamsWhere,
+  type StreamInput,
+} from './channel-streams';
 import { anyGenre } from './genres';
-import { chooseSlug, slugCandidates } from './import';
+import { chooseSlug, slugCandidates, slugsTaken } from './import';
 import type { RadioResource } from './radio-resource';
 import { indexChannels, indexGenre } from './search-index';
 import { mergeKey } from './variants';
@@ -117,14 +124,8 @@ async function lookUp(db: Db, changes: ChannelChanges, urls: string[], slugs: st
       .select({ id: sql<number>`value` })
       .from(sql`json_each(${JSON.stringify(changes.genre_ids ?? [])})`)
       .where(sql`NOT EXISTS (SELECT 1 FROM ${genres} WHERE ${genres.id} = value)`),
-    db
-      .select({ url: channelStreams.url, channelId: channelStreams.channelId })
-      .from(channelStreams)
-      .where(inArray(channelStreams.url, sql`(SELECT value FROM json_each(${JSON.stringify(urls)}))`)),
-    db
-      .select({ slug: radioChannels.slug, id: radioChannels.id })
-      .from(radioChannels)
-      .where(inArray(radioChannels.slug, sql`(SELECT value FROM json_each(${JSON.stringify(slugs)}))`)),
+    streamsWhere(db, channelStreams.url, urls),
+    slugsTaken(db, slugs),
   ]);
   return {
     countryId: country[0]?.id ?? null,

@@ -1,7 +1,15 @@
-import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { inArray, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import type { BatchItem } from 'drizzle-orm/batch';
+import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
-import { channelStreams, radioChannels, type StreamFormat } from '../db/schema';
-import { bare, batchable, jsonField, jsonRows } from '../db/sql';
+import {
+  channelStreams,
+  MAX_CHANNEL_STREAMS,
+  radioChannels,
+  type ChannelStreamRow,
+  type StreamFormat,
+} from '../db/schema';
+import { bare, batchable, guard, jsonField, jsonRows } from '../db/sql';
 
 /**
  * Writing a channel's streams (docs/catalogue.md#several-streams-per-channel): the admin API, the import and the
@@ -24,6 +32,69 @@ export interface NewStream extends StreamInput {
   name: string;
   upstreamUuid?: string | null;
   upstreamPass?: number | null;
+}
+
+const qb = new QueryBuilder();
+
+/**
+ * A list bound as one JSON parameter, as the right side of an `IN`: D1 binds at most 100 parameters to a statement,
+ * and the import's and the sync's lists of URLs, uuids and ids run to hundreds.
+ */
+export const jsonValues = (values: readonly (string | number)[]): SQL =>
+  sql`(SELECT value FROM json_each(${JSON.stringify(values)}))`;
+
+/** A stream's column that names it from outside: its URL, or the upstream station it follows. */
+type StreamKey = typeof channelStreams.url | typeof channelStreams.upstreamUuid;
+
+/** A stream as the import and the upstream sync compare it with a station. */
+export type StoredStream = Pick<
+  ChannelStreamRow,
+  'id' | 'url' | 'channelId' | 'position' | 'name' | 'format' | 'bitrate' | 'upstreamUuid'
+>;
+
+/** The streams whose `key` (URL or upstream station) is one of `values`, with their channel. */
+export const streamsWhere = (db: Db, key: StreamKey, values: readonly string[]) =>
+  db
+    .select({
+      id: channelStreams.id,
+      url: channelStreams.url,
+      channelId: channelStreams.channelId,
+      position: channelStreams.position,
+      name: channelStreams.name,
+      format: channelStreams.format,
+      bitrate: channelStreams.bitrate,
+      upstreamUuid: channelStreams.upstreamUuid,
+    })
+    .from(channelStreams)
+    .where(inArray(key, jsonValues(values)));
+
+/** The ids of the channels that have a stream whose `key` (URL or upstream station) is one of `values`, as a subquery. */
+export const channelsWithStream = (key: StreamKey, values: readonly string[]) =>
+  qb
+    .select({ id: channelStreams.channelId })
+    .from(channelStreams)
+    .where(inArray(key, jsonValues(values)));
+
+/** Channels (a condition on `radio_channels`) that have one of `urls` as a stream or one of `keys` as merge key. */
+export const withStreamOrMergeKey = (urls: readonly string[], keys: readonly string[]): SQL =>
+  or(
+    inArray(radioChannels.id, channelsWithStream(channelStreams.url, urls)),
+    inArray(radioChannels.mergeKey, jsonValues(keys)),
+  )!;
+
+/**
+ * The guard that fails a batch adding `rows` when it leaves a channel of them with more than `MAX_CHANNEL_STREAMS`
+ * streams: the count was read before the batch, and another import or sync run may have added streams since.
+ */
+export function streamBoundGuard(db: Db, rows: readonly NewStream[]): BatchItem<'sqlite'>[] {
+  const ids = [...new Set(rows.flatMap((row) => (typeof row.channel === 'number' ? [row.channel] : [])))];
+  if (ids.length === 0) return [];
+  return [
+    guard(
+      db,
+      sql`EXISTS (SELECT 1 FROM ${channelStreams} WHERE ${channelStreams.channelId} IN ${jsonValues(ids)} GROUP BY ${channelStreams.channelId} HAVING count(*) > ${MAX_CHANNEL_STREAMS})`,
+    ),
+  ];
 }
 
 /** The channel that has the stream `url`, as a subquery (any of a channel's stream URLs names it). */

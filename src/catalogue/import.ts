@@ -1,4 +1,4 @@
-import { asc, eq, inArray, or, sql } from 'drizzle-orm';
+import { asc, eq, inArray, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
 import type { BatchItem } from 'drizzle-orm/batch';
@@ -12,15 +12,24 @@ import {
   radioChannelGenres,
   radioChannels,
   STREAM_FORMATS,
-  type ChannelStreamRow,
   type RadioChannelRow,
   type StreamFormat,
 } from '../db/schema';
-import { bare, batchable, jsonField, jsonRows } from '../db/sql';
+import { bare, batchable, isGuardFailure, jsonField, jsonRows } from '../db/sql';
 import { sha256Hex } from '../lib/crypto';
 import { fromKeys, isRecord, pick } from '../lib/objects';
 import { isPublicUrl } from '../streams/fetch-stream';
-import { insertStreams, nameStreams, type NewStream } from './channel-streams';
+import {
+  channelsWithStream,
+  insertStreams,
+  jsonValues,
+  nameStreams,
+  streamBoundGuard,
+  streamsWhere,
+  withStreamOrMergeKey,
+  type NewStream,
+  type StoredStream,
+} from './channel-streams';
 import { canonicalHttpUrl, cleanImportedText, foldText, slugify } from '../lib/text';
 import { genreDefinition, genresForTags } from './genre-map';
 import { isLanguageCode } from './reference-data';
@@ -203,6 +212,38 @@ export async function slugCandidates(name: string, streamUrl: string): Promise<s
 export const chooseSlug = (candidates: readonly string[], isTaken: (slug: string) => boolean): string | null =>
   candidates.find((slug) => !isTaken(slug)) ?? null;
 
+/** The channels that hold one of these slugs: every candidate of a new channel is read before one is chosen. */
+export const slugsTaken = (db: Db, slugs: readonly string[]) =>
+  db
+    .select({ slug: radioChannels.slug, id: radioChannels.id })
+    .from(radioChannels)
+    .where(inArray(radioChannels.slug, jsonValues(slugs)));
+
+/** Why the import and the sync skip a station: no slug of its name is free, or its channel has all its streams. */
+export const NO_SLUG_LEFT = 'every slug its name may take is taken';
+export const CHANNEL_FULL = `its broadcaster has ${MAX_CHANNEL_STREAMS} streams already`;
+
+/**
+ * The position of a stream added to `channel` after its last, counted on the row so that the next one comes after
+ * it; null when the channel has `MAX_CHANNEL_STREAMS` already.
+ */
+export function addStream(channel: { streamCount: number; lastPosition: number }): number | null {
+  if (channel.streamCount >= MAX_CHANNEL_STREAMS) return null;
+  channel.streamCount += 1;
+  channel.lastPosition += 1;
+  return channel.lastPosition;
+}
+
+/** The stream a station adds to channel `channel` (an id, or its first stream's URL when it is new) at `position`. */
+export const newStream = (station: StationInput, channel: number | string, position: number): NewStream => ({
+  channel,
+  position,
+  url: station.stream_url,
+  format: station.format,
+  bitrate: station.bitrate,
+  name: station.name,
+});
+
 /** Rows per json_each statement: keeps each bound JSON well under D1's value size limit. */
 const ROWS_PER_STATEMENT = 500;
 
@@ -273,21 +314,6 @@ export function streamCountColumns() {
   };
 }
 
-/** The streams with these URLs, with their channel. */
-const storedStreams = (db: Db, urls: string[]) =>
-  db
-    .select({
-      id: channelStreams.id,
-      url: channelStreams.url,
-      channelId: channelStreams.channelId,
-      position: channelStreams.position,
-      name: channelStreams.name,
-      format: channelStreams.format,
-      bitrate: channelStreams.bitrate,
-    })
-    .from(channelStreams)
-    .where(inArray(channelStreams.url, sql`(SELECT value FROM json_each(${JSON.stringify(urls)}))`));
-
 /** A channel's primary stream, as the import stored it: its station's name, URL and place. */
 interface PrimaryStream {
   name: string;
@@ -327,18 +353,7 @@ function storedChannels(db: Db, urls: string[], keys: string[]) {
       ...streamCountColumns(),
     })
     .from(radioChannels)
-    .where(
-      or(
-        inArray(
-          radioChannels.id,
-          qb
-            .select({ id: channelStreams.channelId })
-            .from(channelStreams)
-            .where(inArray(channelStreams.url, sql`(SELECT value FROM json_each(${JSON.stringify(urls)}))`)),
-        ),
-        inArray(radioChannels.mergeKey, sql`(SELECT value FROM json_each(${JSON.stringify(keys)}))`),
-      ),
-    );
+    .where(withStreamOrMergeKey(urls, keys));
 }
 
 /** The writes that add the catalogue's genres of these slugs (genre-map.ts) that do not exist yet, with their search rows. */
@@ -395,6 +410,9 @@ function channelRow(primary: StationInput, countryIds: Map<string, number>, isFe
   };
 }
 
+/** Reads and writes of an import, at most: a batch that lost a race (a guard failed) reads what the winner wrote. */
+const IMPORT_ATTEMPTS = 3;
+
 /**
  * Upserts stations by stream URL, writing in one `db.batch` so that an import lands whole or not at all. Variants of
  * one broadcaster (same normalised name and homepage: variants.ts) become one channel with a stream each, in the
@@ -402,6 +420,17 @@ function channelRow(primary: StationInput, countryIds: Map<string, number>, isFe
  * written: importing the same file twice changes nothing.
  */
 export async function importStations(db: Db, records: unknown[], now: string): Promise<ImportSummary> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await importOnce(db, records, now);
+    } catch (error) {
+      if (attempt >= IMPORT_ATTEMPTS || !isGuardFailure(error)) throw error;
+    }
+  }
+}
+
+/** One read of what is stored and one batch of writes (`importStations`). */
+async function importOnce(db: Db, records: unknown[], now: string): Promise<ImportSummary> {
   const countryIds = await countryIdsByCode(db);
 
   const summary: ImportSummary = {
@@ -441,7 +470,7 @@ export async function importStations(db: Db, records: unknown[], now: string): P
   );
   const urls = stations.map((station) => station.stream_url);
   const [streamRows, channelRows, slugRows] = await Promise.all([
-    db.batch(nonEmpty(chunks(urls).map((part) => storedStreams(db, part)))!),
+    db.batch(nonEmpty(chunks(urls).map((part) => streamsWhere(db, channelStreams.url, part)))!),
     db.batch(
       nonEmpty(
         chunks(groups).map((part) =>
@@ -453,16 +482,7 @@ export async function importStations(db: Db, records: unknown[], now: string): P
         ),
       )!,
     ),
-    db.batch(
-      nonEmpty(
-        chunks([...candidates.values()].flat()).map((slugs) =>
-          db
-            .select({ slug: radioChannels.slug })
-            .from(radioChannels)
-            .where(inArray(radioChannels.slug, sql`(SELECT value FROM json_each(${JSON.stringify(slugs)}))`)),
-        ),
-      )!,
-    ),
+    db.batch(nonEmpty(chunks([...candidates.values()].flat()).map((slugs) => slugsTaken(db, slugs)))!),
   ]);
   const streamsByUrl = new Map(streamRows.flat().map((row) => [row.url, row]));
   const channels = new Map(channelRows.flat().map((row) => [row.id, row]));
@@ -473,23 +493,23 @@ export async function importStations(db: Db, records: unknown[], now: string): P
   const takenSlugs = new Set(slugRows.flat().map((row) => row.slug));
 
   const plan = newPlan();
+  // Stations whose stream a channel has stay with it; the others join the group's channel, or make a new one. A
+  // channel that stations of several groups reach (a renamed variant) is planned once, with all of them.
+  const byChannel = new Map<number, Placed[]>();
+  const ownerOf = (station: Placed) => streamsByUrl.get(station.stream_url)?.channelId;
   for (const group of groups) {
-    // Stations whose stream a channel has stay with it; the others join the group's channel, or make a new one.
-    const owned = group.flatMap((station) => {
-      const channel = streamsByUrl.get(station.stream_url)?.channelId;
-      return channel === undefined ? [] : [channel];
-    });
-    const target = owned[0] ?? (group[0]!.key === null ? undefined : byKey.get(group[0]!.key));
-    const byChannel = new Map<number | 'new', Placed[]>();
+    const owned = group.map(ownerOf).find((channel) => channel !== undefined);
+    const target = owned ?? (group[0]!.key === null ? undefined : byKey.get(group[0]!.key));
+    const fresh: Placed[] = [];
     for (const station of group) {
-      const channel = streamsByUrl.get(station.stream_url)?.channelId ?? target ?? 'new';
-      byChannel.set(channel, [...(byChannel.get(channel) ?? []), station]);
+      const channel = ownerOf(station) ?? target;
+      if (channel === undefined) fresh.push(station);
+      else byChannel.set(channel, [...(byChannel.get(channel) ?? []), station]);
     }
-    for (const [channel, assigned] of byChannel) {
-      if (channel === 'new') planNewChannel(plan, assigned, candidates.get(group)!, takenSlugs, countryIds, skip);
-      else planExistingChannel(plan, channels.get(channel)!, assigned, streamsByUrl, countryIds, skip);
-    }
+    if (fresh.length > 0) planNewChannel(plan, fresh, candidates.get(group)!, takenSlugs, countryIds, skip);
   }
+  for (const [channel, assigned] of byChannel)
+    planExistingChannel(plan, channels.get(channel)!, assigned, streamsByUrl, countryIds, skip);
   Object.assign(summary, plan.counts);
   if (plan.inserts.length + plan.updates.length + plan.newStreams.length + plan.streamUpdates.length === 0)
     return finish(summary);
@@ -511,6 +531,7 @@ export async function importStations(db: Db, records: unknown[], now: string): P
     );
   }
   for (const rows of chunks(plan.newStreams)) writes.push(insertStreams(db, rows));
+  writes.push(...streamBoundGuard(db, plan.newStreams));
   for (const rows of chunks(plan.streamNames)) writes.push(nameStreams(db, rows));
   for (const rows of chunks(plan.streamUpdates)) writes.push(updateStreams(db, rows));
   for (const rows of chunks(plan.updates)) {
@@ -578,13 +599,12 @@ function planNewChannel(
 ) {
   const slug = chooseSlug(slugs, (candidate) => takenSlugs.has(candidate));
   if (slug === null) {
-    for (const station of stations) skip(station.index, 'every slug its name may take is taken');
+    for (const station of stations) skip(station.index, NO_SLUG_LEFT);
     return;
   }
   takenSlugs.add(slug);
   const kept = stations.slice(0, MAX_CHANNEL_STREAMS);
-  for (const station of stations.slice(MAX_CHANNEL_STREAMS))
-    skip(station.index, `its broadcaster has ${MAX_CHANNEL_STREAMS} streams already`);
+  for (const station of stations.slice(MAX_CHANNEL_STREAMS)) skip(station.index, CHANNEL_FULL);
   const [first, ...more] = kept;
   if (!first) return;
   const primary = primaryOf(kept);
@@ -599,16 +619,7 @@ function planNewChannel(
   });
   // The insert trigger names the first stream after the channel; its station may be named otherwise.
   if (first.name !== primary.name) plan.streamNames.push({ url: first.stream_url, name: first.name });
-  more.forEach((station, i) =>
-    plan.newStreams.push({
-      channel: first.stream_url,
-      position: i + 1,
-      url: station.stream_url,
-      format: station.format,
-      bitrate: station.bitrate,
-      name: station.name,
-    }),
-  );
+  more.forEach((station, i) => plan.newStreams.push(newStream(station, first.stream_url, i + 1)));
   plan.counts.created += kept.length;
   plan.counts.merged += more.length;
 }
@@ -632,35 +643,23 @@ function planExistingChannel(
   countryIds: Map<string, number>,
   skip: (index: number, reason: string) => void,
 ) {
-  let count = stored.streamCount;
-  let position = stored.lastPosition;
+  // Counted on a copy: the row stays as it was read.
+  const room = pick(stored, ['streamCount', 'lastPosition']);
   const placed: { station: Placed; position: number; stream?: StoredStream }[] = [];
   for (const station of stations) {
     const stream = streamsByUrl.get(station.stream_url);
-    if (stream) placed.push({ station, position: stream.position, stream });
-    else if (count >= MAX_CHANNEL_STREAMS)
-      skip(station.index, `its broadcaster has ${MAX_CHANNEL_STREAMS} streams already`);
-    else {
-      count += 1;
-      position += 1;
-      placed.push({ station, position });
-    }
+    const position = stream ? stream.position : addStream(room);
+    if (position === null) skip(station.index, CHANNEL_FULL);
+    else placed.push({ station, position, stream });
   }
   const storedPrimary =
     stored.primary && !placed.some(({ station }) => station.stream_url === stored.primary?.url) ? stored.primary : null;
+  // By position: of equal names, `primaryOf` takes the first, as `primaryStreamColumn` does.
   const candidates = [
-    ...placed.map(({ station, position: at }) => ({ name: station.name, position: at, station })),
+    ...placed.map(({ station, position }) => ({ name: station.name, position, station })),
     ...(storedPrimary ? [{ ...storedPrimary, station: null }] : []),
-  ];
-  const primary =
-    candidates.length === 0
-      ? null
-      : candidates.reduce((best, candidate) =>
-          candidate.name.length < best.name.length ||
-          (candidate.name.length === best.name.length && candidate.position < best.position)
-            ? candidate
-            : best,
-        ).station;
+  ].sort((a, b) => a.position - b.position);
+  const primary = candidates.length === 0 ? null : primaryOf(candidates).station;
   let channelChanged = false;
   if (primary) {
     // Unless the record says (our extension), an update keeps the flag.
@@ -678,16 +677,9 @@ function planExistingChannel(
       });
     }
   }
-  for (const { station, position: at, stream } of placed) {
+  for (const { station, position, stream } of placed) {
     if (!stream) {
-      plan.newStreams.push({
-        channel: stored.id,
-        position: at,
-        url: station.stream_url,
-        format: station.format,
-        bitrate: station.bitrate,
-        name: station.name,
-      });
+      plan.newStreams.push(newStream(station, stored.id, position));
       plan.counts.created += 1;
       plan.counts.merged += 1;
       continue;
@@ -724,16 +716,15 @@ export function insertChannels(db: Db, columns: readonly (keyof RadioChannelRow)
  * (at most `ROWS_PER_STATEMENT` channels): the import's and the upstream sync's, in the batch that writes the channels.
  */
 export function replaceGenreLinks(db: Db, rows: { streamUrl: string; genres: string[] }[]) {
-  const urls = JSON.stringify(rows.map((row) => row.streamUrl));
   const links = JSON.stringify(rows.flatMap((row) => row.genres.map((slug) => ({ url: row.streamUrl, slug }))));
   return [
     db.delete(radioChannelGenres).where(
       inArray(
         radioChannelGenres.channelId,
-        qb
-          .select({ id: channelStreams.channelId })
-          .from(channelStreams)
-          .where(inArray(channelStreams.url, sql`(SELECT value FROM json_each(${urls}))`)),
+        channelsWithStream(
+          channelStreams.url,
+          rows.map((row) => row.streamUrl),
+        ),
       ),
     ),
     db
@@ -753,9 +744,6 @@ export function replaceGenreLinks(db: Db, rows: { streamUrl: string; genres: str
       .onConflictDoNothing(),
   ] as const;
 }
-
-/** A stream of ours as an import compares it. */
-type StoredStream = Pick<ChannelStreamRow, 'id' | 'url' | 'channelId' | 'position' | 'name' | 'format' | 'bitrate'>;
 
 /** The update of streams' format, bitrate and name (and URL and upstream station, when given), by id. */
 export function updateStreams(

@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt, notExists, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, notExists, sql } from 'drizzle-orm';
 import type { BatchItem } from 'drizzle-orm/batch';
 import { QueryBuilder } from 'drizzle-orm/sqlite-core';
 import { tellCountersVisibility } from '../activity/plays';
@@ -18,6 +18,8 @@ import { fromKeys, isRecord, pick } from '../lib/objects';
 import { cleanImportedText, foldText } from '../lib/text';
 import { isoTimestamp } from '../lib/time';
 import {
+  addStream,
+  CHANNEL_FULL,
   genreSlugsColumn,
   chooseSlug,
   chunks,
@@ -27,11 +29,23 @@ import {
   insertChannels,
   ensureGenres,
   mapRadioBrowserStation,
+  newStream,
+  NO_SLUG_LEFT,
+  slugsTaken,
   streamCountColumns,
   updateStreams,
   type StationInput,
 } from './import';
-import { insertStreams, type NewStream } from './channel-streams';
+import {
+  channelsWithStream,
+  insertStreams,
+  jsonValues,
+  streamBoundGuard,
+  streamsWhere,
+  withStreamOrMergeKey,
+  type NewStream,
+  type StoredStream,
+} from './channel-streams';
 import { groupBy, mergeKey, primaryOf } from './variants';
 import type { EditableField } from './admin';
 import { indexChannels } from './search-index';
@@ -229,7 +243,7 @@ export async function runSync(
       error instanceof UpstreamError
         ? error.message
         : isGuardFailure(error)
-          ? 'an operator changed a channel of this batch meanwhile, or the run outlived its hold: the next run applies it again'
+          ? 'an operator changed a channel of this batch meanwhile, or another write added streams to one, or the run outlived its hold: the next run applies it again'
           : `the batch could not be written: ${errorText(error).slice(0, 300)}`;
     const failed = nowIso();
     await db
@@ -379,17 +393,6 @@ type Stored = Pick<RadioChannelRow, Synced | 'id' | 'upstreamUuid' | 'editedFiel
   lastPosition: number;
 };
 
-/** A stream of ours as the sync compares it. */
-interface StoredStream {
-  id: number;
-  url: string;
-  channelId: number;
-  upstreamUuid: string | null;
-  format: StreamFormat;
-  bitrate: number | null;
-  name: string;
-}
-
 /** A write of one channel: the synced columns, by id (updates) or with the rest of a new row (creates). */
 type SyncedRow = Pick<RadioChannelRow, Synced> & {
   upstreamUuid: string;
@@ -406,12 +409,9 @@ type Incoming = StationInput & { uuid: string; key: string | null };
 /** A record's name as the state shows it: cleaned like imported text, at most 255 characters. */
 const shownName = (name: unknown) => (typeof name === 'string' ? cleanImportedText(name).slice(0, 255) || null : null);
 
-/** The stream a station adds, followed by its uuid. */
-const streamOf = (station: Incoming, pass: number) => ({
-  url: station.stream_url,
-  format: station.format,
-  bitrate: station.bitrate,
-  name: station.name,
+/** The stream a station adds to `channel` at `position`, followed by its uuid. */
+const streamOf = (station: Incoming, channel: number | string, position: number, pass: number): NewStream => ({
+  ...newStream(station, channel, position),
   upstreamUuid: station.uuid,
   upstreamPass: pass,
 });
@@ -422,11 +422,12 @@ const lastStream = (channel: { id: number; streamCount: number }, gone: { channe
 
 /**
  * The writes of a batch of upstream records, led by a guard that fails the run's batch if an operator edited one of
- * these channels since the read. Each station is a stream, followed by its uuid: a station that is new joins the
- * channel of its broadcaster's variants (same normalised name and homepage) or makes a channel; one whose stream URL
- * a channel of ours has is adopted only when the names and homepages agree (an upstream station cannot take over a
- * channel by naming its stream: docs/security.md#the-upstream-sync); one gone upstream leaves its channel, or hides it
- * when it was its last stream. Stations that cannot be applied are skipped with a reason: they never stop the others.
+ * these channels since the read (and followed by one that fails it if another write filled a channel it adds streams
+ * to). Each station is a stream, followed by its uuid: a station that is new joins the channel of its broadcaster's
+ * variants (same normalised name and homepage) or makes a channel; one whose stream URL a channel of ours has is
+ * adopted only when the names and homepages agree (an upstream station cannot take over a channel by naming its
+ * stream: docs/security.md#the-upstream-sync); one gone upstream leaves its channel, or hides it when it was its last
+ * stream. Stations that cannot be applied are skipped with a reason: they never stop the others.
  */
 async function apply(db: Db, records: Record<string, unknown>[], asked: string[], pass: number, now: string) {
   const { phase: _phase, received: _received, ...counts } = emptyCounts('full');
@@ -471,29 +472,9 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
     ),
   );
   const slugs = [...new Set([...candidates.values()].flat())];
-  const streamColumns = {
-    id: channelStreams.id,
-    url: channelStreams.url,
-    channelId: channelStreams.channelId,
-    upstreamUuid: channelStreams.upstreamUuid,
-    format: channelStreams.format,
-    bitrate: channelStreams.bitrate,
-    name: channelStreams.name,
-  };
-  const inJson = (values: string[]) => sql`(SELECT value FROM json_each(${JSON.stringify(values)}))`;
   const streamReads = [
-    ...chunks(uuids).map((part) =>
-      db
-        .select(streamColumns)
-        .from(channelStreams)
-        .where(inArray(channelStreams.upstreamUuid, inJson(part))),
-    ),
-    ...chunks(urls).map((part) =>
-      db
-        .select(streamColumns)
-        .from(channelStreams)
-        .where(inArray(channelStreams.url, inJson(part))),
-    ),
+    ...chunks(uuids).map((part) => streamsWhere(db, channelStreams.upstreamUuid, part)),
+    ...chunks(urls).map((part) => streamsWhere(db, channelStreams.url, part)),
   ];
   const columns = {
     ...pick(radioChannels, [...SYNCED, 'id', 'upstreamUuid', 'editedFields', 'description', 'mergeKey']),
@@ -506,41 +487,15 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
       db
         .select(columns)
         .from(radioChannels)
-        .where(
-          inArray(
-            radioChannels.id,
-            qb
-              .select({ id: channelStreams.channelId })
-              .from(channelStreams)
-              .where(inArray(channelStreams.upstreamUuid, inJson(part))),
-          ),
-        ),
+        .where(inArray(radioChannels.id, channelsWithStream(channelStreams.upstreamUuid, part))),
     ),
+    // URLs and keys in one list: a merge key has no `://`, so neither matches the other's column.
     ...chunks([...urls, ...keys]).map((part) =>
-      db
-        .select(columns)
-        .from(radioChannels)
-        .where(
-          or(
-            inArray(
-              radioChannels.id,
-              qb
-                .select({ id: channelStreams.channelId })
-                .from(channelStreams)
-                .where(inArray(channelStreams.url, inJson(part))),
-            ),
-            inArray(radioChannels.mergeKey, inJson(part)),
-          ),
-        ),
+      db.select(columns).from(radioChannels).where(withStreamOrMergeKey(part, part)),
     ),
   ];
   // The slugs taken, alone: the channels behind them are not compared.
-  const slugReads = chunks(slugs).map((part) =>
-    db
-      .select({ slug: radioChannels.slug })
-      .from(radioChannels)
-      .where(inArray(radioChannels.slug, inJson(part))),
-  );
+  const slugReads = chunks(slugs).map((part) => slugsTaken(db, part));
   // Each kind of read in a batch of its own, the three at once.
   const [streamQueries, channelQueries, slugQueries] = [
     nonEmpty(streamReads),
@@ -569,7 +524,6 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
   const streamUpdates: Parameters<typeof updateStreams>[1] = [];
   const seenStreams: number[] = [];
   const goneStreams: { stream: StoredStream; channel: Stored }[] = [];
-  const hides: Stored[] = [];
   const touched = new Map<number, string>();
   const claimedUrls = new Set<string>();
   /** Stations of this run that make or join a channel, grouped by broadcaster. */
@@ -704,21 +658,17 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
           skip(station.uuid, station.name, 'a variant of a channel whose streams an operator set');
         continue;
       }
-      let position = existing.lastPosition;
-      let count = existing.streamCount;
+      // Counted on the channel's row: `lastStream` below weighs the streams it loses against those it gains.
       for (const station of group) {
-        if (count >= MAX_CHANNEL_STREAMS) {
-          skip(station.uuid, station.name, `its broadcaster has ${MAX_CHANNEL_STREAMS} streams already`);
+        const position = addStream(existing);
+        if (position === null) {
+          skip(station.uuid, station.name, CHANNEL_FULL);
           continue;
         }
-        count += 1;
-        position += 1;
-        newStreams.push({ ...streamOf(station, pass), channel: existing.id, position });
+        newStreams.push(streamOf(station, existing.id, position, pass));
         counts.merged += 1;
         counts.created += 1;
       }
-      existing.streamCount = count;
-      existing.lastPosition = position;
       touch(existing);
       continue;
     }
@@ -726,13 +676,12 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
     const primary = primaryOf(group);
     const ordered = [primary, ...group.filter((station) => station !== primary)];
     const kept = ordered.slice(0, MAX_CHANNEL_STREAMS);
-    for (const station of ordered.slice(MAX_CHANNEL_STREAMS))
-      skip(station.uuid, station.name, `its broadcaster has ${MAX_CHANNEL_STREAMS} streams already`);
+    for (const station of ordered.slice(MAX_CHANNEL_STREAMS)) skip(station.uuid, station.name, CHANNEL_FULL);
     const [first, ...more] = kept;
     if (!first) continue;
     const slug = chooseSlug(candidates.get(primary.stream_url)!, (candidate) => takenSlugs.has(candidate));
     if (slug === null) {
-      for (const station of kept) skip(station.uuid, station.name, 'every slug its name may take is taken');
+      for (const station of kept) skip(station.uuid, station.name, NO_SLUG_LEFT);
       continue;
     }
     takenSlugs.add(slug);
@@ -755,19 +704,19 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
       description: '',
       slug,
     });
-    more.forEach((station, i) =>
-      newStreams.push({ ...streamOf(station, pass), channel: first.stream_url, position: i + 1 }),
-    );
+    more.forEach((station, i) => newStreams.push(streamOf(station, first.stream_url, i + 1, pass)));
     counts.created += kept.length;
     counts.merged += more.length;
   }
-  hides.push(
-    ...new Set(goneStreams.filter(({ channel }) => lastStream(channel, goneStreams)).map(({ channel }) => channel)),
+  const hides = new Set(
+    goneStreams.filter(({ channel }) => lastStream(channel, goneStreams)).map(({ channel }) => channel),
   );
-  counts.hidden = hides.filter(
+  counts.hidden = [...hides].filter(
     (channel) => channel.isActive && !editedFieldsOf(channel.editedFields).has('is_active'),
   ).length;
-  const removed = goneStreams.filter(({ channel }) => !lastStream(channel, goneStreams) && !streamsEdited(channel));
+  // A gone station's stream leaves its channel, unless it was the last (the channel is hidden) or the operator's.
+  const leaves = ({ channel }: { channel: Stored }) => !hides.has(channel) && !streamsEdited(channel);
+  const removed = goneStreams.filter(leaves);
   counts.updated += removed.length;
 
   const writes: BatchItem<'sqlite'>[] = [];
@@ -809,6 +758,7 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
     );
   }
   for (const rows of chunks(newStreams)) writes.push(insertStreams(db, rows));
+  writes.push(...streamBoundGuard(db, newStreams));
   for (const rows of chunks(streamUpdates)) writes.push(updateStreams(db, rows));
   for (const rows of chunks([...updates.values()])) {
     const u = qb
@@ -841,12 +791,11 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
         .where(eq(radioChannels.id, u.id)),
     );
   }
-  const before = channels;
   const changedGenres = channelWrites.filter(
-    (row) => !('id' in row) || (before.get(row.id)?.genreSlugs ?? '') !== row.genres.join(','),
+    (row) => !('id' in row) || (channels.get(row.id)?.genreSlugs ?? '') !== row.genres.join(','),
   );
   for (const rows of chunks(changedGenres)) writes.push(...replaceGenreLinks(db, rows));
-  const renamed = channelWrites.filter((row) => !('id' in row) || before.get(row.id)?.sortName !== row.sortName);
+  const renamed = channelWrites.filter((row) => !('id' in row) || channels.get(row.id)?.sortName !== row.sortName);
   for (const rows of chunks(renamed)) {
     writes.push(
       ...indexChannels(
@@ -856,10 +805,9 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
     );
   }
   if (removed.length > 0) {
-    const ids = JSON.stringify(removed.map(({ stream }) => stream.id));
-    const channelIds = JSON.stringify([...new Set(removed.map(({ channel }) => channel.id))]);
+    const channelIds = jsonValues([...new Set(removed.map(({ channel }) => channel.id))]);
     writes.push(
-      db.delete(channelStreams).where(sql`${channelStreams.id} IN (SELECT value FROM json_each(${ids}))`),
+      db.delete(channelStreams).where(inArray(channelStreams.id, jsonValues(removed.map(({ stream }) => stream.id)))),
       // A channel whose primary station went follows its next one.
       db
         .update(radioChannels)
@@ -868,11 +816,11 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
           updatedAt: now,
         })
         .where(
-          sql`${radioChannels.id} IN (SELECT value FROM json_each(${channelIds})) AND ${radioChannels.upstreamUuid} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${channelStreams} WHERE ${channelStreams.upstreamUuid} = ${radioChannels.upstreamUuid})`,
+          sql`${radioChannels.id} IN ${channelIds} AND ${radioChannels.upstreamUuid} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${channelStreams} WHERE ${channelStreams.upstreamUuid} = ${radioChannels.upstreamUuid})`,
         ),
     );
   }
-  if (hides.length > 0) {
+  if (hides.size > 0) {
     writes.push(
       db
         .update(radioChannels)
@@ -881,23 +829,16 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
           upstreamPass: pass,
           updatedAt: now,
         })
-        .where(
-          sql`${radioChannels.id} IN (SELECT value FROM json_each(${JSON.stringify([...new Set(hides.map((row) => row.id))])}))`,
-        ),
+        .where(inArray(radioChannels.id, jsonValues([...hides].map((channel) => channel.id)))),
     );
   }
-  const marked = [
-    ...seenStreams,
-    ...goneStreams
-      .filter(({ channel }) => lastStream(channel, goneStreams) || streamsEdited(channel))
-      .map(({ stream }) => stream.id),
-  ];
+  const marked = [...seenStreams, ...goneStreams.filter((gone) => !leaves(gone)).map(({ stream }) => stream.id)];
   if (marked.length > 0) {
     writes.push(
       db
         .update(channelStreams)
         .set({ upstreamPass: pass })
-        .where(sql`${channelStreams.id} IN (SELECT value FROM json_each(${JSON.stringify(marked)}))`),
+        .where(inArray(channelStreams.id, jsonValues(marked))),
     );
   }
   return { counts, writes };
