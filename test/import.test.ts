@@ -1,7 +1,9 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import demo from '../data/demo-catalogue.json';
-import { mapRadioBrowserStation } from '../src/catalogue/import';
+import { importStations as importDirect, mapRadioBrowserStation } from '../src/catalogue/import';
+import { createDb, type Db } from '../src/db/client';
+import { ApiError } from '../src/lib/errors';
 import { call } from './helpers/client';
 import { channelId, importStations, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
@@ -358,6 +360,55 @@ describe('variants of one broadcaster (docs/catalogue.md#several-streams-per-cha
         `https://variants.example.org/${path}`,
         i,
       ]),
+    );
+  });
+
+  it('an import that loses to other writes three times writes nothing and answers 503 with Retry-After', async () => {
+    const home = { homepage: 'https://loser.example.org/' };
+    const names = ['MP3', 'AAC', 'HQ', 'LQ', 'HLS', 'OGG', 'OPUS'];
+    await importStations(names.map((name, i) => variant(`Loser FM ${name}`, `loser/${i}`, home)));
+    const id = await channelId('https://variants.example.org/loser/0');
+    // Before each of its writes another import takes the eighth place, and leaves it again after: every attempt
+    // reads 7 streams and fails on the guard.
+    const db = createDb(env.DB);
+    let rivals = 0;
+    // The import's one write batch: its streams go in through a raw INSERT ... SELECT (catalogue/channel-streams.ts).
+    const addsStreams = (item: unknown) =>
+      typeof item === 'object' &&
+      item !== null &&
+      'getQuery' in item &&
+      typeof item.getQuery === 'function' &&
+      /^insert into "channel_streams"/i.test((item.getQuery() as { sql: string }).sql);
+    const racing = new Proxy(db, {
+      get(target, key, receiver) {
+        if (key !== 'batch') return Reflect.get(target, key, receiver);
+        return async (items: Parameters<Db['batch']>[0]) => {
+          if (!items.some(addsStreams)) return target.batch(items);
+          rivals += 1;
+          const rival = `https://variants.example.org/loser/rival-${rivals}`;
+          await importStations([variant('Loser FM', `loser/rival-${rivals}`, home)]);
+          try {
+            return await target.batch(items);
+          } finally {
+            await env.DB.prepare('DELETE FROM channel_streams WHERE url = ?').bind(rival).run();
+          }
+        };
+      },
+    });
+    const failure = await importDirect(
+      racing,
+      [variant('Loser FM', 'loser/late', home)],
+      new Date().toISOString(),
+    ).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(ApiError);
+    const { status, reason, headers } = failure as ApiError;
+    expect([status, reason, headers]).toEqual([503, 'server_busy', { 'Retry-After': '1' }]);
+    expect(rivals).toBe(3);
+    expect((await streamsOf(id)).map((s) => s.url)).toEqual(
+      names.map((_, i) => `https://variants.example.org/loser/${i}`),
     );
   });
 

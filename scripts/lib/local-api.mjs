@@ -58,11 +58,19 @@ export async function importStations({ url, token, stations, batchSize = 5000, o
   const total = { received: 0, created: 0, updated: 0, unchanged: 0, skipped: 0, merged: 0, skipped_details: [] };
   for (let offset = 0; offset < stations.length; offset += batchSize) {
     const batch = stations.slice(offset, offset + batchSize);
-    const response = await fetch(`${url}/api/v1/admin/radios/import`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify(batch),
-    });
+    let response;
+    // A 503 wrote nothing (an import that lost to other writes, docs/catalogue.md): it is sent again after Retry-After.
+    for (let attempt = 1; ; attempt += 1) {
+      response = await fetch(`${url}/api/v1/admin/radios/import`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(batch),
+      });
+      const wait = Number(response.headers.get('retry-after'));
+      if (response.status !== 503 || !(wait > 0) || attempt >= 5) break;
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    }
     const body = await response.json().catch(() => ({}));
     if (!response.ok)
       throw new Error(

@@ -17,6 +17,7 @@ import {
 } from '../db/schema';
 import { bare, batchable, isGuardFailure, jsonField, jsonRows } from '../db/sql';
 import { sha256Hex } from '../lib/crypto';
+import { serviceUnavailable } from '../lib/errors';
 import { fromKeys, isRecord, pick } from '../lib/objects';
 import { isPublicUrl } from '../streams/fetch-stream';
 import {
@@ -424,7 +425,9 @@ export async function importStations(db: Db, records: unknown[], now: string): P
     try {
       return await importOnce(db, records, now);
     } catch (error) {
-      if (attempt >= IMPORT_ATTEMPTS || !isGuardFailure(error)) throw error;
+      if (!isGuardFailure(error)) throw error;
+      // Nothing was written: the caller may send the same import again in a moment.
+      if (attempt >= IMPORT_ATTEMPTS) throw serviceUnavailable(1, 'server_busy');
     }
   }
 }
