@@ -412,6 +412,23 @@ describe('variants of one broadcaster (docs/catalogue.md#several-streams-per-cha
     );
   });
 
+  it('the same new stations imported three times at once: one import creates them, the others find them', async () => {
+    const records = Array.from({ length: 5 }, (_, i) => station({ name: `Twice FM ${i}` }));
+    const responses = await Promise.all(
+      [0, 1, 2].map(() => call('POST', '/api/v1/admin/radios/import', { token: env.ADMIN_TOKEN, json: records })),
+    );
+    expect(responses.map((res) => res.status)).toEqual([200, 200, 200]);
+    const created = responses.map((res) => res.body.data.created as number);
+    expect(created.reduce((sum, n) => sum + n, 0)).toBe(5);
+    for (const res of responses) expect(res.body.data.created + res.body.data.unchanged).toBe(5);
+    const { results } = await env.DB.prepare(
+      `SELECT count(DISTINCT channel_id) AS channels, count(*) AS streams FROM channel_streams WHERE url IN (${records.map(() => '?').join(', ')})`,
+    )
+      .bind(...records.map((record) => record.url_resolved))
+      .all<{ channels: number; streams: number }>();
+    expect(results[0]).toEqual({ channels: 5, streams: 5 });
+  });
+
   it('a channel reached by stations of two names is planned once: a stream each at its place, the shortest name', async () => {
     const home = { homepage: 'https://renamed.example.org/' };
     await importStations([variant('Renamed FM', 'renamed/a', home)]);

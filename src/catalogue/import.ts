@@ -15,7 +15,7 @@ import {
   type RadioChannelRow,
   type StreamFormat,
 } from '../db/schema';
-import { bare, batchable, isGuardFailure, jsonField, jsonRows } from '../db/sql';
+import { bare, batchable, isGuardFailure, isUniqueViolation, jsonField, jsonRows } from '../db/sql';
 import { sha256Hex } from '../lib/crypto';
 import { serviceUnavailable } from '../lib/errors';
 import { fromKeys, isRecord, pick } from '../lib/objects';
@@ -411,8 +411,14 @@ function channelRow(primary: StationInput, countryIds: Map<string, number>, isFe
   };
 }
 
-/** Reads and writes of an import, at most: a batch that lost a race (a guard failed) reads what the winner wrote. */
+/**
+ * Reads and writes of an import, at most: a batch that lost a race reads what the winner wrote. It lost when a guard
+ * failed, or when another import took a slug or a stream URL it meant to insert.
+ */
 const IMPORT_ATTEMPTS = 3;
+const lostRace = (error: unknown) =>
+  isGuardFailure(error) ||
+  isUniqueViolation(error, radioChannels.slug, radioChannels.streamUrl, channelStreams.url, genres.slug);
 
 /**
  * Upserts stations by stream URL, writing in one `db.batch` so that an import lands whole or not at all. Variants of
@@ -425,7 +431,7 @@ export async function importStations(db: Db, records: unknown[], now: string): P
     try {
       return await importOnce(db, records, now);
     } catch (error) {
-      if (!isGuardFailure(error)) throw error;
+      if (!lostRace(error)) throw error;
       // Nothing was written: the caller may send the same import again in a moment.
       if (attempt >= IMPORT_ATTEMPTS) throw serviceUnavailable(1, 'server_busy');
     }
