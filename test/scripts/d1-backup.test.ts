@@ -192,4 +192,37 @@ describe('export and restore', { timeout: 120_000 }, () => {
     expect(at('CREATE INDEX i')).toBeGreaterThan(at('INSERT INTO "s"'));
     expect(at('CREATE TRIGGER t')).toBeGreaterThan(at('CREATE INDEX i'));
   });
+
+  it('puts up to 500 rows of a table in one INSERT, a value with line breaks and semicolons whole', () => {
+    const objects = [
+      { type: 'table', name: 'a', tbl_name: 'a', sql: 'CREATE TABLE a (x)' },
+      { type: 'table', name: 'b', tbl_name: 'b', sql: 'CREATE TABLE b (x)' },
+    ];
+    const rowsOfA = Array.from({ length: 501 }, (_, i) => `INSERT INTO "a" VALUES(${i});`);
+    const data = [
+      'PRAGMA defer_foreign_keys=TRUE;',
+      ...rowsOfA,
+      'INSERT INTO "b" VALUES(\'one;\');',
+      "INSERT INTO \"b\" VALUES('two'';",
+      '',
+      'INSERT INTO "b" VALUES(3);\');',
+      'INSERT INTO "b" VALUES(X\'00\');',
+      '',
+    ].join('\n');
+    const sql = restoreSql(objects, data) as string;
+    const rowsOfB = "INSERT INTO \"b\" VALUES('one;'),('two'';\n\nINSERT INTO \"b\" VALUES(3);'),(X'00');";
+    expect(sql).toContain(
+      [
+        `INSERT INTO "a" VALUES${Array.from({ length: 500 }, (_, i) => `(${i})`).join(',')};`,
+        'INSERT INTO "a" VALUES(500);',
+        rowsOfB,
+        '',
+      ].join('\n'),
+    );
+    expect(sql.split('INSERT INTO "a"')).toHaveLength(3);
+    expect(sql.split('INSERT INTO "b"')).toHaveLength(3); // the second is inside a value
+    // Under D1's 100 KB a statement: two rows of 30 KB go in one at a time.
+    const long = `INSERT INTO "a" VALUES('${'x'.repeat(30_000)}');`;
+    expect((restoreSql(objects, `${long}\n${long}\n`) as string).split('INSERT INTO "a"')).toHaveLength(3);
+  });
 });
