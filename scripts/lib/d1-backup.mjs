@@ -50,32 +50,78 @@ export function plan(objects) {
   };
 }
 
+/** Rows per INSERT of the restore file, and its most bytes: D1 takes statements of up to 100 KB. */
+const ROWS_PER_INSERT = 500;
+const INSERT_BYTES = 50_000;
+
+/**
+ * The statements of `wrangler d1 export` text, each whole: a statement ends with a line that ends with `;` outside
+ * quotes (a quoted value may hold line breaks and semicolons; `''` inside one counts twice, so a whole statement holds
+ * an even number of `'`).
+ */
+function statements(data) {
+  const whole = [];
+  let lines = [];
+  let quotes = 0;
+  for (const line of data.split('\n')) {
+    if (lines.length === 0 && line === '') continue;
+    lines.push(line);
+    quotes += line.split("'").length - 1;
+    if (quotes % 2 === 0 && line.endsWith(';')) {
+      whole.push(lines.join('\n'));
+      lines = [];
+      quotes = 0;
+    }
+  }
+  if (lines.length > 0) whole.push(lines.join('\n'));
+  return whole;
+}
+
 /**
  * The restore file: `objects` (sqlite_master of the source) and `data` (the text of
  * `wrangler d1 export --no-schema` of the plan's tables and content tables), in `.dump`'s
- * order. The FTS text rows are turned into inserts into the search tables themselves.
+ * order. The FTS text rows are turned into inserts into the search tables themselves. The rows
+ * of a table go in up to 500 at a time: wrangler runs a local file a statement at a time, a few
+ * milliseconds each, and an export holds some 15,000 rows of names before any station.
  */
 export function restoreSql(objects, data, { source = 'D1' } = {}) {
   const { fts, created } = plan(objects);
   const rows = [];
   // SQLite numbers the AUTOINCREMENT tables as their rows go in: the source's numbers replace its own, last.
   const sequence = [];
-  // wrangler's own first line is dropped (the file starts with it already); blank lines may be inside a quoted
-  // value: kept.
-  for (const line of data.split('\n')) {
-    if (line === 'PRAGMA defer_foreign_keys=TRUE;') continue;
-    if (line.startsWith('INSERT INTO "sqlite_sequence" ')) {
-      sequence.push(line);
+  /** The INSERT being filled: its head (up to VALUES), its rows' value lists and their bytes. */
+  let open = { head: '', values: [], bytes: 0 };
+  const close = () => {
+    if (open.values.length > 0) rows.push(`${open.head}${open.values.join(',')};`);
+    open = { head: '', values: [], bytes: 0 };
+  };
+  const encoder = new TextEncoder();
+  for (const statement of statements(data)) {
+    // wrangler's own first line is dropped (the file starts with it already).
+    if (statement === 'PRAGMA defer_foreign_keys=TRUE;') continue;
+    if (statement.startsWith('INSERT INTO "sqlite_sequence" ')) {
+      sequence.push(statement);
+      continue;
+    }
+    const row = /^INSERT INTO "([^"]+)" VALUES\(/.exec(statement);
+    if (!row || !statement.endsWith(');')) {
+      close();
+      rows.push(statement);
       continue;
     }
     // The content table's columns are (id, c0, c1, ...): the rowid, then the declared columns in order.
-    const search = fts.find((f) => line.startsWith(`INSERT INTO "${f.content}" VALUES(`));
-    rows.push(
-      search
-        ? `INSERT INTO "${search.name}"(rowid, ${search.columns.join(', ')}) VALUES(${line.slice(`INSERT INTO "${search.content}" VALUES(`.length)}`
-        : line,
-    );
+    const search = fts.find((f) => f.content === row[1]);
+    const head = search
+      ? `INSERT INTO "${search.name}"(rowid, ${search.columns.join(', ')}) VALUES`
+      : `INSERT INTO "${row[1]}" VALUES`;
+    const values = statement.slice(row[0].length - 1, -1);
+    const bytes = encoder.encode(values).length + 1;
+    if (head !== open.head || open.values.length >= ROWS_PER_INSERT || open.bytes + bytes > INSERT_BYTES) close();
+    open.head = head;
+    open.values.push(values);
+    open.bytes += bytes;
   }
+  close();
   const later = (type) => objects.filter((o) => o.type === type && o.sql).map((o) => `${o.sql};`);
   return [
     `-- Export of ${source} (npm run db:export): schema, rows, then indexes and triggers.`,

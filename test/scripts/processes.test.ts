@@ -1,46 +1,18 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 // @ts-expect-error -- a plain .mjs module of the scripts, without type declarations
-import { freePort, groupMembers, root } from '../../scripts/lib/local-worker.mjs';
+import { freePort, groupMembers } from '../../scripts/lib/local-worker.mjs';
+import { groupsIn, npmRun, scratchState, waitFor } from './npm-run';
 
 /**
  * The scripts that start a local Worker leave nothing behind (issue: servers competing
  * with the next measurement). Each script prints the process group it created; after
- * the script is gone, that group must have no living process.
+ * the script is gone, that group must have no living process. `bench:search`: processes-bench.test.ts,
+ * a file of its own so that the two run side by side (docs/development.md).
  */
-const state = mkdtempSync(join(tmpdir(), 'radio-api-scripts-'));
-afterAll(() => rmSync(state, { recursive: true, force: true }));
-
-/** Runs `npm run <args>` and collects its output; `onOutput` sees it as it comes. */
-function npmRun(args: string[], onOutput: (text: string) => void = () => {}, env: Record<string, string> = {}) {
-  const child = spawn('npm', ['run', '--silent', ...args], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString();
-    onOutput(output);
-  };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, exited, output: () => output };
-}
-
-const groupsIn = (text: string) => [...text.matchAll(/process group (\d+)/g)].map((m) => Number(m[1]));
-
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+const state = scratchState();
 
 describe('scripts that start a local Worker', () => {
   it('catalogue:import stops its Worker and every process of its group', async () => {
@@ -58,28 +30,6 @@ describe('scripts that start a local Worker', () => {
     expect(groups).toHaveLength(1);
     expect(groupMembers(groups[0])).toEqual([]);
   }, 120_000);
-
-  // Small sizes: what is checked is the processes, not the figures (the report goes to a temp file).
-  const benchEnv = () => ({ BENCH_WORK_DIR: join(state, 'bench'), BENCH_SEARCH_REPORT: join(state, 'search.md') });
-
-  it('bench:search stops both of its Workers', async () => {
-    const run = npmRun(['bench:search', '--', '20', '40', '1'], undefined, benchEnv());
-    expect(await run.exited).toBe(0);
-    expect(readFileSync(join(state, 'search.md'), 'utf8')).toContain('# Search at 20 and 40 channels');
-    const groups = groupsIn(run.output());
-    expect(groups).toHaveLength(2);
-    for (const group of groups) expect(groupMembers(group)).toEqual([]);
-  }, 180_000);
-
-  it('bench:search stopped with SIGTERM while its Worker runs leaves nothing behind', async () => {
-    const run = npmRun(['bench:search', '--', '20', '40', '1'], undefined, benchEnv());
-    await waitFor(() => groupsIn(run.output()).length > 0, 120_000);
-    const [group] = groupsIn(run.output());
-    expect(groupMembers(group).length).toBeGreaterThanOrEqual(2); // wrangler and workerd at least
-    run.child.kill('SIGTERM');
-    await run.exited;
-    expect(groupMembers(group)).toEqual([]);
-  }, 180_000);
 
   it('dev serves the seeded catalogue at once and leaves nothing behind after SIGTERM', async () => {
     const port = await freePort();
