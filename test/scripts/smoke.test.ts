@@ -48,7 +48,12 @@ interface Run {
 }
 
 /** Runs `npm run smoke -- --base <base> [args]` to its end; SMOKE_ADMIN_TOKEN only when given. */
-function smoke(base: string, adminToken?: string, args: string[] = []): Promise<Run> {
+function smoke(
+  base: string,
+  adminToken?: string,
+  args: string[] = [],
+  onOutput: (stdout: string) => void = () => {},
+): Promise<Run> {
   const env = { ...process.env };
   delete env.SMOKE_ADMIN_TOKEN;
   if (adminToken !== undefined) env.SMOKE_ADMIN_TOKEN = adminToken;
@@ -56,7 +61,10 @@ function smoke(base: string, adminToken?: string, args: string[] = []): Promise<
     const child = spawn('npm', ['run', '--silent', 'smoke', '--', '--base', base, ...args], { cwd: root, env });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      onOutput(stdout);
+    });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
@@ -551,13 +559,17 @@ describe('the health step on its own', () => {
   it('asks again while nothing answers, for up to --wait seconds (a domain whose certificate is on its way)', async () => {
     const port: number = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    // Nothing listens for a second and a half, then the API does.
+    // Nothing listens until the run has said it asks again, then the API does: however slowly the run starts.
     let close: (() => Promise<void>) | undefined;
-    const late = setTimeout(() => {
-      void fakeApi(port, { status: 200, body: HEALTHY, cacheControl: 'no-store' }).then((stop) => (close = stop));
-    }, 1500);
+    let listening: Promise<void> | undefined;
     try {
-      const run = await smoke(url, undefined, ['--wait', '20']);
+      const run = await smoke(url, undefined, ['--wait', '20'], (stdout) => {
+        if (listening || !/asking again/.test(stdout)) return;
+        listening = fakeApi(port, { status: 200, body: HEALTHY, cacheControl: 'no-store' }).then((stop) => {
+          close = stop;
+        });
+      });
+      await listening;
       const context = `${run.stdout}${run.stderr}`;
       expect(run.stdout, context).toMatch(
         /^ {5}GET \/api\/v1\/health: fetch failed \(ECONNREFUSED\); asking again \(up to \d+ s more\)$/m,
@@ -566,7 +578,7 @@ describe('the health step on its own', () => {
       // The fake answers 500 to the rest: the run goes on past the health and fails there.
       expect(outcomes(run.stdout)[1], context).toEqual(['FAIL', 'register']);
     } finally {
-      clearTimeout(late);
+      await listening;
       await close?.();
     }
   }, 60_000);
