@@ -9,7 +9,7 @@ import { isRecord } from '../lib/objects';
 /** Radio Browser asks clients to name themselves (`appname/version`). */
 const USER_AGENT = 'radio-api-catalogue-sync/1.0 (+https://github.com/radio-api)';
 /** One request's deadline: a full page of 5,000 stations is a few MB. */
-const UPSTREAM_TIMEOUT_MS = 20_000;
+export const UPSTREAM_TIMEOUT_MS = 20_000;
 /**
  * The most one station's record may take in an answer, on average: Radio Browser's are about 1.5 KB. An answer is
  * bounded by the stations asked for (a page of 1,000: 8 MB), and read with that bound, so an upstream that sends more
@@ -43,6 +43,7 @@ export class UpstreamClient {
     private readonly base: string,
     private readonly fetcher: Fetcher = (request) => fetch(request),
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((done) => setTimeout(done, ms)),
+    private readonly timeoutMs = UPSTREAM_TIMEOUT_MS,
   ) {}
 
   /**
@@ -94,7 +95,7 @@ export class UpstreamClient {
         ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
       },
       body: form?.toString(),
-      signal: AbortSignal.timeout(UPSTREAM_TIMEOUT_MS),
+      signal: AbortSignal.timeout(this.timeoutMs),
     });
     let response: Response;
     let text: string;
@@ -115,7 +116,7 @@ export class UpstreamClient {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
       throw new UpstreamError(
         timedOut
-          ? `${endpoint} did not answer within ${UPSTREAM_TIMEOUT_MS / 1000} s`
+          ? `${endpoint} did not answer within ${this.timeoutMs / 1000} s`
           : `${endpoint} failed: ${error instanceof Error ? error.message : String(error)}`,
       );
     }

@@ -174,7 +174,7 @@ export async function publishSync(env: Bindings, result: RunResult): Promise<boo
 export async function runSync(
   db: Db,
   settings: { url: string | undefined; batch: number; fullDays: number },
-  options: { fetcher?: Fetcher; sleep?: (ms: number) => Promise<void>; now?: () => number } = {},
+  options: { fetcher?: Fetcher; sleep?: (ms: number) => Promise<void>; now?: () => number; timeoutMs?: number } = {},
 ): Promise<RunResult> {
   const clock = options.now ?? Date.now;
   // Off (the default): the cron's run costs nothing, not even a read of the state.
@@ -202,7 +202,7 @@ export async function runSync(
   // Still this run's hold: a run that outlived it (HOLD_MS) must not write over the run that claimed the sync next.
   const ours = and(eq(upstreamSync.id, 1), eq(upstreamSync.heldUntil, claimed.heldUntil));
   const nowIso = () => isoTimestamp(clock());
-  const client = new UpstreamClient(settings.url, options.fetcher, options.sleep);
+  const client = new UpstreamClient(settings.url, options.fetcher, options.sleep, options.timeoutMs);
   try {
     const step = await nextStep(db, client, state, settings, nowIso());
     const counts: RunCounts = { phase: state.phase, received: step.records.length, ...step.counts };
