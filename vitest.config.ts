@@ -1,13 +1,34 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { fakeStreams } from './test/helpers/fake-streams';
 
+/** The dependencies a test runtime would otherwise load as some 400 modules, one request each. */
+const BUNDLED = /^(zod|hono|drizzle-orm|drizzle-zod|@hono\/zod-openapi)(\/|$)/;
+
+/**
+ * Every entry point of BUNDLED that src/ and test/ import: each must be bundled, or its package would load twice (a
+ * bundled copy and a plain one), so the list is read from the imports rather than kept by hand.
+ */
+function bundledEntries(): string[] {
+  const entries = new Set<string>();
+  for (const dir of ['src', 'test']) {
+    for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+      if (!file.endsWith('.ts')) continue;
+      for (const [, name] of readFileSync(join(dir, file), 'utf8').matchAll(/ from '([^']+)'/g)) {
+        if (BUNDLED.test(name!)) entries.add(name!);
+      }
+    }
+  }
+  return [...entries].sort();
+}
+
 export default defineConfig({
   test: {
     // Three test files per two cores: a file spends much of its time waiting (its workerd starting, a child
-    // wrangler, an upstream timeout), and one per core left 40% of the CPU idle. On this 2-core machine the
-    // suite alone takes 279 s with 3 at once, 394 s with 2.
+    // wrangler), and one per core left 40% of the CPU idle; four at once is slower than three (docs/development.md).
     maxWorkers: '150%',
     projects: [
       {
@@ -52,6 +73,8 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/scripts/**'],
           setupFiles: ['./test/apply-migrations.ts'],
+          // Each big dependency reaches a test runtime as one module (Vitest's dependency optimizer), not hundreds.
+          deps: { optimizer: { ssr: { enabled: true, include: bundledEntries() } } },
           // Generous, so that no outcome depends on the machine's speed (two suites at once on 2 cores):
           // a test that hangs still fails, one that is slow on a busy machine does not.
           testTimeout: 60_000,
