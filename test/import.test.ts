@@ -5,7 +5,7 @@ import { importStations as importDirect, mapRadioBrowserStation } from '../src/c
 import { createDb, type Db } from '../src/db/client';
 import { ApiError } from '../src/lib/errors';
 import { call } from './helpers/client';
-import { channelId, importStations, station } from './helpers/catalogue';
+import { channelId, genreSlugsOf, importStations, station } from './helpers/catalogue';
 import { registerUser } from './helpers/users';
 import { sha256Hex } from '../src/lib/crypto';
 
@@ -202,14 +202,6 @@ describe('variants of one broadcaster (docs/catalogue.md#several-streams-per-cha
       homepage: 'https://www.variants.example.org/',
       ...fields,
     });
-  const genresOf = async (id: number) =>
-    (
-      await env.DB.prepare(
-        'SELECT g.slug FROM radio_channel_genres l JOIN genres g ON g.id = l.genre_id WHERE l.channel_id = ? ORDER BY g.slug',
-      )
-        .bind(id)
-        .all<{ slug: string }>()
-    ).results.map((row) => row.slug);
   const streamsOf = async (id: number) =>
     (
       await env.DB.prepare(
@@ -302,7 +294,7 @@ describe('variants of one broadcaster (docs/catalogue.md#several-streams-per-cha
       { url: 'https://variants.example.org/split/base', position: 0, format: 'mp3', bitrate: 128 },
       { url: 'https://variants.example.org/split/hq', position: 1, format: 'mp3', bitrate: 256 },
     ]);
-    expect(await genresOf(id)).toEqual(['rock']);
+    expect(await genreSlugsOf(id)).toEqual(['rock']);
     expect(await importStations([{ ...base, name: 'Split Radio' }])).toMatchObject({ updated: 1 });
     expect(await shown()).toMatchObject({ name: 'Split Radio' });
   });

@@ -6,7 +6,7 @@ import { createDb, type Db } from '../src/db/client';
 import { syncCatalogue } from '../src/scheduled';
 import fixture from './fixtures/radio-browser/stations.json';
 import { BASE, asAdmin, call, fetchWorker, type Json } from './helpers/client';
-import { importStations } from './helpers/catalogue';
+import { genreSlugsOf, importStations } from './helpers/catalogue';
 import { quickUser, type TestUser } from './helpers/users';
 import { sha256Hex } from '../src/lib/crypto';
 
@@ -110,15 +110,6 @@ function firstSettled<T>(promises: Promise<T>[], n: number): Promise<T[]> {
     }
   });
 }
-
-const genresOf = async (id: number) =>
-  (
-    await env.DB.prepare(
-      'SELECT g.slug FROM radio_channel_genres l JOIN genres g ON g.id = l.genre_id WHERE l.channel_id = ? ORDER BY g.slug',
-    )
-      .bind(id)
-      .all<{ slug: string }>()
-  ).results.map((row) => row.slug);
 
 /** Stations of a single test's own (see `upstreamChanges`), by uuid: the upstream holds them besides `upstream`. */
 const own = new Map<string, Station>();
@@ -245,7 +236,7 @@ describe('the upstream sync', () => {
       geo_lng: -58.3816,
       is_active: 1,
     });
-    expect(await genresOf(latina.id)).toEqual(['latin', 'pop']);
+    expect(await genreSlugsOf(latina.id)).toEqual(['latin', 'pop']);
     const jazz = await channelByUuid(fixture[1]!.stationuuid);
     // Empty strings are no values: no logo, no homepage, no language, no bitrate; the name is trimmed.
     expect(jazz).toMatchObject({
@@ -545,7 +536,7 @@ describe('an operator’s edits and the upstream sync', () => {
     // The operator's fields, as they set them.
     expect(after.country.code).toBe('FR');
     expect(after.genres).toEqual([{ id: pick.id, name: expect.stringMatching(/^Editors’ Pick/) }]);
-    expect(await genresOf(id)).toEqual([pick.slug]);
+    expect(await genreSlugsOf(id)).toEqual([pick.slug]);
     expect(after.social_links).toEqual({
       website: 'https://editors.example.com/',
       facebook: 'https://facebook.com/editors',
@@ -651,7 +642,7 @@ describe('an operator’s edits and the upstream sync', () => {
     expect(adopted.last_run).toMatchObject({ received: 1, created: 0, updated: 1, skipped: 0 });
     expect(await followed()).toEqual({ channel: same.stationuuid, stream: same.stationuuid });
     expect(fieldsOf(await radio(id))).toEqual(fieldsOf(before));
-    expect(await genresOf(id)).toEqual([genre.slug]);
+    expect(await genreSlugsOf(id)).toEqual([genre.slug]);
 
     // Its next change upstream changes nothing either.
     await upstreamChanges([{ ...same, tags: 'pop' }]);
@@ -714,7 +705,7 @@ describe('an operator’s edits and the upstream sync', () => {
     expect(rows.results).toEqual([
       { id: channel.id, upstream_uuid: station.stationuuid, name: 'Imported FM', bitrate: 128, format: 'aac' },
     ]);
-    expect(await genresOf(channel.id)).toEqual(['rock']);
+    expect(await genreSlugsOf(channel.id)).toEqual(['rock']);
     expect(await env.DB.prepare('SELECT count(*) AS n FROM radio_channels').first('n')).toBe(channels);
   });
 
@@ -735,7 +726,7 @@ describe('an operator’s edits and the upstream sync', () => {
     );
     // Nothing of the batch was written: not the name, not the genres, not the cursor.
     expect((await channelByUuid(original.stationuuid)).name).toBe('Mid-run FM');
-    expect(await genresOf(id)).toEqual([pick.slug]);
+    expect(await genreSlugsOf(id)).toEqual([pick.slug]);
     expect(result).toMatchObject({
       ran: true,
       error: expect.stringContaining('an operator changed a channel of this batch meanwhile'),
@@ -747,7 +738,7 @@ describe('an operator’s edits and the upstream sync', () => {
     expect(next.last_error).toBeNull();
     expect(next.last_run).toMatchObject({ received: 1, updated: 1 });
     expect((await channelByUuid(original.stationuuid)).name).toBe('Mid-run FM 2');
-    expect(await genresOf(id)).toEqual([pick.slug]);
+    expect(await genreSlugsOf(id)).toEqual([pick.slug]);
   });
 
   it('keeps an operator’s new value of a field they had edited, set between a run’s read and its write', async () => {

@@ -242,12 +242,10 @@ export async function createChannel(
         })
         .returning({ id: radioChannels.id }),
       ...(more.length > 0
-        ? [
-            insertStreams(
-              db,
-              more.map((stream, i) => ({ ...stream, channel: first.url, position: i + 1, name: input.name })),
-            ),
-          ]
+        ? insertStreams(
+            db,
+            more.map((stream, i) => ({ ...stream, channel: first.url, position: i + 1, name: input.name })),
+          )
         : []),
       linkGenres(db, first.url, input.genre_ids ?? []),
       ...indexChannels(db, [

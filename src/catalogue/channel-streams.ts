@@ -82,11 +82,15 @@ export const withStreamOrMergeKey = (urls: readonly string[], keys: readonly str
     inArray(radioChannels.mergeKey, jsonValues(keys)),
   )!;
 
+/** The channel that has the stream `url`, as a subquery (any of a channel's stream URLs names it). */
+export const channelOfStream = (url: SQLWrapper | string): SQL<number> =>
+  sql<number>`(SELECT ${channelStreams.channelId} FROM ${channelStreams} WHERE ${channelStreams.url} = ${url})`;
+
 /**
  * The guard that fails a batch adding `rows` when it leaves a channel of them with more than `MAX_CHANNEL_STREAMS`
  * streams: the count was read before the batch, and another import or sync run may have added streams since.
  */
-export function streamBoundGuard(db: Db, rows: readonly NewStream[]): BatchItem<'sqlite'>[] {
+function streamBoundGuard(db: Db, rows: readonly NewStream[]): BatchItem<'sqlite'>[] {
   const ids = [...new Set(rows.flatMap((row) => (typeof row.channel === 'number' ? [row.channel] : [])))];
   if (ids.length === 0) return [];
   return [
@@ -97,12 +101,11 @@ export function streamBoundGuard(db: Db, rows: readonly NewStream[]): BatchItem<
   ];
 }
 
-/** The channel that has the stream `url`, as a subquery (any of a channel's stream URLs names it). */
-export const channelOfStream = (url: SQLWrapper | string): SQL<number> =>
-  sql<number>`(SELECT ${channelStreams.channelId} FROM ${channelStreams} WHERE ${channelStreams.url} = ${url})`;
-
-/** The insert of new streams (at most a few hundred rows: one JSON parameter), each active as its channel is. */
-export function insertStreams(db: Db, rows: NewStream[]) {
+/**
+ * The insert of new streams (at most a few hundred rows: one JSON parameter), each active as its channel is, followed
+ * by the guard that fails the batch if a channel of ours now has more than `MAX_CHANNEL_STREAMS`.
+ */
+export function insertStreams(db: Db, rows: NewStream[]): BatchItem<'sqlite'>[] {
   const json = JSON.stringify(
     rows.map((row) => ({
       ...row,
@@ -124,14 +127,17 @@ export function insertStreams(db: Db, rows: NewStream[]) {
     channelStreams.upstreamPass,
     channelStreams.channelActive,
   ];
-  return batchable(
-    db,
-    sql`INSERT INTO ${channelStreams} (${sql.join(columns.map(bare), sql`, `)})
-      SELECT ${channel}, ${jsonField('position')}, ${jsonField('url')}, ${jsonField('format')}, ${jsonField('bitrate')},
-        ${jsonField('name')}, ${jsonField('upstreamUuid')}, ${jsonField('upstreamPass')},
-        (SELECT ${radioChannels.isActive} FROM ${radioChannels} WHERE ${radioChannels.id} = ${channel})
-      FROM ${jsonRows(json)}`,
-  );
+  return [
+    batchable(
+      db,
+      sql`INSERT INTO ${channelStreams} (${sql.join(columns.map(bare), sql`, `)})
+        SELECT ${channel}, ${jsonField('position')}, ${jsonField('url')}, ${jsonField('format')}, ${jsonField('bitrate')},
+          ${jsonField('name')}, ${jsonField('upstreamUuid')}, ${jsonField('upstreamPass')},
+          (SELECT ${radioChannels.isActive} FROM ${radioChannels} WHERE ${radioChannels.id} = ${channel})
+        FROM ${jsonRows(json)}`,
+    ),
+    ...streamBoundGuard(db, rows),
+  ];
 }
 
 /**

@@ -25,7 +25,6 @@ import {
   insertStreams,
   jsonValues,
   nameStreams,
-  streamBoundGuard,
   streamsWhere,
   withStreamOrMergeKey,
   type NewStream,
@@ -539,8 +538,7 @@ async function importOnce(db: Db, records: unknown[], now: string): Promise<Impo
       ),
     );
   }
-  for (const rows of chunks(plan.newStreams)) writes.push(insertStreams(db, rows));
-  writes.push(...streamBoundGuard(db, plan.newStreams));
+  for (const rows of chunks(plan.newStreams)) writes.push(...insertStreams(db, rows));
   for (const rows of chunks(plan.streamNames)) writes.push(nameStreams(db, rows));
   for (const rows of chunks(plan.streamUpdates)) writes.push(updateStreams(db, rows));
   for (const rows of chunks(plan.updates)) {

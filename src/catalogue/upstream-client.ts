@@ -9,7 +9,7 @@ import { isRecord } from '../lib/objects';
 /** Radio Browser asks clients to name themselves (`appname/version`). */
 const USER_AGENT = 'radio-api-catalogue-sync/1.0 (+https://github.com/radio-api)';
 /** One request's deadline: a full page of 5,000 stations is a few MB. */
-export const UPSTREAM_TIMEOUT_MS = 20_000;
+const UPSTREAM_TIMEOUT_MS = 20_000;
 /**
  * The most one station's record may take in an answer, on average: Radio Browser's are about 1.5 KB. An answer is
  * bounded by the stations asked for (a page of 1,000: 8 MB), and read with that bound, so an upstream that sends more

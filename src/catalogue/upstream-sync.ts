@@ -40,7 +40,6 @@ import {
   channelsWithStream,
   insertStreams,
   jsonValues,
-  streamBoundGuard,
   streamsWhere,
   withStreamOrMergeKey,
   type NewStream,
@@ -757,8 +756,7 @@ async function apply(db: Db, records: Record<string, unknown>[], asked: string[]
       ),
     );
   }
-  for (const rows of chunks(newStreams)) writes.push(insertStreams(db, rows));
-  writes.push(...streamBoundGuard(db, newStreams));
+  for (const rows of chunks(newStreams)) writes.push(...insertStreams(db, rows));
   for (const rows of chunks(streamUpdates)) writes.push(updateStreams(db, rows));
   for (const rows of chunks([...updates.values()])) {
     const u = qb

@@ -79,6 +79,16 @@ export const reactionCounts = async (id: number) =>
     .bind(id)
     .first();
 
+/** The slugs of a channel's genres, as its link rows say, in order. */
+export const genreSlugsOf = async (id: number) =>
+  (
+    await env.DB.prepare(
+      'SELECT g.slug FROM radio_channel_genres l JOIN genres g ON g.id = l.genre_id WHERE l.channel_id = ? ORDER BY g.slug',
+    )
+      .bind(id)
+      .all<{ slug: string }>()
+  ).results.map((row) => row.slug);
+
 /** Runs every play counter's pending flush now (instead of waiting PLAY_FLUSH_MS). */
 export async function flushPlays() {
   const { runDurableObjectAlarm } = await import('cloudflare:test');
